@@ -1,0 +1,189 @@
+//! The `Game` trait every rules engine implements, the game catalogue (`GameId`) and perft.
+//!
+//! A game is one module implementing [`Game`]; the rest of the system sees it through the trait
+//! (engines, perft, solvers) or through [`AnyPosition`] (the match aggregate, which picks the game
+//! at run time from the `match_created` event).
+
+use std::fmt;
+use std::hash::Hash;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub mod any;
+pub mod four_in_a_row;
+pub mod reversi;
+
+pub use any::AnyPosition;
+pub use four_in_a_row::{Column, FourInARow};
+pub use reversi::{Reversi, Square};
+
+/// The games discs serves, by their wire id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GameId {
+    FourInARow,
+    Reversi,
+}
+
+impl GameId {
+    pub const ALL: [GameId; 2] = [GameId::FourInARow, GameId::Reversi];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GameId::FourInARow => "four_in_a_row",
+            GameId::Reversi => "reversi",
+        }
+    }
+}
+
+impl fmt::Display for GameId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for GameId {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "four_in_a_row" => Ok(GameId::FourInARow),
+            "reversi" => Ok(GameId::Reversi),
+            _ => Err(ParseError::UnknownGame(s.to_owned())),
+        }
+    }
+}
+
+/// Which of the two players: the one who moved first (red / black) or second (yellow / white).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    First,
+    Second,
+}
+
+impl Side {
+    pub fn other(self) -> Side {
+        match self {
+            Side::First => Side::Second,
+            Side::Second => Side::First,
+        }
+    }
+
+    /// 0 for the first player, 1 for the second: an index into per-side arrays.
+    pub fn index(self) -> usize {
+        match self {
+            Side::First => 0,
+            Side::Second => 1,
+        }
+    }
+}
+
+/// Why a game ended by the rules (resignations and other match-level endings live in `matches`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// Four in a Row: a line of four or more discs.
+    FourInARow,
+    /// Every cell is taken.
+    BoardFull,
+    /// Reversi: neither player has a legal move, with empty squares left.
+    NoMoves,
+}
+
+/// The end of a game by its rules: who won (none for a draw) and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GameOutcome {
+    pub winner: Option<Side>,
+    pub reason: EndReason,
+}
+
+/// Errors of parsing the notations of SPEC §1 at the edge.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("unknown game `{0}`")]
+    UnknownGame(String),
+    #[error("`{0}` is not a move of this game")]
+    BadMove(String),
+    #[error("bad board: {0}")]
+    BadBoard(String),
+}
+
+/// A rules engine. Implementations are small `Copy` bitboard positions, so search and perft can
+/// copy them freely.
+///
+/// `play` places a disc and hands the turn over; it never passes by itself. When the side to move
+/// has no legal move but the game is not over, [`Game::must_pass`] is true and the caller passes
+/// (in a match, that is a `passed` event).
+pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
+    /// A move in this game's notation; parsed at the edge, displayed in canonical lower case.
+    type Move: Copy + Eq + Hash + fmt::Debug + fmt::Display + FromStr<Err = ParseError>;
+
+    const ID: GameId;
+    /// The colour letters of the first and second player in board strings (`R`/`Y`, `B`/`W`).
+    const COLORS: [char; 2];
+
+    fn start() -> Self;
+    /// Reads a board in the notation of SPEC §1 (rows as strings) with the given side to move.
+    fn from_rows(rows: &[&str], to_move: Side) -> Result<Self, ParseError>;
+    /// The board in the notation of SPEC §1.
+    fn rows(&self) -> Vec<String>;
+
+    fn side_to_move(&self) -> Side;
+    /// Discs placed so far (the ply count of the game).
+    fn ply(&self) -> u32;
+    /// The legal moves of the side to move, in a fixed order (left to right, a1..h8).
+    fn legal_moves(&self) -> impl Iterator<Item = Self::Move>;
+    fn is_legal(&self, mv: Self::Move) -> bool;
+    /// How many legal moves the side to move has (perft's bulk count at the last ply).
+    fn legal_count(&self) -> u32 {
+        self.legal_moves().count() as u32
+    }
+    /// Plays a legal move (checked only in debug builds) and gives the turn to the other side.
+    fn play(&mut self, mv: Self::Move);
+    /// The side to move has no legal move, but the game goes on (Reversi).
+    fn must_pass(&self) -> bool;
+    /// Gives the turn to the other side without a move; only valid when `must_pass`.
+    fn pass(&mut self);
+    /// `Some` once the game is over by its rules.
+    fn outcome(&self) -> Option<GameOutcome>;
+    /// Discs on the board of the first and of the second player.
+    fn discs(&self) -> [u32; 2];
+}
+
+/// How perft treats a game that ends before the requested depth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerftMode {
+    /// A finished game contributes nothing deeper (the first column of the oracle tables).
+    EndedGameDropped,
+    /// A finished game counts as one leaf at whatever depth it ended (Egaroucid's column).
+    EndedGameIsLeaf,
+}
+
+/// Counts move sequences of exactly `depth` placed discs; forced passes are automatic and are not
+/// plies.
+pub fn perft<G: Game>(pos: &G, depth: u32, mode: PerftMode) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    if pos.outcome().is_some() {
+        return match mode {
+            PerftMode::EndedGameDropped => 0,
+            PerftMode::EndedGameIsLeaf => 1,
+        };
+    }
+    let mut pos = *pos;
+    if pos.must_pass() {
+        pos.pass();
+    }
+    if depth == 1 {
+        return u64::from(pos.legal_count());
+    }
+    let mut nodes = 0;
+    for mv in pos.legal_moves() {
+        let mut next = pos;
+        next.play(mv);
+        nodes += perft(&next, depth - 1, mode);
+    }
+    nodes
+}

@@ -1,0 +1,1 @@
+//! Typed ids and seats: parsed at the edge, opaque inside.

@@ -1,0 +1,8 @@
+//! The pure core of discs: the games' rules, the match aggregate, its commands and events.
+//!
+//! Nothing in this crate does I/O, reads a clock or draws a random number: time, ids and random
+//! draws arrive inside commands, so that replaying a stream of events is exact and repeatable.
+
+pub mod games;
+pub mod ids;
+pub mod matches;

@@ -1,0 +1,1 @@
+//! The match aggregate: commands, events, `decide` and `evolve`.
