@@ -124,3 +124,58 @@ fn check<G: Game>(pos: &G, mv: &str) -> Result<G::Move, MoveError> {
     }
     Ok(m)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moves_in_any_case_come_back_canonical() {
+        let mut pos = AnyPosition::start(GameId::Reversi);
+        assert_eq!(pos.check_move("F5"), Ok("f5".to_owned()));
+        assert_eq!(pos.play("F5"), Ok(()));
+        assert_eq!(pos.legal_moves(), ["f4", "d6", "f6"]);
+        assert_eq!(pos.discs(), [4, 1]);
+        assert_eq!(pos.color(pos.side_to_move()), 'W');
+    }
+
+    #[test]
+    fn a_refused_move_leaves_the_position_as_it_was() {
+        let mut pos = AnyPosition::start(GameId::FourInARow);
+        for mv in ["1", "2", "1", "2", "1", "2", "1"] {
+            assert_eq!(pos.play(mv), Ok(()));
+        }
+        let won = pos;
+        assert_eq!(pos.play("3"), Err(MoveError::GameOver));
+        assert_eq!(
+            pos.play("9"),
+            Err(MoveError::Parse(ParseError::BadMove("9".to_owned())))
+        );
+        assert_eq!(pos, won);
+        assert!(pos.legal_moves().is_empty());
+        assert_eq!(
+            pos.outcome(),
+            Some(GameOutcome {
+                winner: Some(Side::First),
+                reason: crate::games::EndReason::FourInARow
+            })
+        );
+
+        let mut pos = AnyPosition::start(GameId::FourInARow);
+        for _ in 0..6 {
+            assert_eq!(pos.play("4"), Ok(()));
+        }
+        assert_eq!(pos.play("4"), Err(MoveError::Illegal("4".to_owned())));
+        assert_eq!(pos.ply(), 6);
+    }
+
+    #[test]
+    fn boards_read_through_any_position_keep_their_game() {
+        let rows = AnyPosition::start(GameId::Reversi).rows();
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let pos = AnyPosition::from_rows(GameId::Reversi, &rows, Side::First).expect("the start");
+        assert_eq!(pos, AnyPosition::start(GameId::Reversi));
+        assert_eq!(pos.game(), GameId::Reversi);
+        assert!(AnyPosition::from_rows(GameId::FourInARow, &rows, Side::First).is_err());
+    }
+}

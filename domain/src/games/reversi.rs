@@ -1,7 +1,8 @@
 //! Reversi (Othello rules, 8x8): the `Square` move and the `Reversi` bitboard engine.
 //!
 //! Square `a1` is bit 0, `h1` bit 7, `a8` bit 56 (index = row * 8 + column, row 1 at the top).
-//! Legal moves and flips come from a "dumb7" flood fill in each of the eight directions: the
+//! Legal moves and flips come from a flood fill (dumb7, with steps of two) in each of the eight
+//! directions: the
 //! opponent's discs are masked to the inner six columns for every direction that moves sideways,
 //! so no shift wraps from one edge of the board to the other.
 
@@ -34,9 +35,9 @@ fn shift(b: u64, by: i8) -> u64 {
 }
 
 /// The runs of `opponent` discs that start next to a disc of `from` in direction `by`. A line
-/// holds at most six discs between its two ends; after two single steps, each step of two
-/// (through squares whose neighbour back along the line is an opponent disc too) doubles the
-/// reach, so four steps cover all six.
+/// holds at most six discs between its two ends: two single steps reach two squares, then each
+/// step of two (onto squares whose neighbour back along the line is an opponent disc too) adds
+/// two more, so four steps cover all six.
 fn runs(from: u64, opponent: u64, by: i8, through: u64) -> u64 {
     let opp = opponent & through;
     let pairs = opp & shift(opp, by);
