@@ -125,6 +125,20 @@ fn check<G: Game>(pos: &G, mv: &str) -> Result<G::Move, MoveError> {
     Ok(m)
 }
 
+/// Splits a game record (the concatenation of its moves, SPEC §1) into single moves: one digit
+/// per move in Four in a Row, a letter and a digit in Reversi. Legality is not checked here.
+pub fn split_moves(game: GameId, moves: &str) -> Result<Vec<String>, ParseError> {
+    let chars: Vec<char> = moves.trim().chars().collect();
+    let width = match game {
+        GameId::FourInARow => 1,
+        GameId::Reversi => 2,
+    };
+    if !chars.len().is_multiple_of(width) {
+        return Err(ParseError::BadMove(moves.to_owned()));
+    }
+    Ok(chars.chunks(width).map(|c| c.iter().collect()).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ pub mod any;
 pub mod four_in_a_row;
 pub mod reversi;
 
-pub use any::AnyPosition;
+pub use any::{AnyPosition, MoveError, split_moves};
 pub use four_in_a_row::{Column, FourInARow};
 pub use reversi::{Reversi, Square};
 

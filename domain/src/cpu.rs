@@ -1,0 +1,198 @@
+//! CPU players, levels 1 and 2: pure functions of a position and a seed.
+//!
+//! A CPU choice depends only on the position, the level and the match's `cpu_seed` (recorded in
+//! `match_created`), so a replay makes the very same choices on any machine. Level 1 plays a
+//! uniformly random legal move; level 2 (also the stand-in for absent players) wins when it can,
+//! blocks an immediate loss, and otherwise draws a move weighted to the centre in Four in a Row
+//! and to its own mobility (and away from the opponent's) in Reversi.
+
+use crate::games::{AnyPosition, FourInARow, Game, Reversi};
+
+/// The levels implemented here.
+pub const LEVELS: std::ops::RangeInclusive<u8> = 1..=2;
+
+/// The CPU's move in `position` at `level`, or `None` when the side to move has no move (the game
+/// is over or a pass is due). Levels above those implemented play as the strongest one.
+pub fn choose_move(position: &AnyPosition, level: u8, seed: u32) -> Option<String> {
+    match position {
+        AnyPosition::FourInARow(p) => choose(p, level, seed, centre_weight).map(|m| m.to_string()),
+        AnyPosition::Reversi(p) => choose(p, level, seed, mobility_weight).map(|m| m.to_string()),
+    }
+}
+
+fn choose<G: Game>(
+    pos: &G,
+    level: u8,
+    seed: u32,
+    weight: fn(&G, G::Move) -> u64,
+) -> Option<G::Move> {
+    if pos.outcome().is_some() || pos.must_pass() {
+        return None;
+    }
+    let legal: Vec<G::Move> = pos.legal_moves().collect();
+    let mut rng = Rng::new(seed, pos.ply(), pos.side_to_move().index() as u64);
+    if level <= 1 || legal.len() == 1 {
+        return legal.get(rng.below(legal.len() as u64) as usize).copied();
+    }
+    let me = pos.side_to_move();
+    // Win at once when possible.
+    if let Some(&win) = legal.iter().find(|&&m| {
+        let mut next = *pos;
+        next.play(m);
+        next.outcome().is_some_and(|o| o.winner == Some(me))
+    }) {
+        return Some(win);
+    }
+    // Avoid the moves after which the opponent wins at once (this is blocking in Four in a Row).
+    let safe: Vec<G::Move> = legal
+        .iter()
+        .copied()
+        .filter(|&m| !opponent_wins_next(pos, m))
+        .collect();
+    let candidates = if safe.is_empty() { legal } else { safe };
+    let weights: Vec<u64> = candidates.iter().map(|&m| weight(pos, m).max(1)).collect();
+    let mut ticket = rng.below(weights.iter().sum());
+    for (m, w) in candidates.iter().zip(&weights) {
+        if ticket < *w {
+            return Some(*m);
+        }
+        ticket -= w;
+    }
+    candidates.last().copied()
+}
+
+fn opponent_wins_next<G: Game>(pos: &G, mv: G::Move) -> bool {
+    let me = pos.side_to_move();
+    let mut next = *pos;
+    next.play(mv);
+    if next.outcome().is_some() {
+        return next.outcome().is_some_and(|o| o.winner == Some(me.other()));
+    }
+    if next.must_pass() {
+        return false;
+    }
+    next.legal_moves().any(|reply| {
+        let mut after = next;
+        after.play(reply);
+        after
+            .outcome()
+            .is_some_and(|o| o.winner == Some(me.other()))
+    })
+}
+
+/// Four in a Row: central columns take part in more lines.
+fn centre_weight(_: &FourInARow, column: <FourInARow as Game>::Move) -> u64 {
+    [1, 2, 4, 6, 4, 2, 1][usize::from(column.index())]
+}
+
+/// Reversi: prefer moves that keep our options open and close the opponent's; corners are gold.
+fn mobility_weight(pos: &Reversi, square: <Reversi as Game>::Move) -> u64 {
+    let mut next = *pos;
+    next.play(square);
+    let theirs = u64::from(next.legal_count());
+    let corner = matches!(square.index(), 0 | 7 | 56 | 63);
+    let base = 64u64.saturating_sub(theirs * 4).max(2);
+    if corner { base * 8 } else { base }
+}
+
+/// SplitMix64 keyed by (seed, ply, side): a fresh, reproducible stream for every decision.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u32, ply: u32, side: u64) -> Rng {
+        Rng(u64::from(seed) << 32 ^ u64::from(ply) << 1 ^ side)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (n > 0), without modulo bias worth speaking of for small n.
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n.max(1))) >> 64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::GameId;
+
+    fn position(game: GameId, moves: &str) -> AnyPosition {
+        let mut p = AnyPosition::start(game);
+        for mv in crate::games::split_moves(game, moves).expect("moves") {
+            p.play(&mv).expect("legal");
+            if p.must_pass() {
+                p.pass();
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn the_same_position_and_seed_give_the_same_move() {
+        let p = position(GameId::Reversi, "f5d6c3");
+        for level in [1, 2] {
+            let first = choose_move(&p, level, 99);
+            for _ in 0..10 {
+                assert_eq!(choose_move(&p, level, 99), first);
+            }
+        }
+    }
+
+    #[test]
+    fn level_one_spreads_its_choices_over_every_legal_move() {
+        let p = AnyPosition::start(GameId::FourInARow);
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..200 {
+            seen.insert(choose_move(&p, 1, seed).expect("a move"));
+        }
+        assert_eq!(seen.len(), 7, "{seen:?}");
+    }
+
+    #[test]
+    fn level_two_wins_when_it_can_and_blocks_an_immediate_loss() {
+        // Red has 4,4,4 in column 4; red to move wins in column 4 for every seed.
+        let win = position(GameId::FourInARow, "414141");
+        // Red has three in column 4 and yellow no threat of its own: yellow must block there.
+        let block = position(GameId::FourInARow, "41424");
+        for seed in 0..50 {
+            assert_eq!(choose_move(&win, 2, seed).as_deref(), Some("4"));
+            assert_eq!(choose_move(&block, 2, seed).as_deref(), Some("4"));
+        }
+    }
+
+    #[test]
+    fn the_cpu_has_no_move_in_a_finished_game() {
+        let over = position(GameId::FourInARow, "4141414");
+        assert_eq!(choose_move(&over, 2, 1), None);
+    }
+
+    #[test]
+    fn cpu_moves_are_always_legal() {
+        for game in GameId::ALL {
+            for seed in 0..40 {
+                let mut p = AnyPosition::start(game);
+                let mut turn = 0;
+                while p.outcome().is_none() {
+                    if p.must_pass() {
+                        p.pass();
+                        continue;
+                    }
+                    let level = 1 + (turn % 2);
+                    let mv = choose_move(&p, level, seed).expect("a move while the game is on");
+                    assert!(
+                        p.check_move(&mv).is_ok(),
+                        "{game} seed {seed}: {mv} is illegal"
+                    );
+                    p.play(&mv).expect("legal");
+                    turn += 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! The events of a match stream (SPEC §3): their payloads, wire names and schema versions.
+//!
+//! Events carry the facts (who moved, who won and why), so that projections never re-run the
+//! rules. Every payload has a schema version; [`MatchEvent::decode`] is the one place where an old
+//! version would be upcast to the current shape.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::settings::Settings;
+use crate::games::{EndReason, GameId};
+use crate::ids::{PlayerId, Seat};
+
+/// Who sits in a seat when the match is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Occupant {
+    Human { player_id: PlayerId },
+    Cpu { level: u8 },
+}
+
+/// Why the seat that moves first was chosen (SPEC §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum FirstMoveRule {
+    /// The room's `first` setting, or the solo player's `first` choice.
+    Setting,
+    /// A rematch with `alternate_first`: the other seat than in the previous match.
+    Alternated,
+    /// Ranked: the seat whose player started fewer of their last ranked games.
+    FewerStarts,
+    /// A recorded coin flip (`first: random`, or a ranked tie): `heads` means seat 1 starts.
+    CoinFlip { heads: bool },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchCreated {
+    pub game: GameId,
+    /// Seat 1 then seat 2.
+    pub seats: [Occupant; 2],
+    pub settings: Settings,
+    /// The seat that moves first, playing red / black.
+    pub first_seat: Seat,
+    pub first_rule: FirstMoveRule,
+    pub ranked: bool,
+    pub room_id: Option<Uuid>,
+    /// Seed of every CPU choice in this match, so replays are exact.
+    pub cpu_seed: u32,
+}
+
+/// Who made a move: the seat's human, or the CPU (a CPU seat, a stand-in, or a timed-out turn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MovedBy {
+    Human,
+    Cpu,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MovePlayed {
+    pub seat: Seat,
+    /// The move in canonical notation (`"4"`, `"d3"`).
+    #[serde(rename = "move")]
+    pub mv: String,
+    pub by: MovedBy,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Passed {
+    pub seat: Seat,
+}
+
+/// Why a player is no longer at the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaveReason {
+    /// They said so (`/leave`).
+    Left,
+    /// No stream or call of theirs for `presence_seconds`.
+    Absent,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerLeft {
+    pub seat: Seat,
+    pub reason: LeaveReason,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerReturned {
+    pub seat: Seat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnTimedOut {
+    pub seat: Seat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTookOver {
+    pub seat: Seat,
+    /// The stand-in's level (2: leaving never pays).
+    pub level: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resigned {
+    pub seat: Seat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Win,
+    Draw,
+}
+
+/// Why a match ended: by the rules of its game, or by a resignation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndedBecause {
+    FourInARow,
+    BoardFull,
+    NoMoves,
+    Resigned,
+}
+
+impl From<EndReason> for EndedBecause {
+    fn from(r: EndReason) -> Self {
+        match r {
+            EndReason::FourInARow => EndedBecause::FourInARow,
+            EndReason::BoardFull => EndedBecause::BoardFull,
+            EndReason::NoMoves => EndedBecause::NoMoves,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchEnded {
+    pub outcome: Outcome,
+    pub winner_seat: Option<Seat>,
+    pub reason: EndedBecause,
+    /// Discs on the board at the end, by colour letter (`{"R":21,"Y":20}`).
+    pub discs: BTreeMap<char, u32>,
+}
+
+/// Every event of a match stream. On the wire: `{"type": "<snake_case>", "data": {...}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum MatchEvent {
+    MatchCreated(MatchCreated),
+    MovePlayed(MovePlayed),
+    Passed(Passed),
+    PlayerLeft(PlayerLeft),
+    PlayerReturned(PlayerReturned),
+    TurnTimedOut(TurnTimedOut),
+    CpuTookOver(CpuTookOver),
+    Resigned(Resigned),
+    MatchEnded(MatchEnded),
+}
+
+/// An event with the time it happened (the time of the command that caused it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamped {
+    pub at: OffsetDateTime,
+    pub event: MatchEvent,
+}
+
+/// A stored payload that this code cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("unknown event type `{0}`")]
+    UnknownType(String),
+    #[error("event `{event_type}` has schema version {version}, which this build does not know")]
+    UnknownSchemaVersion { event_type: String, version: i16 },
+    #[error("event `{event_type}` v{version} has a malformed payload: {source}")]
+    Malformed {
+        event_type: String,
+        version: i16,
+        source: serde_json::Error,
+    },
+}
+
+impl MatchEvent {
+    /// Every wire name, for readers that filter by type.
+    pub const TYPES: [&'static str; 9] = [
+        "match_created",
+        "move_played",
+        "passed",
+        "player_left",
+        "player_returned",
+        "turn_timed_out",
+        "cpu_took_over",
+        "resigned",
+        "match_ended",
+    ];
+
+    /// The payload version written by this build. Bump it (per type, if needed) together with an
+    /// upcaster in [`MatchEvent::decode`] whenever a payload changes shape.
+    pub const SCHEMA_VERSION: i16 = 1;
+
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            MatchEvent::MatchCreated(_) => "match_created",
+            MatchEvent::MovePlayed(_) => "move_played",
+            MatchEvent::Passed(_) => "passed",
+            MatchEvent::PlayerLeft(_) => "player_left",
+            MatchEvent::PlayerReturned(_) => "player_returned",
+            MatchEvent::TurnTimedOut(_) => "turn_timed_out",
+            MatchEvent::CpuTookOver(_) => "cpu_took_over",
+            MatchEvent::Resigned(_) => "resigned",
+            MatchEvent::MatchEnded(_) => "match_ended",
+        }
+    }
+
+    /// The payload (`data`) as JSON.
+    pub fn data(&self) -> serde_json::Value {
+        let tagged = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        match tagged {
+            serde_json::Value::Object(mut map) => {
+                map.remove("data").unwrap_or(serde_json::Value::Null)
+            }
+            _ => serde_json::Value::Null,
+        }
+    }
+
+    /// Reads a stored event: the single place where old payload versions are upcast.
+    pub fn decode(
+        event_type: &str,
+        version: i16,
+        data: &serde_json::Value,
+    ) -> Result<MatchEvent, DecodeError> {
+        if !Self::TYPES.contains(&event_type) {
+            return Err(DecodeError::UnknownType(event_type.to_owned()));
+        }
+        if version != Self::SCHEMA_VERSION {
+            return Err(DecodeError::UnknownSchemaVersion {
+                event_type: event_type.to_owned(),
+                version,
+            });
+        }
+        let tagged = serde_json::json!({ "type": event_type, "data": data });
+        serde_json::from_value(tagged).map_err(|source| DecodeError::Malformed {
+            event_type: event_type.to_owned(),
+            version,
+            source,
+        })
+    }
+}

@@ -1,0 +1,95 @@
+//! House rules of a match (SPEC §2): turn limit, who starts, rematch alternation, legal-move hints.
+
+use serde::{Deserialize, Serialize};
+
+/// A turn limit: only the values the product offers (30 or 60 seconds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "u32", into = "u32")]
+pub struct TurnSeconds(u32);
+
+impl TurnSeconds {
+    pub const ALLOWED: [u32; 2] = [30, 60];
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl TryFrom<u32> for TurnSeconds {
+    type Error = SettingsError;
+    fn try_from(n: u32) -> Result<Self, SettingsError> {
+        if Self::ALLOWED.contains(&n) {
+            Ok(TurnSeconds(n))
+        } else {
+            Err(SettingsError::TurnSeconds(n))
+        }
+    }
+}
+
+impl From<TurnSeconds> for u32 {
+    fn from(t: TurnSeconds) -> u32 {
+        t.0
+    }
+}
+
+/// Who starts a room's first match.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FirstSetting {
+    #[default]
+    Seat1,
+    Seat2,
+    Random,
+}
+
+/// The settings a match starts with; missing keys take the defaults of SPEC §2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    pub turn_seconds: Option<TurnSeconds>,
+    pub alternate_first: bool,
+    pub first: FirstSetting,
+    /// Reversi only: whether the match view lists the legal moves. Four in a Row always does.
+    pub show_legal_moves: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            turn_seconds: None,
+            alternate_first: true,
+            first: FirstSetting::Seat1,
+            show_legal_moves: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("turn_seconds must be null, 30 or 60, not {0}")]
+    TurnSeconds(u32),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_keys_take_the_defaults() {
+        let s: Settings = serde_json::from_str("{}").expect("empty settings parse");
+        assert_eq!(s, Settings::default());
+        let s: Settings = serde_json::from_str(r#"{"turn_seconds":30,"first":"random"}"#)
+            .expect("partial settings parse");
+        assert_eq!(s.turn_seconds.map(TurnSeconds::get), Some(30));
+        assert_eq!(s.first, FirstSetting::Random);
+        assert!(s.alternate_first);
+    }
+
+    #[test]
+    fn only_offered_turn_limits_and_known_keys_are_accepted() {
+        assert!(serde_json::from_str::<Settings>(r#"{"turn_seconds":45}"#).is_err());
+        assert!(serde_json::from_str::<Settings>(r#"{"turn_seconds":"30"}"#).is_err());
+        assert!(serde_json::from_str::<Settings>(r#"{"colour":"red"}"#).is_err());
+        assert!(serde_json::from_str::<Settings>(r#"{"turn_seconds":null}"#).is_ok());
+    }
+}
