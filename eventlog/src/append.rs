@@ -1,0 +1,382 @@
+//! Appending a command's events: expected versions, idempotency, and the one-round-trip call
+//! of the `eventlog_append` SQL function (migrations/V1__event_log.sql).
+
+use deadpool_postgres::GenericClient;
+use serde_json::Value;
+use time::OffsetDateTime;
+use tokio_postgres::Row;
+use tokio_postgres::error::SqlState;
+use uuid::Uuid;
+
+use crate::EventLog;
+use crate::canonical::{self, EventContent};
+use crate::error::{AppendError, Error};
+use crate::read::{self, RecordedEvent};
+
+/// An event as the domain hands it over, before the log gives it a version, an id and a hash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    /// The snake_case type on the wire (`move_played`).
+    pub event_type: String,
+    /// The version of `data`'s shape, so that readers can upcast old payloads (starts at 1).
+    pub schema_version: i16,
+    /// The payload. Prefer integers, strings and booleans (see [`crate::canonical`]).
+    pub data: Value,
+    /// The player who caused the event, if any (none for the CPU or a timer).
+    pub actor: Option<Uuid>,
+    /// When it happened, as read by the command's caller; stored to the microsecond.
+    pub recorded_at: OffsetDateTime,
+}
+
+/// The events one command appends to one stream, with the version the command was decided
+/// against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamAppend {
+    pub stream: String,
+    /// The stream's version when the command was decided: 0 for a stream that must not exist
+    /// yet, otherwise the version of its last event.
+    pub expected_version: i64,
+    pub events: Vec<NewEvent>,
+}
+
+/// What an append did. Both cases mean the command's events are in the log; callers that
+/// need to know whether *this* call wrote them look at the variant.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum AppendOutcome {
+    /// The events were written now, in this order.
+    Appended(Vec<RecordedEvent>),
+    /// The command id had already been applied: here is what it wrote then (as stored, in
+    /// position order); nothing new was written.
+    AlreadyApplied(Vec<RecordedEvent>),
+}
+
+impl AppendOutcome {
+    /// The command's events, whichever call wrote them.
+    pub fn events(&self) -> &[RecordedEvent] {
+        match self {
+            AppendOutcome::Appended(events) | AppendOutcome::AlreadyApplied(events) => events,
+        }
+    }
+
+    /// Consumes the outcome, keeping the command's events.
+    pub fn into_events(self) -> Vec<RecordedEvent> {
+        match self {
+            AppendOutcome::Appended(events) | AppendOutcome::AlreadyApplied(events) => events,
+        }
+    }
+}
+
+/// SQLSTATE raised by `eventlog_append` when a stream is not at its expected version.
+const CONFLICT: &str = "ZC001";
+
+const APPEND: &str = "SELECT r_applied, r_position, r_tx, r_stream_id, r_version, r_event_id, \
+    r_event_type, r_schema_version, r_data, r_actor, r_recorded_at, r_prev_hash, r_hash \
+    FROM eventlog_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+
+const EVENTS_OF_COMMAND: &str = "SELECT position, tx::text::bigint, stream_id, version, \
+    event_id, event_type, schema_version, data, actor, recorded_at, prev_hash, hash \
+    FROM events WHERE tx = (SELECT tx FROM events WHERE event_id = ANY($1) LIMIT 1) \
+    ORDER BY tx, position";
+
+/// The arguments of one `eventlog_append` call, in the caller's order.
+struct Prepared {
+    streams: Vec<String>,
+    expected: Vec<i64>,
+    counts: Vec<i32>,
+    event_ids: Vec<Uuid>,
+    types: Vec<String>,
+    schema_versions: Vec<i16>,
+    data: Vec<Value>,
+    actors: Vec<Option<Uuid>>,
+    recorded_at: Vec<OffsetDateTime>,
+    content: Vec<Vec<u8>>,
+}
+
+impl EventLog {
+    /// Appends one command's events to one stream, if the stream is at `expected_version`.
+    ///
+    /// `command_id` is the idempotency key: calling again with the same id (after a timeout,
+    /// say) writes nothing and answers [`AppendOutcome::AlreadyApplied`] with the events the
+    /// first call wrote. A stream at another version gives [`AppendError::Conflict`].
+    pub async fn append(
+        &self,
+        command_id: Uuid,
+        append: StreamAppend,
+    ) -> Result<AppendOutcome, AppendError> {
+        self.append_many(command_id, vec![append]).await
+    }
+
+    /// Appends one command's events to several streams in one transaction, each at its own
+    /// expected version: all are written, or (on any conflict) none.
+    pub async fn append_many(
+        &self,
+        command_id: Uuid,
+        appends: Vec<StreamAppend>,
+    ) -> Result<AppendOutcome, AppendError> {
+        let prepared = prepare(command_id, &appends)?;
+        let client = self.pool.get().await?;
+        // Two attempts: a unique violation can only come from a race the function's checks
+        // did not see (a twin command committing between our check and our insert); the
+        // second call sees the committed state and answers properly.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match call(&client, &prepared, &appends).await {
+                Err(AppendError::Store(Error::Db(e)))
+                    if attempt < 2 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) =>
+                {
+                    continue;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Runs the append on a client the caller controls, typically inside an open transaction.
+    /// Exists so tests can hold an append's transaction open (the late-commit test); not part
+    /// of the supported API: on a conflict the caller's transaction is aborted.
+    #[doc(hidden)]
+    pub async fn append_on(
+        client: &impl GenericClient,
+        command_id: Uuid,
+        appends: Vec<StreamAppend>,
+    ) -> Result<AppendOutcome, AppendError> {
+        let prepared = prepare(command_id, &appends)?;
+        call(client, &prepared, &appends).await
+    }
+}
+
+/// Validates the command and computes its ids and canonical bytes.
+fn prepare(command_id: Uuid, appends: &[StreamAppend]) -> Result<Prepared, AppendError> {
+    if appends.is_empty() {
+        return Err(AppendError::Empty);
+    }
+    let total: usize = appends.iter().map(|a| a.events.len()).sum();
+    let mut p = Prepared {
+        streams: Vec::with_capacity(appends.len()),
+        expected: Vec::with_capacity(appends.len()),
+        counts: Vec::with_capacity(appends.len()),
+        event_ids: Vec::with_capacity(total),
+        types: Vec::with_capacity(total),
+        schema_versions: Vec::with_capacity(total),
+        data: Vec::with_capacity(total),
+        actors: Vec::with_capacity(total),
+        recorded_at: Vec::with_capacity(total),
+        content: Vec::with_capacity(total),
+    };
+    for append in appends {
+        let stream = &append.stream;
+        if stream.is_empty() || stream.contains('\0') {
+            return Err(AppendError::Invalid(format!(
+                "stream id {stream:?} must be non-empty text without NUL"
+            )));
+        }
+        if p.streams.contains(stream) {
+            return Err(AppendError::DuplicateStream(stream.clone()));
+        }
+        if append.expected_version < 0 {
+            return Err(AppendError::InvalidExpectedVersion {
+                stream: stream.clone(),
+                expected: append.expected_version,
+            });
+        }
+        if append.events.is_empty() {
+            return Err(AppendError::Empty);
+        }
+        let count = i32::try_from(append.events.len())
+            .map_err(|_| AppendError::Invalid("too many events in one append".into()))?;
+        for (index, event) in append.events.iter().enumerate() {
+            validate(stream, event)?;
+            let index = u32::try_from(index)
+                .map_err(|_| AppendError::Invalid("too many events in one append".into()))?;
+            let event_id = canonical::event_id(command_id, stream, index);
+            let recorded_at = canonical::truncate_to_micros(event.recorded_at);
+            let mut bytes = Vec::with_capacity(128);
+            canonical::event_bytes(
+                &EventContent {
+                    stream,
+                    version: append.expected_version + i64::from(index) + 1,
+                    event_id,
+                    event_type: &event.event_type,
+                    schema_version: event.schema_version,
+                    data: &event.data,
+                    actor: event.actor,
+                    recorded_at,
+                },
+                &mut bytes,
+            );
+            p.event_ids.push(event_id);
+            p.types.push(event.event_type.clone());
+            p.schema_versions.push(event.schema_version);
+            p.data.push(event.data.clone());
+            p.actors.push(event.actor);
+            p.recorded_at.push(recorded_at);
+            p.content.push(bytes);
+        }
+        p.streams.push(stream.clone());
+        p.expected.push(append.expected_version);
+        p.counts.push(count);
+    }
+    Ok(p)
+}
+
+fn validate(stream: &str, event: &NewEvent) -> Result<(), AppendError> {
+    if event.event_type.is_empty() || event.event_type.contains('\0') {
+        return Err(AppendError::Invalid(format!(
+            "event type {:?} on stream {stream} must be non-empty text without NUL",
+            event.event_type
+        )));
+    }
+    if event.schema_version < 1 {
+        return Err(AppendError::Invalid(format!(
+            "schema version {} of {} must be at least 1",
+            event.schema_version, event.event_type
+        )));
+    }
+    if has_nul(&event.data) {
+        return Err(AppendError::Invalid(format!(
+            "payload of {} on stream {stream} contains a NUL character, which jsonb cannot store",
+            event.event_type
+        )));
+    }
+    Ok(())
+}
+
+fn has_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(has_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// One call of `eventlog_append`, and the classification of its answer.
+async fn call(
+    client: &impl GenericClient,
+    p: &Prepared,
+    appends: &[StreamAppend],
+) -> Result<AppendOutcome, AppendError> {
+    let statement = client.prepare_cached(APPEND).await?;
+    let result = client
+        .query(
+            &statement,
+            &[
+                &p.streams,
+                &p.expected,
+                &p.counts,
+                &p.event_ids,
+                &p.types,
+                &p.schema_versions,
+                &p.data,
+                &p.actors,
+                &p.recorded_at,
+                &p.content,
+            ],
+        )
+        .await;
+    let rows = match result {
+        Ok(rows) => rows,
+        Err(e) if e.code().map(SqlState::code) == Some(CONFLICT) => {
+            let conflict = parse_conflict(&e)?;
+            // A twin of this command may have won the race: then the answer is its outcome.
+            let statement = client.prepare_cached(EVENTS_OF_COMMAND).await?;
+            let rows = client.query(&statement, &[&p.event_ids]).await?;
+            if rows.is_empty() {
+                return Err(conflict);
+            }
+            let events = rows
+                .iter()
+                .map(read::event_from_row)
+                .collect::<Result<Vec<_>, Error>>()?;
+            return Ok(AppendOutcome::AlreadyApplied(events));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let Some(first) = rows.first() else {
+        return Err(Error::Corrupt("eventlog_append returned no rows".into()).into());
+    };
+    let applied: bool = first.try_get(0)?;
+    if !applied {
+        let events = rows
+            .iter()
+            .map(|row| read::event_from_row_at(row, 1))
+            .collect::<Result<Vec<_>, Error>>()?;
+        return Ok(AppendOutcome::AlreadyApplied(events));
+    }
+    if rows.len() != p.event_ids.len() {
+        return Err(Error::Corrupt(format!(
+            "eventlog_append wrote {} rows for {} events",
+            rows.len(),
+            p.event_ids.len()
+        ))
+        .into());
+    }
+    // Answer in the caller's order, matching rows by event id (RETURNING's order is not
+    // promised by PostgreSQL).
+    let new_events = appends.iter().flat_map(|a| a.events.iter());
+    let mut events = Vec::with_capacity(rows.len());
+    for ((event, event_id), recorded_at) in new_events.zip(&p.event_ids).zip(&p.recorded_at) {
+        let mut found = None;
+        for row in &rows {
+            if row.try_get::<_, Uuid>(5)? == *event_id {
+                found = Some(row);
+                break;
+            }
+        }
+        let row = found.ok_or_else(|| {
+            Error::Corrupt(format!("eventlog_append did not return event {event_id}"))
+        })?;
+        events.push(recorded_from_insert(row, event, *event_id, *recorded_at)?);
+    }
+    Ok(AppendOutcome::Appended(events))
+}
+
+/// Builds the recorded event from the function's answer (position, tx, version, hashes) and
+/// the caller's input (everything else).
+fn recorded_from_insert(
+    row: &Row,
+    event: &NewEvent,
+    event_id: Uuid,
+    recorded_at: OffsetDateTime,
+) -> Result<RecordedEvent, Error> {
+    Ok(RecordedEvent {
+        position: row.try_get(1)?,
+        tx: row.try_get(2)?,
+        stream: row.try_get(3)?,
+        version: row.try_get(4)?,
+        event_id,
+        event_type: event.event_type.clone(),
+        schema_version: event.schema_version,
+        data: event.data.clone(),
+        actor: event.actor,
+        recorded_at,
+        prev_hash: read::hash_at(row, 11)?,
+        hash: read::hash_at(row, 12)?,
+    })
+}
+
+fn parse_conflict(e: &tokio_postgres::Error) -> Result<AppendError, AppendError> {
+    #[derive(serde::Deserialize)]
+    struct Detail {
+        stream: String,
+        expected: i64,
+        actual: i64,
+    }
+    let detail = e
+        .as_db_error()
+        .and_then(|db| db.detail())
+        .and_then(|d| serde_json::from_str::<Detail>(d).ok())
+        .ok_or_else(|| {
+            AppendError::Store(Error::Corrupt(format!(
+                "version conflict without a readable detail: {}",
+                crate::error::chain(e)
+            )))
+        })?;
+    Ok(AppendError::Conflict {
+        stream: detail.stream,
+        expected: detail.expected,
+        actual: detail.actual,
+    })
+}

@@ -1,0 +1,147 @@
+//! The PostgreSQL event log of discs: append with expected versions and idempotency, read a
+//! stream, read everything in commit-safe order, and audit the hash chains.
+//!
+//! # Design
+//!
+//! * **One table of events** (`migrations/V1__event_log.sql`), each in a stream with a
+//!   gapless `version`, a global `position`, and `tx`, the id of the writing transaction.
+//! * **Appends are one round trip**: the `eventlog_append` SQL function checks idempotency,
+//!   compare-and-sets each stream's row in `streams` (version and last hash, locked in
+//!   stream-id order), computes the hash chain and inserts the events, all in the statement's
+//!   own short transaction. A stream not at its expected version raises; the statement rolls
+//!   back whole, so a multi-stream append is all or nothing. `unique (stream_id, version)`
+//!   is the backstop.
+//! * **Idempotency**: event ids are UUIDv5 of (command id, stream, index). A retried command
+//!   finds its ids stored and gets back what it wrote then, as stored
+//!   ([`AppendOutcome::AlreadyApplied`]). When two copies of one command race, the loser's
+//!   conflict is checked against the winner's ids, so it too answers `AlreadyApplied`; a
+//!   duplicate is never swallowed without reading it back.
+//! * **Commit-safe global order**: positions are handed out at insert time but become visible
+//!   at commit, so a reader following `position` alone can step over a late commit. Readers
+//!   follow `(tx, position)` instead and only look below the current snapshot's `xmin`, the
+//!   oldest transaction still running: everything below it has committed or rolled back for
+//!   good. Horizon and rows come from one statement, hence one snapshot. Rolled-back appends
+//!   leave holes in `position` that nobody waits for; a long-running *writing* transaction
+//!   anywhere in the cluster makes readers wait (never skip). A logical dump and restore
+//!   renumbers transactions: restore physically, or add an epoch column in front of the order.
+//! * **Tamper evidence**: `hash = sha256(prev_hash || canonical bytes)` per stream
+//!   ([`canonical`] documents the bytes), and the `streams` row holds each chain's tail.
+//!   [`EventLog::verify_all`] recomputes every link from the stored columns.
+//! * **Payload versions**: `schema_version` is stored with each event; [`decode()`] upcasts
+//!   old payloads on read.
+//!
+//! The SQL lives next to the code that runs it; migrations run under an advisory lock
+//! ([`migrate`]), so instances starting together do not race.
+
+mod append;
+pub mod canonical;
+mod decode;
+mod error;
+mod read;
+mod verify;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+
+pub use append::{AppendOutcome, NewEvent, StreamAppend};
+pub use canonical::{Hash, event_id};
+pub use deadpool_postgres::Pool;
+pub use decode::{DecodeError, PayloadSchema, UpcastFn, decode};
+pub use error::{AppendError, Error};
+pub use read::{Checkpoint, RecordedEvent};
+pub use verify::{BrokenLink, ChainReport, LinkProblem};
+
+/// How long a caller waits for a pooled connection (or for a new one to open) before giving
+/// up: a dead or saturated database must surface as an error, not a hang.
+pub const POOL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The session advisory lock key held while migrations run ("discsmig" in ASCII).
+pub const MIGRATION_LOCK_KEY: i64 = 0x6469_7363_736d_6967;
+
+mod embedded {
+    refinery::embed_migrations!("../migrations");
+}
+
+/// Opens a pool of at most `max_size` connections to `url` and checks that one connection
+/// works, so a wrong URL or a stopped server fails at startup rather than at the first request.
+pub async fn connect(url: &str, max_size: usize) -> Result<Pool, Error> {
+    let mut config = tokio_postgres::Config::from_str(url).map_err(Error::Config)?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(POOL_TIMEOUT);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("discs-eventlog");
+    }
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(max_size.max(1))
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(POOL_TIMEOUT))
+        .create_timeout(Some(POOL_TIMEOUT))
+        .recycle_timeout(Some(POOL_TIMEOUT))
+        .build()?;
+    drop(pool.get().await?);
+    Ok(pool)
+}
+
+/// What [`migrate`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationReport {
+    /// The migrations applied by this call (`V1__event_log`, ...); empty when the schema was
+    /// already current.
+    pub applied: Vec<String>,
+}
+
+/// Brings the schema up to date. Holds a session advisory lock ([`MIGRATION_LOCK_KEY`]) on
+/// the migrating connection for the whole run, because refinery takes none: instances that
+/// start together queue here and the later ones find nothing to do.
+///
+/// The connection is taken out of the pool and closed afterwards, so the lock can never leak
+/// into a pooled session (not even if this future is dropped halfway).
+pub async fn migrate(pool: &Pool) -> Result<MigrationReport, Error> {
+    let mut client = Object::take(pool.get().await?);
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK_KEY])
+        .await?;
+    let report = embedded::migrations::runner().run_async(&mut *client).await;
+    // Closing the session would release the lock too; unlocking first keeps it short.
+    let unlocked = client
+        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK_KEY])
+        .await;
+    let report = report?;
+    unlocked?;
+    Ok(MigrationReport {
+        applied: report
+            .applied_migrations()
+            .iter()
+            .map(|m| m.to_string())
+            .collect(),
+    })
+}
+
+/// The event log: cheap to clone (it shares the pool), safe to use from many tasks.
+#[derive(Clone, Debug)]
+pub struct EventLog {
+    pool: Pool,
+}
+
+impl EventLog {
+    /// Uses `pool` (from [`connect`], migrated with [`migrate`]).
+    pub fn new(pool: Pool) -> Self {
+        EventLog { pool }
+    }
+
+    /// The pool, for callers that keep other tables in the same database.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+}

@@ -1,0 +1,10 @@
+//! Integration tests of the event log against the real PostgreSQL, one database per test.
+
+mod append;
+mod decode;
+mod idempotency;
+mod migrate;
+mod multi_stream;
+mod read_all;
+mod support;
+mod verify;
