@@ -24,6 +24,9 @@ pub enum Error {
     /// A migration failed.
     #[error("migration failed: {}", chain(.0))]
     Migration(#[from] refinery::Error),
+    /// No PostgreSQL server could be found or started.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
     /// A stored row breaks an invariant this crate relies on (for example a hash that is not
     /// 32 bytes): someone wrote to the table behind the log's back.
     #[error("corrupt event log row: {0}")]

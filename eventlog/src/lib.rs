@@ -35,9 +35,11 @@
 
 mod append;
 pub mod canonical;
+pub mod cluster;
 mod decode;
 mod error;
 mod read;
+pub mod testing;
 mod verify;
 
 use std::str::FromStr;
@@ -91,6 +93,78 @@ pub async fn connect(url: &str, max_size: usize) -> Result<Pool, Error> {
         .build()?;
     drop(pool.get().await?);
     Ok(pool)
+}
+
+/// Opens the application's database: finds a server that answers (or starts a private cluster
+/// in `data_dir`, see [`cluster`]), creates the database named in `url` if it is missing, and
+/// connects a pool of `max_size`.
+pub async fn open(url: &str, data_dir: &std::path::Path, max_size: usize) -> Result<Pool, Error> {
+    let (configured, dir) = (url.to_owned(), data_dir.to_owned());
+    let server = tokio::task::spawn_blocking(move || cluster::ensure_server(&configured, &dir))
+        .await
+        .map_err(|e| Error::Corrupt(format!("the server check panicked: {e}")))??;
+    let url = server.url().to_owned();
+    create_database_if_missing(&url).await?;
+    connect(&url, max_size).await
+}
+
+/// Creates the database a URL names, on its server, unless it exists (several processes may
+/// race here: the loser's "already exists" is success).
+pub async fn create_database_if_missing(url: &str) -> Result<(), Error> {
+    let config = tokio_postgres::Config::from_str(url).map_err(Error::Config)?;
+    let Some(name) = config.get_dbname().map(str::to_owned) else {
+        return Ok(());
+    };
+    if name == "postgres" {
+        return Ok(());
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(Error::Corrupt(format!(
+            "database name `{name}` must be letters, digits, `_` or `-` to be created"
+        )));
+    }
+    let mut admin = config.clone();
+    admin.dbname("postgres");
+    let (client, connection) = admin.connect(NoTls).await?;
+    let task = tokio::spawn(connection);
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+        .await?
+        .is_some();
+    if !exists {
+        match client
+            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .await
+        {
+            Ok(()) => {}
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::DUPLICATE_DATABASE) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    drop(client);
+    let _ = task.await;
+    Ok(())
+}
+
+/// How many embedded migrations the database has not applied yet (`/readyz`).
+pub async fn migrations_pending(pool: &Pool) -> Result<usize, Error> {
+    let client = pool.get().await?;
+    let applied: Vec<i32> = match client
+        .query("SELECT version FROM refinery_schema_history", &[])
+        .await
+    {
+        Ok(rows) => rows.iter().map(|r| r.get(0)).collect(),
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .filter(|m| !applied.contains(&m.version()))
+        .count())
 }
 
 /// What [`migrate`] did.

@@ -1,0 +1,224 @@
+//! Tokens: issuing HS256 JWTs, checking ours and an external issuer's (RS256/ES256), and the
+//! `Auth` extractor that turns a request into a player and a role.
+
+use std::future::{Ready, ready};
+use std::sync::Arc;
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use time::{Duration, OffsetDateTime};
+use uuid::Uuid;
+
+use domain::ids::PlayerId;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The audience of every token of ours.
+pub const AUDIENCE: &str = "discs";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Player,
+    Admin,
+}
+
+/// The claims of SPEC §6.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Claims {
+    pub sub: String,
+    pub role: Role,
+    pub iat: i64,
+    pub exp: i64,
+    pub aud: String,
+}
+
+/// Signing and checking keys, built once at start-up.
+#[derive(Clone)]
+pub struct Keys {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    external: Option<(DecodingKey, Algorithm)>,
+    lifetime: Duration,
+}
+
+impl Keys {
+    /// Our HS256 secret and, optionally, an external issuer's PEM public key.
+    pub fn new(
+        secret: &[u8],
+        external_pem: Option<&[u8]>,
+        lifetime_days: i64,
+    ) -> anyhow::Result<Keys> {
+        let external = match external_pem {
+            None => None,
+            Some(pem) => Some(
+                DecodingKey::from_rsa_pem(pem)
+                    .map(|k| (k, Algorithm::RS256))
+                    .or_else(|_| DecodingKey::from_ec_pem(pem).map(|k| (k, Algorithm::ES256)))
+                    .map_err(|e| {
+                        anyhow::anyhow!("the external public key is not an RSA or EC PEM: {e}")
+                    })?,
+            ),
+        };
+        Ok(Keys {
+            encoding: EncodingKey::from_secret(secret)?,
+            decoding: DecodingKey::from_secret(secret)?,
+            external,
+            lifetime: Duration::days(lifetime_days),
+        })
+    }
+
+    /// A fresh token for a player.
+    pub fn issue(
+        &self,
+        player: PlayerId,
+        role: Role,
+        now: OffsetDateTime,
+    ) -> anyhow::Result<String> {
+        let claims = Claims {
+            sub: player.to_string(),
+            role,
+            iat: now.unix_timestamp(),
+            exp: (now + self.lifetime).unix_timestamp(),
+            aud: AUDIENCE.to_owned(),
+        };
+        Ok(jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &self.encoding,
+        )?)
+    }
+
+    /// Checks a token: signature (ours, or the external issuer's), expiry and audience.
+    pub fn check(&self, token: &str) -> Result<Auth, ApiError> {
+        let bad = |why: &str| ApiError::Unauthorized(why.to_owned());
+        let header = jsonwebtoken::decode_header(token).map_err(|_| bad("malformed token"))?;
+        let (key, alg) = match header.alg {
+            Algorithm::HS256 => (&self.decoding, Algorithm::HS256),
+            alg => match &self.external {
+                Some((key, ext)) if *ext == alg => (key, alg),
+                _ => {
+                    return Err(bad(
+                        "token signed with an algorithm this server does not accept",
+                    ));
+                }
+            },
+        };
+        let mut validation = Validation::new(alg);
+        validation.set_audience(&[AUDIENCE]);
+        validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+        validation.leeway = 5;
+        let data = jsonwebtoken::decode::<Claims>(token, key, &validation).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind;
+            match e.kind() {
+                ErrorKind::ExpiredSignature => bad("token expired"),
+                ErrorKind::InvalidAudience => bad("token is for another audience"),
+                ErrorKind::InvalidSignature => bad("token signature is invalid"),
+                _ => bad("invalid token"),
+            }
+        })?;
+        let player = data
+            .claims
+            .sub
+            .parse::<Uuid>()
+            .map(PlayerId::from_uuid)
+            .map_err(|_| bad("token subject is not a player id"))?;
+        Ok(Auth {
+            player,
+            role: data.claims.role,
+            token: Arc::from(token),
+        })
+    }
+}
+
+/// The authenticated caller.
+#[derive(Clone, Debug)]
+pub struct Auth {
+    pub player: PlayerId,
+    pub role: Role,
+    /// The raw token: the key of the rate limiter.
+    pub token: Arc<str>,
+}
+
+impl Auth {
+    pub fn require_admin(&self) -> Result<(), ApiError> {
+        match self.role {
+            Role::Admin => Ok(()),
+            Role::Player => Err(ApiError::Forbidden("this call is for admins".into())),
+        }
+    }
+}
+
+impl FromRequest for Auth {
+    type Error = ApiError;
+    type Future = Ready<Result<Auth, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(authenticate(req))
+    }
+}
+
+fn authenticate(req: &HttpRequest) -> Result<Auth, ApiError> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| ApiError::Unexpected(anyhow::anyhow!("application state missing")))?;
+    let token = bearer(req)
+        .or_else(|| query_token(req))
+        .ok_or_else(|| ApiError::Unauthorized("a bearer token is required".into()))?;
+    state.keys.check(&token)
+}
+
+fn bearer(req: &HttpRequest) -> Option<String> {
+    let value = req.headers().get(actix_web::http::header::AUTHORIZATION)?;
+    let value = value.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_owned())
+}
+
+/// `?access_token=` — only for the event stream (browsers' EventSource cannot send headers).
+fn query_token(req: &HttpRequest) -> Option<String> {
+    if !req.path().ends_with("/stream") {
+        return None;
+    }
+    web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
+        .ok()?
+        .get("access_token")
+        .cloned()
+}
+
+/// Our HS256 secret: the configured one, or the one kept in the database (created once, by
+/// whichever instance gets there first).
+pub async fn load_secret(
+    pool: &deadpool_postgres::Pool,
+    configured: Option<&str>,
+) -> anyhow::Result<Vec<u8>> {
+    if let Some(s) = configured {
+        anyhow::ensure!(
+            s.len() >= 32,
+            "DISCS_JWT_SECRET must have at least 32 bytes"
+        );
+        return Ok(s.as_bytes().to_vec());
+    }
+    let mut fresh = [0u8; 32];
+    getrandom::fill(&mut fresh).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    let client = pool.get().await?;
+    client
+        .execute(
+            "INSERT INTO server_secrets (name, secret) VALUES ('jwt_hs256', $1) \
+             ON CONFLICT (name) DO NOTHING",
+            &[&fresh.as_slice()],
+        )
+        .await?;
+    let row = client
+        .query_one(
+            "SELECT secret FROM server_secrets WHERE name = 'jwt_hs256'",
+            &[],
+        )
+        .await?;
+    Ok(row.get::<_, Vec<u8>>(0))
+}

@@ -1,0 +1,91 @@
+//! The one typed configuration, read from flags and `DISCS_*` / `DATABASE_URL` variables.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// Where the database is, with defaults that run out of the box.
+#[derive(Clone, Debug, Args)]
+pub struct DatabaseConfig {
+    /// PostgreSQL URL; its database is created if missing.
+    #[arg(
+        long = "database-url",
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/discs"
+    )]
+    pub url: String,
+    /// Data folder of the private PostgreSQL cluster started when no server answers.
+    #[arg(long = "pg-data-dir", env = "DISCS_PG_DATA_DIR")]
+    pub pg_data_dir: Option<PathBuf>,
+    /// Connections in the pool.
+    #[arg(
+        long = "db-pool-size",
+        env = "DISCS_DB_POOL_SIZE",
+        default_value_t = 16
+    )]
+    pub pool_size: usize,
+}
+
+impl DatabaseConfig {
+    pub fn data_dir(&self) -> PathBuf {
+        self.pg_data_dir
+            .clone()
+            .unwrap_or_else(eventlog::cluster::default_data_dir)
+    }
+}
+
+/// Everything `discs serve` needs; each flag also reads a `DISCS_*` variable.
+#[derive(Clone, Debug, Args)]
+pub struct ServeConfig {
+    /// Address to listen on.
+    #[arg(long, env = "DISCS_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    #[command(flatten)]
+    pub db: DatabaseConfig,
+    #[command(flatten)]
+    pub auth: AuthConfig,
+    #[command(flatten)]
+    pub play: PlayConfig,
+    /// State-changing calls allowed per second and token (sustained).
+    #[arg(long, env = "DISCS_RATE_PER_SECOND", default_value_t = 50.0)]
+    pub rate_per_second: f64,
+    /// Burst of state-changing calls allowed per token.
+    #[arg(long, env = "DISCS_RATE_BURST", default_value_t = 100.0)]
+    pub rate_burst: f64,
+    /// How often background work (timeouts, presence, CPU moves) is looked for, in milliseconds.
+    #[arg(long, env = "DISCS_WORKER_INTERVAL_MS", default_value_t = 250)]
+    pub worker_interval_ms: u64,
+    /// Do not run background workers in this process (tests drive them by hand).
+    #[arg(long, env = "DISCS_NO_WORKERS")]
+    pub no_workers: bool,
+    /// HTTP worker threads (default: one per core).
+    #[arg(long, env = "DISCS_HTTP_WORKERS")]
+    pub http_workers: Option<usize>,
+}
+
+/// Token signing and checking.
+#[derive(Clone, Debug, Args)]
+pub struct AuthConfig {
+    /// HS256 secret for our own tokens; when absent one is generated once and kept in the
+    /// database, so tokens survive restarts and work on every instance.
+    #[arg(long, env = "DISCS_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+    /// PEM public key (RSA or EC P-256) of an external issuer whose RS256/ES256 tokens are
+    /// accepted too.
+    #[arg(long, env = "DISCS_JWT_PUBLIC_KEY_FILE")]
+    pub jwt_public_key_file: Option<PathBuf>,
+    /// Lifetime of issued tokens, in days.
+    #[arg(long, env = "DISCS_TOKEN_DAYS", default_value_t = 365)]
+    pub token_days: i64,
+}
+
+/// The timings of play (SPEC §2).
+#[derive(Clone, Copy, Debug, Args)]
+pub struct PlayConfig {
+    /// Seconds without a stream or call after which a player is marked away.
+    #[arg(long, env = "DISCS_PRESENCE_SECONDS", default_value_t = 30)]
+    pub presence_seconds: u32,
+    /// Seconds after leaving after which the CPU plays for an absent player.
+    #[arg(long, env = "DISCS_RETURN_SECONDS", default_value_t = 60)]
+    pub return_seconds: u32,
+}

@@ -1,0 +1,191 @@
+//! `Idempotency-Key` (SPEC §6): a retried state-changing request gets the stored first answer —
+//! same status and body, also when it was an error — and writes nothing; the same key with
+//! another request is `idempotency_key_reused`. Keys are scoped to the player.
+
+use std::future::Future;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::auth::Auth;
+use crate::catalogue::Lang;
+use crate::error::ApiError;
+use crate::play::unexpected;
+use crate::state::AppState;
+
+/// What a state-changing handler produces: a status and a JSON body.
+pub type Reply = Result<(StatusCode, serde_json::Value), ApiError>;
+
+const MAX_KEY: usize = 200;
+
+/// Runs `handler` at most once per (player, key): it receives the command id to give the
+/// event log (derived from the key, so that even racing twins write once).
+pub async fn once<F, Fut>(
+    app: &AppState,
+    auth: &Auth,
+    req: &HttpRequest,
+    body: &[u8],
+    handler: F,
+) -> HttpResponse
+where
+    F: FnOnce(Uuid) -> Fut,
+    Fut: Future<Output = Reply>,
+{
+    let lang = lang_of(req);
+    match run(app, auth, req, body, handler, lang).await {
+        Ok(res) => res,
+        Err(e) => respond_error(&e, lang),
+    }
+}
+
+async fn run<F, Fut>(
+    app: &AppState,
+    auth: &Auth,
+    req: &HttpRequest,
+    body: &[u8],
+    handler: F,
+    lang: Lang,
+) -> Result<HttpResponse, ApiError>
+where
+    F: FnOnce(Uuid) -> Fut,
+    Fut: Future<Output = Reply>,
+{
+    app.limiter.check(&auth.token)?;
+    let key = match req.headers().get("idempotency-key") {
+        None => return Ok(reply(handler(Uuid::new_v4()).await, lang)),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .filter(|k| !k.is_empty() && k.len() <= MAX_KEY)
+            .ok_or_else(|| {
+                ApiError::InvalidRequest(format!(
+                    "Idempotency-Key must be 1 to {MAX_KEY} visible ASCII characters"
+                ))
+            })?
+            .to_owned(),
+    };
+    let mut hasher = Sha256::new();
+    hasher.update(req.method().as_str());
+    hasher.update(b" ");
+    hasher.update(req.path());
+    hasher.update(b"\n");
+    hasher.update(body);
+    let request_hash = hasher.finalize().to_vec();
+    let player = auth.player.as_uuid();
+
+    if let Some(stored) = stored(app, player, &key).await? {
+        return replay(stored, &request_hash);
+    }
+    let command_id = Uuid::new_v5(&player, key.as_bytes());
+    let outcome = handler(command_id).await;
+    let (status, body) = match &outcome {
+        Ok((status, body)) => (*status, body.clone()),
+        // Unexpected failures and rate limits are not answers worth repeating: retrying may
+        // succeed, so they are not stored.
+        Err(ApiError::Unexpected(_) | ApiError::RateLimited(_)) => return Ok(reply(outcome, lang)),
+        Err(e) => (
+            e.status_code(),
+            serde_json::to_value(e.problem(lang)).unwrap_or_default(),
+        ),
+    };
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let inserted = client
+        .execute(
+            "INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+            &[
+                &player,
+                &key,
+                &request_hash,
+                &i32::from(status.as_u16()),
+                &body,
+                &app.now(),
+            ],
+        )
+        .await
+        .map_err(unexpected)?;
+    if inserted == 0 {
+        // A twin request got there first: its answer is the answer.
+        if let Some(stored) = stored(app, player, &key).await? {
+            return replay(stored, &request_hash);
+        }
+    }
+    Ok(reply(outcome, lang))
+}
+
+struct Stored {
+    request_hash: Vec<u8>,
+    status: i32,
+    body: serde_json::Value,
+}
+
+async fn stored(app: &AppState, player: Uuid, key: &str) -> Result<Option<Stored>, ApiError> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let row = client
+        .query_opt(
+            "SELECT request_hash, status, body FROM idempotency_keys WHERE player_id = $1 AND key = $2",
+            &[&player, &key],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(row.map(|r| Stored {
+        request_hash: r.get(0),
+        status: r.get(1),
+        body: r.get(2),
+    }))
+}
+
+fn replay(stored: Stored, request_hash: &[u8]) -> Result<HttpResponse, ApiError> {
+    if stored.request_hash != request_hash {
+        return Err(ApiError::IdempotencyKeyReused);
+    }
+    let status = u16::try_from(stored.status)
+        .ok()
+        .and_then(|s| StatusCode::from_u16(s).ok())
+        .unwrap_or(StatusCode::OK);
+    let content_type = if status.is_success() {
+        "application/json"
+    } else {
+        "application/problem+json"
+    };
+    Ok(HttpResponse::build(status)
+        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static(content_type)))
+        .insert_header(("idempotent-replayed", "true"))
+        .json_body(stored.body))
+}
+
+fn reply(outcome: Reply, lang: Lang) -> HttpResponse {
+    match outcome {
+        Ok((status, body)) => HttpResponse::build(status).json(body),
+        Err(e) => respond_error(&e, lang),
+    }
+}
+
+fn respond_error(e: &ApiError, lang: Lang) -> HttpResponse {
+    if let ApiError::Unexpected(cause) = e {
+        tracing::error!(error = ?cause, "unexpected error");
+    }
+    crate::error::render(e, lang)
+}
+
+/// The language a request asks for.
+pub fn lang_of(req: &HttpRequest) -> Lang {
+    Lang::from_accept_language(
+        req.headers()
+            .get(header::ACCEPT_LANGUAGE)
+            .and_then(|v| v.to_str().ok()),
+    )
+}
+
+trait JsonBody {
+    fn json_body(&mut self, body: serde_json::Value) -> HttpResponse;
+}
+
+impl JsonBody for actix_web::HttpResponseBuilder {
+    fn json_body(&mut self, body: serde_json::Value) -> HttpResponse {
+        self.body(serde_json::to_vec(&body).unwrap_or_default())
+    }
+}

@@ -1,0 +1,18 @@
+//! The `discs` application: configuration, the HTTP API, background workers and the operator
+//! CLI.
+
+pub mod auth;
+pub mod catalogue;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod idempotency;
+pub mod input;
+pub mod play;
+pub mod ratelimit;
+pub mod routes;
+pub mod startup;
+pub mod state;
+pub mod views;
+pub mod workers;

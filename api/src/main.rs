@@ -1,0 +1,5 @@
+//! The `discs` binary: a shim over [`api::cli`].
+
+fn main() -> std::process::ExitCode {
+    api::cli::main()
+}

@@ -1,0 +1,15 @@
+//! `GET /v1/games`: the catalogue, in the language the client asks for.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse};
+
+use crate::catalogue;
+use crate::idempotency::lang_of;
+
+pub async fn list(req: HttpRequest) -> HttpResponse {
+    let lang = lang_of(&req);
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_LANGUAGE, lang.tag()))
+        .insert_header((header::VARY, "Accept-Language"))
+        .json(catalogue::catalogue(lang))
+}

@@ -1,0 +1,367 @@
+//! Matches: solo games against the CPU, moves, leaving and returning, resigning, and reading a
+//! match (view, events, replay).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use domain::cpu;
+use domain::games::GameId;
+use domain::ids::{MatchId, Seat};
+use domain::matches::{
+    Action, CreateMatch, FirstMoveRule, LeaveReason, MovedBy, Occupant, Presence, Settings, replay,
+};
+
+use crate::auth::Auth;
+use crate::error::ApiError;
+use crate::idempotency;
+use crate::input;
+use crate::play::{self, Loaded};
+use crate::state::AppState;
+use crate::views::{EventView, PlyJson};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FirstChoice {
+    Me,
+    Cpu,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewSolo {
+    game: GameId,
+    #[serde(default = "default_level")]
+    cpu_level: u8,
+    #[serde(default)]
+    settings: Settings,
+    #[serde(default = "me")]
+    first: FirstChoice,
+}
+
+fn default_level() -> u8 {
+    2
+}
+
+fn me() -> FirstChoice {
+    FirstChoice::Me
+}
+
+/// The CPU levels playable now; higher levels arrive with the search engines.
+pub fn check_level(level: u8) -> Result<(), ApiError> {
+    if cpu::LEVELS.contains(&level) {
+        Ok(())
+    } else {
+        Err(ApiError::InvalidRequest(format!(
+            "cpu_level must be one of {}..={} on this server",
+            cpu::LEVELS.start(),
+            cpu::LEVELS.end()
+        )))
+    }
+}
+
+/// A seed for the CPU's choices in a new match (recorded in `match_created`).
+pub fn fresh_seed() -> u32 {
+    let bytes = Uuid::new_v4().into_bytes();
+    u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+}
+
+/// `POST /v1/matches`: a solo match against the CPU.
+pub async fn create_solo(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let body = match input::body(payload).await {
+        Ok(b) => b,
+        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
+    };
+    let (app, auth, body) = (&app, &auth, &body);
+    idempotency::once(app, auth, &req, body, |command_id| async move {
+        let solo: NewSolo = input::json(body)?;
+        check_level(solo.cpu_level)?;
+        let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
+        let create = CreateMatch {
+            game: solo.game,
+            seats: [
+                Occupant::Human {
+                    player_id: auth.player,
+                },
+                Occupant::Cpu {
+                    level: solo.cpu_level,
+                },
+            ],
+            settings: solo.settings,
+            first_seat: match solo.first {
+                FirstChoice::Me => Seat::ONE,
+                FirstChoice::Cpu => Seat::TWO,
+            },
+            first_rule: FirstMoveRule::Setting,
+            ranked: false,
+            room_id: None,
+            cpu_seed: fresh_seed(),
+        };
+        let loaded = play::execute(
+            app,
+            id,
+            command_id,
+            Action::CreateMatch(create),
+            Some(auth.player),
+            None,
+        )
+        .await?;
+        play::touch(app, &loaded, Some(Seat::ONE)).await?;
+        let loaded = play::run_cpu(app, loaded).await?;
+        play::touch(app, &loaded, None).await?;
+        let view = play::view(app, &loaded).await?;
+        Ok((StatusCode::CREATED, json!(view)))
+    })
+    .await
+}
+
+/// Loads a match for a caller; a seated caller counts as present (and comes back if away).
+async fn open(app: &AppState, auth: &Auth, raw_id: &str) -> Result<Loaded, ApiError> {
+    let id: MatchId = input::id(raw_id)?;
+    let loaded = play::load(app, id).await?;
+    play::presence(app, loaded, auth.player).await
+}
+
+/// `GET /v1/matches/{id}`.
+pub async fn get(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let loaded = open(&app, &auth, &path).await?;
+    Ok(HttpResponse::Ok().json(play::view(&app, &loaded).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveBody {
+    #[serde(rename = "move")]
+    mv: String,
+    expected_version: Option<u64>,
+}
+
+/// `POST /v1/matches/{id}/moves`.
+pub async fn post_move(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    seated_command(app, auth, req, path, payload, |body, seat| {
+        let m: MoveBody = input::json(body)?;
+        if m.mv.len() > 8 {
+            return Err(ApiError::IllegalMove(format!("`{}` is not a move", m.mv)));
+        }
+        Ok((
+            Action::PlayMove {
+                seat,
+                mv: m.mv,
+                by: MovedBy::Human,
+            },
+            m.expected_version,
+        ))
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct VersionBody {
+    expected_version: Option<u64>,
+}
+
+/// `POST /v1/matches/{id}/resign`.
+pub async fn resign(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    seated_command(app, auth, req, path, payload, |body, seat| {
+        let b: VersionBody = input::json(body)?;
+        Ok((Action::Resign { seat }, b.expected_version))
+    })
+    .await
+}
+
+/// `POST /v1/matches/{id}/leave`.
+pub async fn leave(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    presence_command(app, auth, req, path, payload, true).await
+}
+
+/// `POST /v1/matches/{id}/return`.
+pub async fn return_(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    presence_command(app, auth, req, path, payload, false).await
+}
+
+/// `POST /v1/matches/{id}/heartbeat`: presence only; writes no event (unless it brings an away
+/// player back).
+pub async fn heartbeat(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let loaded = open(&app, &auth, &path).await?;
+    if loaded.seat_of(auth.player).is_none() {
+        return Err(ApiError::Forbidden("you have no seat in this match".into()));
+    }
+    Ok(HttpResponse::Ok().json(play::view(&app, &loaded).await?))
+}
+
+/// Leaving and returning: no-ops (answered with the view) when already in that state.
+async fn presence_command(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+    leaving: bool,
+) -> HttpResponse {
+    let body = match input::body(payload).await {
+        Ok(b) => b,
+        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
+    };
+    let (app, auth, body) = (&app, &auth, &body);
+    idempotency::once(app, auth, &req, body, |command_id| async move {
+        let _: VersionBody = input::json(body)?;
+        let id: MatchId = input::id(&path)?;
+        let loaded = play::load(app, id).await?;
+        let seat = loaded
+            .seat_of(auth.player)
+            .ok_or_else(|| ApiError::Forbidden("you have no seat in this match".into()))?;
+        let m = loaded.get()?;
+        if m.is_finished() {
+            return Err(ApiError::MatchFinished);
+        }
+        let here = m.seat(seat).presence == Presence::Here;
+        let loaded = match (leaving, here) {
+            (true, true) => {
+                let action = Action::Leave {
+                    seat,
+                    reason: LeaveReason::Left,
+                };
+                play::execute(app, id, command_id, action, Some(auth.player), None).await?
+            }
+            (false, false) => {
+                play::execute(
+                    app,
+                    id,
+                    command_id,
+                    Action::Return { seat },
+                    Some(auth.player),
+                    None,
+                )
+                .await?
+            }
+            _ => loaded,
+        };
+        if !leaving {
+            play::touch(app, &loaded, Some(seat)).await?;
+        } else {
+            play::touch(app, &loaded, None).await?;
+        }
+        Ok((StatusCode::OK, json!(play::view(app, &loaded).await?)))
+    })
+    .await
+}
+
+/// The shape of a seated player's command: read the body, check the seat, decide and append,
+/// let the CPU answer, answer with the view right after the player's own command.
+async fn seated_command<F>(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+    make: F,
+) -> HttpResponse
+where
+    F: FnOnce(&[u8], Seat) -> Result<(Action, Option<u64>), ApiError>,
+{
+    let body = match input::body(payload).await {
+        Ok(b) => b,
+        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
+    };
+    let (app, auth, body) = (&app, &auth, &body);
+    idempotency::once(app, auth, &req, body, |command_id| async move {
+        let id: MatchId = input::id(&path)?;
+        let loaded = play::load(app, id).await?;
+        let seat = loaded
+            .seat_of(auth.player)
+            .ok_or_else(|| ApiError::Forbidden("you have no seat in this match".into()))?;
+        let (action, expected) = make(body, seat)?;
+        let loaded =
+            play::execute(app, id, command_id, action, Some(auth.player), expected).await?;
+        let view = play::view(app, &loaded).await?;
+        play::touch(app, &loaded, Some(seat)).await?;
+        let after_cpu = play::run_cpu(app, loaded).await?;
+        play::touch(app, &after_cpu, None).await?;
+        Ok((StatusCode::OK, json!(view)))
+    })
+    .await
+}
+
+/// `GET /v1/matches/{id}/events`.
+pub async fn events(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let loaded = open(&app, &auth, &path).await?;
+    let events: Vec<EventView> = loaded.events.iter().map(EventView::from).collect();
+    Ok(HttpResponse::Ok().json(json!({ "events": events })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlyQuery {
+    ply: Option<u32>,
+}
+
+/// `GET /v1/matches/{id}/replay[?ply=n]`.
+pub async fn replay(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+    query: Result<web::Query<PlyQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let loaded = open(&app, &auth, &path).await?;
+    let m = loaded.get()?;
+    let hide = m.game == GameId::Reversi && !m.settings.show_legal_moves;
+    let stamped = loaded
+        .events
+        .iter()
+        .map(play::stamped)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut plies = replay::plies(&stamped);
+    if let Some(n) = query.ply {
+        let one = plies.into_iter().nth(n as usize).ok_or_else(|| {
+            ApiError::InvalidRequest(format!("ply {n} is past the end of the match"))
+        })?;
+        plies = vec![one];
+    }
+    let plies: Vec<PlyJson> = plies.into_iter().map(|p| PlyJson::new(p, hide)).collect();
+    Ok(HttpResponse::Ok().json(json!({ "moves": m.moves.concat(), "plies": plies })))
+}

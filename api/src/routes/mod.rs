@@ -1,0 +1,224 @@
+//! The route table: every route is declared once, and that one declaration both registers the
+//! handler and describes it in the OpenAPI document served at `/openapi.json`.
+
+use actix_web::{HttpResponse, web};
+use serde_json::{Value, json};
+
+pub mod games;
+pub mod health;
+pub mod matches;
+pub mod players;
+pub mod rooms;
+pub mod stream;
+
+/// One documented route.
+pub struct RouteDoc {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub summary: &'static str,
+    pub auth: bool,
+    /// JSON schema of the body, if the call takes one.
+    pub body: Option<fn() -> Value>,
+    /// The success status.
+    pub status: u16,
+}
+
+macro_rules! routes {
+    ($( $method:ident $path:literal => $handler:path, $status:literal, auth = $auth:literal, body = $body:expr, $summary:literal; )*) => {
+        /// Registers every route of the table.
+        pub fn configure(cfg: &mut web::ServiceConfig) {
+            $( cfg.route($path, web::$method().to($handler)); )*
+        }
+
+        /// The table, for the OpenAPI document.
+        pub fn table() -> Vec<RouteDoc> {
+            vec![$( RouteDoc {
+                method: stringify!($method),
+                path: $path,
+                summary: $summary,
+                auth: $auth,
+                body: $body,
+                status: $status,
+            }, )*]
+        }
+    };
+}
+
+fn no_body() -> Option<fn() -> Value> {
+    None
+}
+
+routes! {
+    get "/healthz" => health::healthz, 200, auth = false, body = no_body(), "The process answers.";
+    get "/readyz" => health::readyz, 200, auth = false, body = no_body(), "The database answers and every migration is applied.";
+    get "/v1/games" => games::list, 200, auth = false, body = no_body(), "The games, their rules, settings and CPU levels (English or Portuguese by Accept-Language).";
+    post "/v1/players" => players::create, 201, auth = false, body = Some(schemas::new_player), "Create a player by name; returns the device's token.";
+    post "/v1/tokens/refresh" => players::refresh, 200, auth = true, body = no_body(), "Trade a valid token for a fresh one.";
+    get "/v1/players/{id}" => players::get, 200, auth = true, body = no_body(), "A player's name and ratings.";
+    post "/v1/rooms" => rooms::create, 201, auth = true, body = Some(schemas::new_room), "Open a room with settings; returns its invite code.";
+    get "/v1/rooms/{room_id}" => rooms::get, 200, auth = true, body = no_body(), "A room (members only).";
+    patch "/v1/rooms/{room_id}" => rooms::patch, 200, auth = true, body = Some(schemas::room_patch), "Change a room's settings between matches.";
+    post "/v1/rooms/{code}/join" => rooms::join, 200, auth = true, body = no_body(), "Join a room by its invite code (two members at most).";
+    post "/v1/rooms/{room_id}/matches" => rooms::start, 201, auth = true, body = Some(schemas::room_start), "Start a match or a rematch in a room; alone, against the CPU.";
+    post "/v1/matches" => matches::create_solo, 201, auth = true, body = Some(schemas::new_solo), "Start a solo match against the CPU.";
+    get "/v1/matches/{id}" => matches::get, 200, auth = true, body = no_body(), "The match view.";
+    post "/v1/matches/{id}/moves" => matches::post_move, 200, auth = true, body = Some(schemas::new_move), "Play a move; answers with the view right after it (the CPU's reply follows).";
+    post "/v1/matches/{id}/leave" => matches::leave, 200, auth = true, body = Some(schemas::version_only), "Leave the match (the CPU plays for you after return_seconds).";
+    post "/v1/matches/{id}/return" => matches::return_, 200, auth = true, body = Some(schemas::version_only), "Come back to your seat.";
+    post "/v1/matches/{id}/resign" => matches::resign, 200, auth = true, body = Some(schemas::version_only), "Resign: the opponent wins.";
+    post "/v1/matches/{id}/heartbeat" => matches::heartbeat, 200, auth = true, body = no_body(), "Say you are here (writes no event).";
+    get "/v1/matches/{id}/events" => matches::events, 200, auth = true, body = no_body(), "Every event of the match.";
+    get "/v1/matches/{id}/replay" => matches::replay, 200, auth = true, body = no_body(), "The match ply by ply (?ply=n for one).";
+    get "/v1/matches/{id}/stream" => stream::stream, 200, auth = true, body = no_body(), "Server-sent events: each new event with the match view; resumable with Last-Event-ID; ?access_token= accepted.";
+    get "/openapi.json" => openapi, 200, auth = false, body = no_body(), "This document.";
+    get "/docs" => docs, 200, auth = false, body = no_body(), "A readable page of this document (works offline).";
+}
+
+/// Request body schemas, in JSON Schema.
+mod schemas {
+    use serde_json::{Value, json};
+
+    fn settings() -> Value {
+        json!({"type": "object", "additionalProperties": false, "properties": {
+            "turn_seconds": {"type": ["integer", "null"], "enum": [null, 30, 60]},
+            "alternate_first": {"type": "boolean"},
+            "first": {"type": "string", "enum": ["seat1", "seat2", "random"]},
+            "show_legal_moves": {"type": "boolean"}
+        }})
+    }
+
+    fn game() -> Value {
+        json!({"type": "string", "enum": ["four_in_a_row", "reversi"]})
+    }
+
+    pub fn new_player() -> Value {
+        json!({"type": "object", "required": ["name"], "additionalProperties": false,
+               "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 32}}})
+    }
+
+    pub fn new_room() -> Value {
+        json!({"type": "object", "required": ["game"], "additionalProperties": false,
+               "properties": {"game": game(), "settings": settings()}})
+    }
+
+    pub fn room_patch() -> Value {
+        json!({"type": "object", "required": ["settings"], "additionalProperties": false,
+               "properties": {"settings": settings()}})
+    }
+
+    pub fn room_start() -> Value {
+        json!({"type": "object", "additionalProperties": false,
+               "properties": {"cpu_level": {"type": "integer", "minimum": 1, "maximum": 5}}})
+    }
+
+    pub fn new_solo() -> Value {
+        json!({"type": "object", "required": ["game"], "additionalProperties": false, "properties": {
+            "game": game(),
+            "cpu_level": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2},
+            "settings": settings(),
+            "first": {"type": "string", "enum": ["me", "cpu"], "default": "me"}
+        }})
+    }
+
+    pub fn new_move() -> Value {
+        json!({"type": "object", "required": ["move"], "additionalProperties": false, "properties": {
+            "move": {"type": "string", "description": "\"1\"..\"7\" (Four in a Row) or \"a1\"..\"h8\" (Reversi); upper case accepted"},
+            "expected_version": {"type": "integer", "minimum": 0}
+        }})
+    }
+
+    pub fn version_only() -> Value {
+        json!({"type": "object", "additionalProperties": false,
+               "properties": {"expected_version": {"type": "integer", "minimum": 0}}})
+    }
+}
+
+/// The OpenAPI 3 document, built from the route table.
+pub fn openapi_document() -> Value {
+    let mut paths = serde_json::Map::new();
+    for r in table() {
+        let mut op = json!({
+            "summary": r.summary,
+            "responses": {
+                r.status.to_string(): {"description": "success", "content": {"application/json": {}}},
+                "default": {"description": "an error", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+            }
+        });
+        if r.auth {
+            op["security"] = json!([{"bearer": []}]);
+        }
+        if let Some(schema) = r.body {
+            op["requestBody"] =
+                json!({"required": true, "content": {"application/json": {"schema": schema()}}});
+        }
+        if r.method == "post" {
+            op["parameters"] = json!([{"name": "Idempotency-Key", "in": "header", "required": false,
+                "schema": {"type": "string", "maxLength": 200},
+                "description": "A retry with the same key and body gets the first answer and writes nothing."}]);
+        }
+        let params: Vec<Value> = r
+            .path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        if !params.is_empty() {
+            let existing = op
+                .get("parameters")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            op["parameters"] = Value::Array(existing.into_iter().chain(params).collect());
+        }
+        let entry = paths.entry(r.path.to_owned()).or_insert_with(|| json!({}));
+        entry[r.method] = op;
+    }
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "discs", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "Event-sourced ranked matchmaking for Four in a Row and Reversi."},
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+            "schemas": {"Problem": {"type": "object", "required": ["type", "title", "status", "detail", "code"], "properties": {
+                "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
+                "detail": {"type": "string"}, "code": {"type": "string"}}}}
+        }
+    })
+}
+
+async fn openapi() -> HttpResponse {
+    HttpResponse::Ok().json(openapi_document())
+}
+
+/// A self-contained page (no CDN) that lists the document's operations.
+async fn docs() -> HttpResponse {
+    let mut rows = String::new();
+    for r in table() {
+        rows.push_str(&format!(
+            "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>\n",
+            r.method.to_uppercase(),
+            html_escape(r.path),
+            html_escape(r.summary),
+            if r.auth { "bearer" } else { "none" },
+        ));
+    }
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>discs API</title>\
+         <style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}}\
+         td{{padding:.3rem .6rem;border-bottom:1px solid #ddd;vertical-align:top}}</style></head>\
+         <body><h1>discs API</h1><p>The machine-readable document is at \
+         <a href=\"/openapi.json\">/openapi.json</a>. Errors are <code>application/problem+json</code> \
+         with a stable <code>code</code>.</p><table><tr><th>method</th><th>path</th><th>what</th>\
+         <th>auth</th></tr>{rows}</table></body></html>"
+    );
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(page)
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

@@ -1,0 +1,413 @@
+//! Rooms: a host opens one with settings and an invite code, a friend joins, members start
+//! matches and rematches (alternating who starts when `alternate_first` is on).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use domain::games::GameId;
+use domain::ids::{MatchId, PlayerId, Seat};
+use domain::matches::{Action, CreateMatch, FirstMoveRule, FirstSetting, Occupant, Settings};
+
+use crate::auth::Auth;
+use crate::error::ApiError;
+use crate::idempotency;
+use crate::input;
+use crate::play::{self, unexpected};
+use crate::routes::matches::{check_level, fresh_seed};
+use crate::state::AppState;
+
+/// Invite codes: no letters or digits that read alike (0/O, 1/I/L).
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+
+struct Room {
+    room_id: Uuid,
+    code: String,
+    game: GameId,
+    settings: Settings,
+    host: PlayerId,
+    guest: Option<PlayerId>,
+    match_id: Option<MatchId>,
+    last_first_seat: Option<Seat>,
+}
+
+const COLUMNS: &str = "room_id, code, game, settings, host, guest, match_id, last_first_seat";
+
+impl Room {
+    fn from_row(r: &Row) -> Result<Room, ApiError> {
+        let settings: serde_json::Value = r.get(3);
+        Ok(Room {
+            room_id: r.get(0),
+            code: r.get(1),
+            game: r.get::<_, String>(2).parse().map_err(unexpected)?,
+            settings: serde_json::from_value(settings).map_err(unexpected)?,
+            host: PlayerId::from_uuid(r.get(4)),
+            guest: r.get::<_, Option<Uuid>>(5).map(PlayerId::from_uuid),
+            match_id: r.get::<_, Option<Uuid>>(6).map(MatchId::from_uuid),
+            last_first_seat: r
+                .get::<_, Option<i16>>(7)
+                .and_then(|s| u8::try_from(s).ok())
+                .and_then(|s| Seat::try_from(s).ok()),
+        })
+    }
+
+    fn is_member(&self, p: PlayerId) -> bool {
+        self.host == p || self.guest == Some(p)
+    }
+
+    async fn json(&self, app: &AppState) -> Result<serde_json::Value, ApiError> {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        let ids: Vec<Uuid> = std::iter::once(self.host)
+            .chain(self.guest)
+            .map(|p| p.as_uuid())
+            .collect();
+        let rows = client
+            .query(
+                "SELECT player_id, name FROM players WHERE player_id = ANY($1)",
+                &[&ids],
+            )
+            .await
+            .map_err(unexpected)?;
+        let name = |p: PlayerId| {
+            rows.iter()
+                .find(|r| r.get::<_, Uuid>(0) == p.as_uuid())
+                .map(|r| r.get::<_, String>(1))
+                .unwrap_or_default()
+        };
+        let mut members = vec![json!({"seat": 1, "player_id": self.host, "name": name(self.host)})];
+        if let Some(g) = self.guest {
+            members.push(json!({"seat": 2, "player_id": g, "name": name(g)}));
+        }
+        Ok(json!({
+            "room_id": self.room_id,
+            "code": self.code,
+            "game": self.game,
+            "settings": self.settings,
+            "members": members,
+            "match_id": self.match_id,
+        }))
+    }
+}
+
+async fn load(app: &AppState, room_id: Uuid) -> Result<Room, ApiError> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let row = client
+        .query_opt(
+            &format!("SELECT {COLUMNS} FROM rooms WHERE room_id = $1"),
+            &[&room_id],
+        )
+        .await
+        .map_err(unexpected)?
+        .ok_or(ApiError::NotFound("room"))?;
+    Room::from_row(&row)
+}
+
+fn room_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::InvalidRequest(format!("`{raw}` is not a room id")))
+}
+
+fn settings_for(game: GameId, settings: Settings) -> Result<Settings, ApiError> {
+    if game != GameId::Reversi && !settings.show_legal_moves {
+        return Err(ApiError::InvalidRequest(
+            "show_legal_moves is a Reversi setting".into(),
+        ));
+    }
+    Ok(settings)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewRoom {
+    game: GameId,
+    #[serde(default)]
+    settings: Settings,
+}
+
+/// `POST /v1/rooms`.
+pub async fn create(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let body = match input::body(payload).await {
+        Ok(b) => b,
+        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
+    };
+    let (app, auth, body) = (&app, &auth, &body);
+    idempotency::once(app, auth, &req, body, |command_id| async move {
+        let new: NewRoom = input::json(body)?;
+        let settings = settings_for(new.game, new.settings)?;
+        let client = app.pool.get().await.map_err(unexpected)?;
+        for attempt in 0u8..8 {
+            let code = invite_code(command_id, attempt);
+            let row = client
+                .query_opt(
+                    &format!(
+                        "INSERT INTO rooms (room_id, code, game, settings, host, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (code) DO NOTHING \
+                         RETURNING {COLUMNS}"
+                    ),
+                    &[
+                        &Uuid::now_v7(),
+                        &code,
+                        &new.game.as_str(),
+                        &json!(settings),
+                        &auth.player.as_uuid(),
+                        &app.now(),
+                    ],
+                )
+                .await
+                .map_err(unexpected)?;
+            if let Some(row) = row {
+                let room = Room::from_row(&row)?;
+                return Ok((StatusCode::CREATED, room.json(app).await?));
+            }
+        }
+        Err(ApiError::Unexpected(anyhow::anyhow!("no free invite code")))
+    })
+    .await
+}
+
+/// Six characters from the command id (random per request) and the attempt.
+fn invite_code(seed: Uuid, attempt: u8) -> String {
+    let bytes = Uuid::new_v5(&seed, &[attempt]).into_bytes();
+    bytes[..6]
+        .iter()
+        .map(|b| CODE_ALPHABET[usize::from(*b) % CODE_ALPHABET.len()] as char)
+        .collect()
+}
+
+/// `GET /v1/rooms/{room_id}` (members only).
+pub async fn get(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let room = load(&app, room_id(&path)?).await?;
+    if !room.is_member(auth.player) {
+        return Err(ApiError::Forbidden(
+            "you are not a member of this room".into(),
+        ));
+    }
+    Ok(HttpResponse::Ok().json(room.json(&app).await?))
+}
+
+/// `POST /v1/rooms/{code}/join`: two members at most.
+pub async fn join(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let body = match input::body(payload).await {
+        Ok(b) => b,
+        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
+    };
+    let (app, auth, body) = (&app, &auth, &body);
+    idempotency::once(app, auth, &req, body, |_| async move {
+        let code = path.trim().to_ascii_uppercase();
+        if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
+            return Err(ApiError::NotFound("room"));
+        }
+        let client = app.pool.get().await.map_err(unexpected)?;
+        let joined = client
+            .query_opt(
+                &format!(
+                    "UPDATE rooms SET guest = $2 WHERE code = $1 AND guest IS NULL AND host <> $2 \
+                     RETURNING {COLUMNS}"
+                ),
+                &[&code, &auth.player.as_uuid()],
+            )
+            .await
+            .map_err(unexpected)?;
+        let room = match joined {
+            Some(row) => Room::from_row(&row)?,
+            None => {
+                let row = client
+                    .query_opt(
+                        &format!("SELECT {COLUMNS} FROM rooms WHERE code = $1"),
+                        &[&code],
+                    )
+                    .await
+                    .map_err(unexpected)?
+                    .ok_or(ApiError::NotFound("room"))?;
+                let room = Room::from_row(&row)?;
+                if !room.is_member(auth.player) {
+                    return Err(ApiError::RoomFull);
+                }
+                room
+            }
+        };
+        Ok((StatusCode::OK, room.json(app).await?))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Patch {
+    settings: Settings,
+}
+
+/// Whether the room's current match is still being played.
+async fn match_active(app: &AppState, room: &Room) -> Result<bool, ApiError> {
+    let Some(id) = room.match_id else {
+        return Ok(false);
+    };
+    match play::load(app, id).await {
+        Ok(loaded) => Ok(!loaded.get()?.is_finished()),
+        Err(ApiError::NotFound(_)) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// `PATCH /v1/rooms/{room_id}`: settings, between matches.
+pub async fn patch(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let body = match input::body(payload).await {
+        Ok(b) => b,
+        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
+    };
+    let (app, auth, body) = (&app, &auth, &body);
+    idempotency::once(app, auth, &req, body, |_| async move {
+        let patch: Patch = input::json(body)?;
+        let room = load(app, room_id(&path)?).await?;
+        if !room.is_member(auth.player) {
+            return Err(ApiError::Forbidden(
+                "you are not a member of this room".into(),
+            ));
+        }
+        let settings = settings_for(room.game, patch.settings)?;
+        if match_active(app, &room).await? {
+            return Err(ApiError::Conflict("settings change between matches".into()));
+        }
+        let client = app.pool.get().await.map_err(unexpected)?;
+        let row = client
+            .query_one(
+                &format!("UPDATE rooms SET settings = $2 WHERE room_id = $1 RETURNING {COLUMNS}"),
+                &[&room.room_id, &json!(settings)],
+            )
+            .await
+            .map_err(unexpected)?;
+        Ok((StatusCode::OK, Room::from_row(&row)?.json(app).await?))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartBody {
+    cpu_level: Option<u8>,
+}
+
+/// `POST /v1/rooms/{room_id}/matches`: start (or rematch); alone, against the CPU.
+pub async fn start(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let body = match input::body(payload).await {
+        Ok(b) => b,
+        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
+    };
+    let (app, auth, body) = (&app, &auth, &body);
+    idempotency::once(app, auth, &req, body, |command_id| async move {
+        let start: StartBody = input::json(body)?;
+        let level = start.cpu_level.unwrap_or(2);
+        check_level(level)?;
+        let room = load(app, room_id(&path)?).await?;
+        if !room.is_member(auth.player) {
+            return Err(ApiError::Forbidden(
+                "you are not a member of this room".into(),
+            ));
+        }
+        if match_active(app, &room).await? {
+            return Err(ApiError::Conflict(
+                "a match is already being played in this room".into(),
+            ));
+        }
+        let (first_seat, first_rule) = match room.last_first_seat {
+            Some(last) if room.settings.alternate_first => {
+                (last.other(), FirstMoveRule::Alternated)
+            }
+            Some(last) => (last, FirstMoveRule::Setting),
+            None => match room.settings.first {
+                FirstSetting::Seat1 => (Seat::ONE, FirstMoveRule::Setting),
+                FirstSetting::Seat2 => (Seat::TWO, FirstMoveRule::Setting),
+                FirstSetting::Random => {
+                    let heads = command_id.as_bytes()[15] & 1 == 1;
+                    let seat = if heads { Seat::ONE } else { Seat::TWO };
+                    (seat, FirstMoveRule::CoinFlip { heads })
+                }
+            },
+        };
+        let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
+        // Reserve the room for this match first, so that two members starting at once cannot
+        // both create one.
+        let client = app.pool.get().await.map_err(unexpected)?;
+        let reserved = client
+            .execute(
+                "UPDATE rooms SET match_id = $2, last_first_seat = $3 \
+                 WHERE room_id = $1 AND match_id IS NOT DISTINCT FROM $4",
+                &[
+                    &room.room_id,
+                    &id.as_uuid(),
+                    &i16::from(first_seat.number()),
+                    &room.match_id.map(|m| m.as_uuid()),
+                ],
+            )
+            .await
+            .map_err(unexpected)?;
+        if reserved == 0 {
+            return Err(ApiError::Conflict(
+                "a match is already being played in this room".into(),
+            ));
+        }
+        let seats = [
+            Occupant::Human {
+                player_id: room.host,
+            },
+            match room.guest {
+                Some(g) => Occupant::Human { player_id: g },
+                None => Occupant::Cpu { level },
+            },
+        ];
+        let create = CreateMatch {
+            game: room.game,
+            seats,
+            settings: room.settings,
+            first_seat,
+            first_rule,
+            ranked: false,
+            room_id: Some(room.room_id),
+            cpu_seed: fresh_seed(),
+        };
+        let loaded = play::execute(
+            app,
+            id,
+            command_id,
+            Action::CreateMatch(create),
+            Some(auth.player),
+            None,
+        )
+        .await?;
+        let seat = loaded.seat_of(auth.player);
+        play::touch(app, &loaded, seat).await?;
+        let loaded = play::run_cpu(app, loaded).await?;
+        play::touch(app, &loaded, None).await?;
+        Ok((StatusCode::CREATED, json!(play::view(app, &loaded).await?)))
+    })
+    .await
+}

@@ -1,0 +1,131 @@
+//! Start-up in one shape: `Application::build(config)` finds the database (starting a private
+//! PostgreSQL where none answers), migrates, binds the listener and starts the workers;
+//! `run_until_stopped` serves.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::{Server, Service};
+use actix_web::http::header;
+use actix_web::{App, HttpResponse, HttpServer, web};
+use tokio::sync::broadcast;
+
+use crate::auth::Keys;
+use crate::catalogue::Lang;
+use crate::clock::{Clock, SystemClock};
+use crate::config::ServeConfig;
+use crate::error::{ApiError, render};
+use crate::ratelimit::RateLimiter;
+use crate::state::AppState;
+use crate::{routes, workers};
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: AppState,
+}
+
+impl Application {
+    /// Builds the application on the system clock.
+    pub async fn build(config: ServeConfig) -> anyhow::Result<Application> {
+        Self::build_with_clock(config, Arc::new(SystemClock)).await
+    }
+
+    /// Builds the application with a given clock (tests move a manual one).
+    pub async fn build_with_clock(
+        config: ServeConfig,
+        clock: Arc<dyn Clock>,
+    ) -> anyhow::Result<Application> {
+        let pool =
+            eventlog::open(&config.db.url, &config.db.data_dir(), config.db.pool_size).await?;
+        eventlog::migrate(&pool).await?;
+        let secret = crate::auth::load_secret(&pool, config.auth.jwt_secret.as_deref()).await?;
+        let external = match &config.auth.jwt_public_key_file {
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                anyhow::anyhow!("cannot read the public key {}: {e}", path.display())
+            })?),
+            None => None,
+        };
+        let keys = Keys::new(&secret, external.as_deref(), config.auth.token_days)?;
+        let (changes, _) = broadcast::channel(1024);
+        let state = AppState {
+            log: eventlog::EventLog::new(pool.clone()),
+            pool,
+            keys,
+            clock,
+            play: config.play,
+            limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
+            changes,
+        };
+        let listener = TcpListener::bind(&config.addr)
+            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
+        let port = listener.local_addr()?.port();
+        let data = web::Data::new(state.clone());
+        let mut server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .wrap_fn(|req, srv| {
+                    let lang = Lang::from_accept_language(
+                        req.headers()
+                            .get(header::ACCEPT_LANGUAGE)
+                            .and_then(|v| v.to_str().ok()),
+                    );
+                    let fut = srv.call(req);
+                    async move {
+                        let res = fut.await?;
+                        // Errors render in English by default; re-render in the client's
+                        // language where it asked for another.
+                        if lang != Lang::En
+                            && let Some(api) = res
+                                .response()
+                                .error()
+                                .and_then(|e| e.as_error::<ApiError>())
+                        {
+                            let localized = render(api, lang);
+                            return Ok(res.into_response(localized));
+                        }
+                        Ok(res)
+                    }
+                })
+                .configure(routes::configure)
+                .default_service(web::to(|| async {
+                    Err::<HttpResponse, ApiError>(ApiError::NoRoute)
+                }))
+        })
+        .listen(listener)?;
+        if let Some(n) = config.http_workers {
+            server = server.workers(n);
+        }
+        let server = server.disable_signals().run();
+        if !config.no_workers {
+            let worker_state = state.clone();
+            let interval = Duration::from_millis(config.worker_interval_ms.max(10));
+            tokio::spawn(workers::run_forever(worker_state, interval));
+        }
+        tracing::info!(addr = %config.addr, port, "discs is serving");
+        Ok(Application {
+            port,
+            server,
+            state,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The shared state, for tests that drive workers or read the log directly.
+    pub fn state(&self) -> AppState {
+        self.state.clone()
+    }
+
+    /// The server handle, to stop it.
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}

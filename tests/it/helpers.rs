@@ -1,0 +1,228 @@
+//! `spawn_app()` and typed helpers over HTTP; workers are driven by hand (`run_workers`) with a
+//! manual clock, so nothing ever sleeps.
+
+use std::sync::Arc;
+
+use api::clock::ManualClock;
+use api::config::{AuthConfig, DatabaseConfig, PlayConfig, ServeConfig};
+use api::startup::Application;
+use api::state::AppState;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use time::{Duration, OffsetDateTime};
+
+pub struct TestApp {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub state: AppState,
+    pub clock: Arc<ManualClock>,
+    pub db_url: String,
+    /// The test's database, dropped with the last instance that holds it.
+    pub db: Option<Arc<eventlog::testing::TestDb>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Player {
+    pub id: String,
+    pub token: String,
+}
+
+/// A response: status and JSON body (`Value::Null` when the body is not JSON).
+#[derive(Debug)]
+pub struct Res {
+    pub status: StatusCode,
+    pub body: Value,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Res {
+    /// The problem `code` of an error answer.
+    pub fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+}
+
+/// Shows the application's logs when `TEST_LOG` is set; silent otherwise.
+pub fn init_logs() {
+    if std::env::var_os("TEST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
+            .with_test_writer()
+            .try_init();
+    }
+}
+
+pub fn config(db_url: &str) -> ServeConfig {
+    ServeConfig {
+        addr: "127.0.0.1:0".into(),
+        db: DatabaseConfig {
+            url: db_url.to_owned(),
+            pg_data_dir: None,
+            pool_size: 8,
+        },
+        auth: AuthConfig {
+            jwt_secret: None,
+            jwt_public_key_file: None,
+            token_days: 365,
+        },
+        play: PlayConfig {
+            presence_seconds: 30,
+            return_seconds: 60,
+        },
+        rate_per_second: 1000.0,
+        rate_burst: 1000.0,
+        worker_interval_ms: 250,
+        no_workers: true,
+        http_workers: Some(2),
+    }
+}
+
+/// The application on a fresh database.
+pub async fn spawn_app() -> TestApp {
+    init_logs();
+    let db = eventlog::testing::TestDb::migrated(2).await;
+    let mut app = spawn_on(&db.url, config(&db.url)).await;
+    app.db = Some(Arc::new(db));
+    app
+}
+
+/// Another instance of the application, on a given database.
+pub async fn spawn_on(db_url: &str, config: ServeConfig) -> TestApp {
+    let start = OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .expect("valid");
+    let clock = Arc::new(ManualClock::new(start));
+    let app = Application::build_with_clock(config, clock.clone())
+        .await
+        .expect("the application builds");
+    let base = format!("http://127.0.0.1:{}", app.port());
+    let state = app.state();
+    tokio::spawn(app.run_until_stopped());
+    TestApp {
+        base,
+        http: reqwest::Client::new(),
+        state,
+        clock,
+        db_url: db_url.to_owned(),
+        db: None,
+    }
+}
+
+impl TestApp {
+    pub async fn send(&self, req: reqwest::RequestBuilder) -> Res {
+        let res = req.send().await.expect("the server answers");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.bytes().await.expect("a body");
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Res {
+            status,
+            body,
+            headers,
+        }
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Res {
+        self.send(
+            self.http
+                .get(format!("{}{path}", self.base))
+                .bearer_auth(token),
+        )
+        .await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> Res {
+        self.send(
+            self.http
+                .post(format!("{}{path}", self.base))
+                .bearer_auth(token)
+                .json(&body),
+        )
+        .await
+    }
+
+    pub async fn player(&self, name: &str) -> Player {
+        let res = self
+            .send(
+                self.http
+                    .post(format!("{}/v1/players", self.base))
+                    .json(&json!({ "name": name })),
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+        Player {
+            id: res.body["player_id"].as_str().expect("an id").to_owned(),
+            token: res.body["token"].as_str().expect("a token").to_owned(),
+        }
+    }
+
+    /// A solo match; returns its view.
+    pub async fn solo(&self, p: &Player, game: &str, body: Value) -> Value {
+        let mut b = body;
+        b["game"] = json!(game);
+        let res = self.post("/v1/matches", &p.token, b).await;
+        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+        res.body
+    }
+
+    pub async fn play(&self, p: &Player, match_id: &str, mv: &str) -> Res {
+        self.post(
+            &format!("/v1/matches/{match_id}/moves"),
+            &p.token,
+            json!({ "move": mv }),
+        )
+        .await
+    }
+
+    pub async fn view(&self, p: &Player, match_id: &str) -> Value {
+        let res = self.get(&format!("/v1/matches/{match_id}"), &p.token).await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+        res.body
+    }
+
+    pub async fn events(&self, p: &Player, match_id: &str) -> Vec<Value> {
+        let res = self
+            .get(&format!("/v1/matches/{match_id}/events"), &p.token)
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+        res.body["events"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// A room with two members: host and guest.
+    pub async fn room(&self, host: &Player, guest: &Player, game: &str, settings: Value) -> Value {
+        let res = self
+            .post(
+                "/v1/rooms",
+                &host.token,
+                json!({"game": game, "settings": settings}),
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+        let code = res.body["code"].as_str().expect("a code").to_owned();
+        let joined = self
+            .post(&format!("/v1/rooms/{code}/join"), &guest.token, json!({}))
+            .await;
+        assert_eq!(joined.status, StatusCode::OK, "{:?}", joined.body);
+        joined.body
+    }
+
+    /// Moves the clock and runs the background work until nothing is due.
+    pub async fn advance(&self, seconds: i64) {
+        self.clock.advance(Duration::seconds(seconds));
+        self.run_workers().await;
+    }
+
+    pub async fn run_workers(&self) -> usize {
+        api::workers::run_until_idle(&self.state)
+            .await
+            .expect("workers run")
+    }
+}
+
+/// The event types of a list of events.
+pub fn types(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or(""))
+        .collect()
+}

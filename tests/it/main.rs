@@ -1,0 +1,12 @@
+//! One integration-test binary: the real application on a random port against a database of
+//! its own, cloned from a migrated template. Logs are silent unless `TEST_LOG=1`.
+
+mod cli;
+mod errors;
+mod helpers;
+mod lifecycle;
+mod matches;
+mod players;
+mod races;
+mod rooms;
+mod stream;

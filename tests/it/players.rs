@@ -1,0 +1,209 @@
+//! Players and tokens: sign-up, profile, refresh, and every way a token is refused.
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use api::auth::{Claims, Role};
+
+use crate::helpers::spawn_app;
+
+#[tokio::test]
+async fn a_new_player_gets_a_token_that_opens_their_profile() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let res = app
+        .get(&format!("/v1/players/{}", ada.id), &ada.token)
+        .await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body["name"], "Ada");
+    let r = &res.body["ratings"]["reversi"];
+    assert_eq!(
+        (r["rating"].as_f64(), r["deviation"].as_f64()),
+        (Some(1500.0), Some(350.0))
+    );
+    assert_eq!(
+        (r["games"].as_u64(), r["provisional"].as_bool()),
+        (Some(0), Some(true))
+    );
+}
+
+#[tokio::test]
+async fn names_must_have_one_to_thirty_two_characters() {
+    let app = spawn_app().await;
+    for (body, status) in [
+        (json!({"name": ""}), StatusCode::UNPROCESSABLE_ENTITY),
+        (json!({"name": "   "}), StatusCode::UNPROCESSABLE_ENTITY),
+        (
+            json!({"name": "x".repeat(33)}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (json!({"name": 7}), StatusCode::UNPROCESSABLE_ENTITY),
+        (json!({}), StatusCode::UNPROCESSABLE_ENTITY),
+        (
+            json!({"name": "Ada", "admin": true}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+    ] {
+        let res = app
+            .send(
+                app.http
+                    .post(format!("{}/v1/players", app.base))
+                    .json(&body),
+            )
+            .await;
+        assert_eq!(res.status, status, "{body}");
+        assert_eq!(res.code(), "invalid_request");
+    }
+    let res = app
+        .send(
+            app.http
+                .post(format!("{}/v1/players", app.base))
+                .header("content-type", "application/json")
+                .body("{\"name\": "),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::BAD_REQUEST);
+    assert_eq!(res.code(), "invalid_request");
+    assert!(
+        app.player(&"é".repeat(32)).await.id.len() > 10,
+        "32 characters, not bytes"
+    );
+}
+
+#[tokio::test]
+async fn a_valid_token_is_traded_for_a_fresh_one() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let res = app.post("/v1/tokens/refresh", &ada.token, json!({})).await;
+    assert_eq!(res.status, StatusCode::OK);
+    let fresh = res.body["token"].as_str().expect("a token");
+    let me = app.get(&format!("/v1/players/{}", ada.id), fresh).await;
+    assert_eq!(me.status, StatusCode::OK);
+}
+
+fn sign(claims: &Claims, secret: &[u8]) -> String {
+    jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        claims,
+        &EncodingKey::from_secret(secret).expect("a key"),
+    )
+    .expect("signed")
+}
+
+#[tokio::test]
+async fn expired_malformed_forged_unsigned_and_foreign_tokens_get_401() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let claims = |exp: i64, aud: &str| Claims {
+        sub: ada.id.clone(),
+        role: Role::Player,
+        iat: now - 10,
+        exp,
+        aud: aud.to_owned(),
+    };
+    let secret = api::auth::load_secret(&app.state.pool, None)
+        .await
+        .expect("the secret");
+    // Sanity: a token we sign with the server's secret works.
+    let good = sign(&claims(now + 600, "discs"), &secret);
+    assert_eq!(
+        app.get(&format!("/v1/players/{}", ada.id), &good)
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    let expired = sign(&claims(now - 3600, "discs"), &secret);
+    let foreign = sign(&claims(now + 600, "elsewhere"), &secret);
+    let forged = sign(
+        &claims(now + 600, "discs"),
+        b"not the server's secret at all!!",
+    );
+    let header = base64url(br#"{"alg":"none","typ":"JWT"}"#);
+    let payload = base64url(
+        serde_json::to_string(&claims(now + 600, "discs"))
+            .expect("json")
+            .as_bytes(),
+    );
+    let unsigned = format!("{header}.{payload}.");
+    for token in [
+        expired,
+        foreign,
+        forged,
+        unsigned,
+        "garbage".to_owned(),
+        String::new(),
+    ] {
+        let res = app.get(&format!("/v1/players/{}", ada.id), &token).await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{token}");
+        assert_eq!(res.code(), "unauthorized");
+        assert_eq!(
+            res.headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("application/problem+json")
+        );
+    }
+    let none = app
+        .send(app.http.get(format!("{}/v1/players/{}", app.base, ada.id)))
+        .await;
+    assert_eq!(none.status, StatusCode::UNAUTHORIZED);
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_generated_secret_survives_a_restart_and_works_on_another_instance() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let other = crate::helpers::spawn_on(&app.db_url, crate::helpers::config(&app.db_url)).await;
+    let res = other
+        .get(&format!("/v1/players/{}", ada.id), &ada.token)
+        .await;
+    assert_eq!(res.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn state_changing_calls_beyond_the_rate_limit_get_429_with_retry_after() {
+    let db = eventlog::testing::TestDb::migrated(2).await;
+    let mut config = crate::helpers::config(&db.url);
+    config.rate_per_second = 0.01;
+    config.rate_burst = 3.0;
+    let app = crate::helpers::spawn_on(&db.url, config).await;
+    let ada = app.player("Ada").await;
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        let res = app
+            .post("/v1/rooms", &ada.token, json!({"game": "reversi"}))
+            .await;
+        statuses.push(res.status);
+        if res.status == StatusCode::TOO_MANY_REQUESTS {
+            assert_eq!(res.code(), "rate_limited");
+            assert!(res.headers.get("retry-after").is_some());
+        }
+    }
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::CREATED,
+            StatusCode::CREATED,
+            StatusCode::CREATED,
+            StatusCode::TOO_MANY_REQUESTS
+        ]
+    );
+}

@@ -1,0 +1,128 @@
+//! Concurrency over HTTP: racing moves on one match, idempotent retries.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::spawn_app;
+
+#[tokio::test]
+async fn twenty_racing_moves_give_one_success_and_an_intact_log() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let room = app.room(&ada, &bob, "four_in_a_row", json!({})).await;
+    let room_id = room["room_id"].as_str().expect("room id");
+    let started = app
+        .post(
+            &format!("/v1/rooms/{room_id}/matches"),
+            &ada.token,
+            json!({}),
+        )
+        .await;
+    let id = started.body["match_id"]
+        .as_str()
+        .expect("match id")
+        .to_owned();
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(20));
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let (http, base, token, id, barrier) = (
+            app.http.clone(),
+            app.base.clone(),
+            ada.token.clone(),
+            id.clone(),
+            barrier.clone(),
+        );
+        // Half name the version they saw, half do not.
+        let body = if i % 2 == 0 {
+            json!({"move": ((i % 7) + 1).to_string(), "expected_version": 1})
+        } else {
+            json!({"move": ((i % 7) + 1).to_string()})
+        };
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let res = http
+                .post(format!("{base}/v1/matches/{id}/moves"))
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+                .await
+                .expect("an answer");
+            let status = res.status();
+            let body: serde_json::Value = res.json().await.unwrap_or_default();
+            (status, body["code"].as_str().unwrap_or("").to_owned())
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        let (status, code) = t.await.expect("task");
+        if status == StatusCode::OK {
+            ok += 1;
+        } else {
+            assert_eq!(status, StatusCode::CONFLICT);
+            assert!(
+                code == "version_conflict" || code == "not_your_turn",
+                "{code}"
+            );
+        }
+    }
+    assert_eq!(ok, 1);
+    let events = app.events(&ada, &id).await;
+    assert_eq!(events.len(), 2, "created and exactly one move");
+    let versions: Vec<u64> = events
+        .iter()
+        .filter_map(|e| e["version"].as_u64())
+        .collect();
+    assert_eq!(versions, [1, 2]);
+    let report = app.state.log.verify_all().await.expect("verify");
+    assert!(report.is_ok(), "{report:?}");
+}
+
+#[tokio::test]
+async fn a_retried_request_gets_the_first_answer_and_writes_nothing() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let view = app
+        .solo(&ada, "four_in_a_row", json!({"cpu_level": 1}))
+        .await;
+    let id = view["match_id"].as_str().expect("an id").to_owned();
+    let send = |key: &'static str, mv: &'static str| {
+        app.send(
+            app.http
+                .post(format!("{}/v1/matches/{id}/moves", app.base))
+                .bearer_auth(&ada.token)
+                .header("idempotency-key", key)
+                .json(&json!({"move": mv})),
+        )
+    };
+    let first = send("k-1", "4").await;
+    assert_eq!(first.status, StatusCode::OK);
+    let count = app.events(&ada, &id).await.len();
+    let again = send("k-1", "4").await;
+    assert_eq!((again.status, &again.body), (first.status, &first.body));
+    assert_eq!(app.events(&ada, &id).await.len(), count, "nothing written");
+    let other = send("k-1", "3").await;
+    assert_eq!(
+        (other.status, other.code()),
+        (StatusCode::CONFLICT, "idempotency_key_reused")
+    );
+
+    // Errors are answers too: an illegal move, retried, is the same error even once legal.
+    let bad = send("k-2", "9").await;
+    assert_eq!(bad.code(), "illegal_move");
+    assert_eq!(send("k-2", "9").await.body, bad.body);
+
+    // A solo creation retried makes one match.
+    let create = |key: &'static str| {
+        app.send(
+            app.http
+                .post(format!("{}/v1/matches", app.base))
+                .bearer_auth(&ada.token)
+                .header("idempotency-key", key)
+                .json(&json!({"game": "reversi"})),
+        )
+    };
+    let a = create("c-1").await;
+    let b = create("c-1").await;
+    assert_eq!(a.status, StatusCode::CREATED);
+    assert_eq!(a.body, b.body);
+}
