@@ -70,18 +70,22 @@ impl Checkpoint {
     pub const START: Checkpoint = Checkpoint { tx: 0, position: 0 };
 }
 
-const READ_STREAM: &str = "SELECT position, tx::text::bigint, stream_id, version, event_id, \
-    event_type, schema_version, data, actor, recorded_at, prev_hash, hash \
-    FROM events WHERE stream_id = $1 AND version > $2 ORDER BY version";
+// Columns are qualified throughout: the output column `tx::text::bigint` is named `tx`, and
+// an unqualified `ORDER BY tx` would sort by that bigint instead of walking the xid8 index.
+const READ_STREAM: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, e.version, \
+    e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, e.prev_hash, \
+    e.hash \
+    FROM events e WHERE e.stream_id = $1 AND e.version > $2 ORDER BY e.version";
 
 /// The xid8 horizon read (see the crate docs): one statement, so the horizon and the rows come
-/// from the same snapshot.
-const READ_ALL_AFTER: &str = "SELECT position, tx::text::bigint, stream_id, version, event_id, \
-    event_type, schema_version, data, actor, recorded_at, prev_hash, hash \
-    FROM events \
-    WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) \
-      AND (tx, position) > ($1::bigint::text::xid8, $2::bigint) \
-    ORDER BY tx, position \
+/// from the same snapshot. Served by the (tx, position) index, in index order.
+const READ_ALL_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, e.version, \
+    e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, e.prev_hash, \
+    e.hash \
+    FROM events e \
+    WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot()) \
+      AND (e.tx, e.position) > ($1::bigint::text::xid8, $2::bigint) \
+    ORDER BY e.tx, e.position \
     LIMIT $3";
 
 impl EventLog {
@@ -154,27 +158,22 @@ impl EventLog {
     }
 }
 
-/// Decodes a row whose first columns are, in order: position, tx (as bigint), stream_id,
-/// version, event_id, event_type, schema_version, data, actor, recorded_at, prev_hash, hash.
+/// Decodes a row whose columns are, in order: position, tx (as bigint), stream_id, version,
+/// event_id, event_type, schema_version, data, actor, recorded_at, prev_hash, hash.
 pub(crate) fn event_from_row(row: &Row) -> Result<RecordedEvent, Error> {
-    event_from_row_at(row, 0)
-}
-
-/// Decodes a row whose columns from `at` on are those of [`event_from_row`].
-pub(crate) fn event_from_row_at(row: &Row, at: usize) -> Result<RecordedEvent, Error> {
     Ok(RecordedEvent {
-        position: row.try_get(at)?,
-        tx: row.try_get(at + 1)?,
-        stream: row.try_get(at + 2)?,
-        version: row.try_get(at + 3)?,
-        event_id: row.try_get(at + 4)?,
-        event_type: row.try_get(at + 5)?,
-        schema_version: row.try_get(at + 6)?,
-        data: row.try_get(at + 7)?,
-        actor: row.try_get(at + 8)?,
-        recorded_at: row.try_get(at + 9)?,
-        prev_hash: hash_at(row, at + 10)?,
-        hash: hash_at(row, at + 11)?,
+        position: row.try_get(0)?,
+        tx: row.try_get(1)?,
+        stream: row.try_get(2)?,
+        version: row.try_get(3)?,
+        event_id: row.try_get(4)?,
+        event_type: row.try_get(5)?,
+        schema_version: row.try_get(6)?,
+        data: row.try_get(7)?,
+        actor: row.try_get(8)?,
+        recorded_at: row.try_get(9)?,
+        prev_hash: hash_at(row, 10)?,
+        hash: hash_at(row, 11)?,
     })
 }
 
