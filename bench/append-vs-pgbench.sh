@@ -2,6 +2,13 @@
 # append-vs-pgbench.sh: event-log appends/s next to pgbench's single-row INSERTs on the same
 # server, at 1, 8 and 32 concurrent clients.
 #
+# Three workloads take turns at each concurrency:
+#  * pgbench_scratch: one single-row INSERT into a scratch table per transaction (the aim is
+#    eventlog >= 60% of this);
+#  * pgbench_rows: the rows an append writes (one events row with its four indexes and one
+#    streams row), as one plain INSERT statement with no checks: the floor of the schema;
+#  * eventlog: the Rust bench, one-event appends through EventLog::append.
+#
 # Usage: bench/append-vs-pgbench.sh [seconds]   (default 10; DATABASE_URL = admin connection,
 #        default postgres://postgres@127.0.0.1:5432/postgres). Run from the repository root.
 # pgbench gets its own scratch database (discs_pgbench_<pid>), dropped at the end; the Rust
@@ -30,41 +37,49 @@ cleanup() {
 trap cleanup EXIT
 
 "$PSQL" -X -q "$ADMIN_URL" -c "CREATE DATABASE \"$SCRATCH\""
-# A scratch table shaped like an event row (identity key, text, jsonb, timestamp), one
-# single-row INSERT per transaction: the floor an append cannot beat on this server.
+"$PSQL" -X -q -v ON_ERROR_STOP=1 "$SCRATCH_URL" -f migrations/V1__event_log.sql
+# A scratch table shaped like a small event row (identity key, text, jsonb, timestamp).
 "$PSQL" -X -q "$SCRATCH_URL" -c "CREATE TABLE scratch (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     stream_id text NOT NULL,
     data jsonb NOT NULL,
     recorded_at timestamptz NOT NULL DEFAULT now())"
-cat > "$workdir/insert.sql" <<'SQL'
-\set m random(1, 1000000)
+cat > "$workdir/scratch.sql" <<'SQL'
+\set m random(1, 1000000000)
 INSERT INTO scratch (stream_id, data) VALUES ('match-' || :m, '{"seat":1,"move":"d3","by":"human"}');
+SQL
+cat > "$workdir/rows.sql" <<'SQL'
+WITH s AS (INSERT INTO streams VALUES (gen_random_uuid()::text, 1, sha256('\x00'::bytea)) RETURNING stream_id)
+INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, actor, recorded_at, prev_hash, hash)
+SELECT s.stream_id, 1, gen_random_uuid(), 'move_played', 1, '{"seat":1,"move":"d3","by":"human"}', gen_random_uuid(), now(), sha256('\x01'::bytea), sha256('\x02'::bytea) FROM s;
 SQL
 
 cargo build --release -q -p bench --bin eventlog-bench
 
 # pgbench and the Rust bench take turns at each concurrency, so that load from anything else on
 # the machine hits both sides of a row alike.
-declare -A PGB_TPS RUST_LINE
+declare -A SCRATCH_TPS ROWS_TPS RUST_LINE
+tps() { sed -n 's/^tps = \([0-9.]*\).*/\1/p'; }
 for c in "${CLIENTS[@]}"; do
     j=$(( c < 2 ? c : 2 ))
-    out="$("$PGBENCH" -n -f "$workdir/insert.sql" -c "$c" -j "$j" -T "$SECONDS_PER_RUN" "$SCRATCH_URL" 2>&1)"
-    PGB_TPS[$c]="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out")"
-    echo "pgbench clients=$c threads=$j tps=${PGB_TPS[$c]}"
+    SCRATCH_TPS[$c]="$("$PGBENCH" -n -f "$workdir/scratch.sql" -c "$c" -j "$j" -T "$SECONDS_PER_RUN" "$SCRATCH_URL" 2>&1 | tps)"
+    echo "pgbench workload=scratch clients=$c threads=$j tps=${SCRATCH_TPS[$c]}"
+    ROWS_TPS[$c]="$("$PGBENCH" -n -f "$workdir/rows.sql" -c "$c" -j "$j" -T "$SECONDS_PER_RUN" "$SCRATCH_URL" 2>&1 | tps)"
+    echo "pgbench workload=rows clients=$c threads=$j tps=${ROWS_TPS[$c]}"
     rust_out="$(DATABASE_URL="$ADMIN_URL" ./target/release/eventlog-bench append \
         --writers "$c" --seconds "$SECONDS_PER_RUN")"
     RUST_LINE[$c]="$(grep "^append writers=$c " <<<"$rust_out")"
     echo "${RUST_LINE[$c]}"
 done
 
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else print "n/a" }'; }
 echo
-printf '%-8s %12s %15s %7s %12s %12s\n' clients pgbench_tps eventlog_aps ratio append_p50 append_p99
+printf '%-8s %16s %13s %13s %11s %10s %12s %12s\n' clients pgbench_scratch pgbench_rows eventlog_aps vs_scratch vs_rows append_p50 append_p99
 for c in "${CLIENTS[@]}"; do
     line="${RUST_LINE[$c]}"
     aps="$(sed -n 's/.*appends_per_s=\([0-9.]*\).*/\1/p' <<<"$line")"
     p50="$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
     p99="$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
-    ratio="$(awk -v a="$aps" -v b="${PGB_TPS[$c]}" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else print "n/a" }')"
-    printf '%-8s %12.0f %15s %7s %10s ms %10s ms\n' "$c" "${PGB_TPS[$c]}" "$aps" "$ratio" "$p50" "$p99"
+    printf '%-8s %16.0f %13.0f %13s %11s %10s %9s ms %9s ms\n' "$c" "${SCRATCH_TPS[$c]}" "${ROWS_TPS[$c]}" \
+        "$aps" "$(pct "$aps" "${SCRATCH_TPS[$c]}")" "$(pct "$aps" "${ROWS_TPS[$c]}")" "$p50" "$p99"
 done

@@ -31,10 +31,12 @@ pub struct NewEvent {
 /// against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamAppend {
+    /// The stream to append to (`match-<uuid>`, `ticket-<uuid>`, ...).
     pub stream: String,
     /// The stream's version when the command was decided: 0 for a stream that must not exist
     /// yet, otherwise the version of its last event.
     pub expected_version: i64,
+    /// The events, in order; they get versions `expected_version + 1` onwards.
     pub events: Vec<NewEvent>,
 }
 
@@ -122,7 +124,7 @@ impl EventLog {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match call(&client, &prepared, &appends).await {
+            match call(&client, &prepared, &appends, Recheck::Yes).await {
                 Err(AppendError::Store(Error::Db(e)))
                     if attempt < 2 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) =>
                 {
@@ -135,7 +137,8 @@ impl EventLog {
 
     /// Runs the append on a client the caller controls, typically inside an open transaction.
     /// Exists so tests can hold an append's transaction open (the late-commit test); not part
-    /// of the supported API: on a conflict the caller's transaction is aborted.
+    /// of the supported API. A conflict aborts the caller's transaction, so it is reported as
+    /// is, without checking whether a twin of the command won.
     #[doc(hidden)]
     pub async fn append_on(
         client: &impl GenericClient,
@@ -143,7 +146,7 @@ impl EventLog {
         appends: Vec<StreamAppend>,
     ) -> Result<AppendOutcome, AppendError> {
         let prepared = prepare(command_id, &appends)?;
-        call(client, &prepared, &appends).await
+        call(client, &prepared, &appends, Recheck::No).await
     }
 }
 
@@ -252,11 +255,20 @@ fn has_nul(value: &Value) -> bool {
     }
 }
 
+/// Whether a conflict may be followed by a query on the same client (not inside a caller's
+/// transaction, which the conflict has aborted).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recheck {
+    Yes,
+    No,
+}
+
 /// One call of `eventlog_append`, and the classification of its answer.
 async fn call(
     client: &impl GenericClient,
     p: &Prepared,
     appends: &[StreamAppend],
+    recheck: Recheck,
 ) -> Result<AppendOutcome, AppendError> {
     let statement = client.prepare_cached(APPEND).await?;
     let result = client
@@ -290,6 +302,9 @@ async fn call(
         Ok(rows) => rows,
         Err(e) if e.code().map(SqlState::code) == Some(CONFLICT) => {
             let conflict = parse_conflict(&e)?;
+            if recheck == Recheck::No {
+                return Err(conflict);
+            }
             // A twin of this command may have won the race: then the answer is its outcome.
             return match events_of_command(client, p).await? {
                 Some(events) => Ok(AppendOutcome::AlreadyApplied(events)),

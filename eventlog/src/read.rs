@@ -17,18 +17,25 @@ pub struct RecordedEvent {
     pub position: i64,
     /// The id of the transaction that wrote the event (PostgreSQL `xid8`, as a 64-bit integer).
     pub tx: i64,
+    /// The stream the event belongs to.
     pub stream: String,
     /// 1, 2, 3 ... within the stream, without gaps.
     pub version: i64,
     /// Deterministic per (command, stream, index): see [`crate::event_id`].
     pub event_id: Uuid,
+    /// The snake_case type on the wire.
     pub event_type: String,
+    /// The version of `data`'s shape: decode with [`crate::decode()`].
     pub schema_version: i16,
+    /// The payload, as stored (jsonb keeps a number's value, not its spelling).
     pub data: Value,
+    /// The player who caused the event, if any.
     pub actor: Option<Uuid>,
     /// UTC, to the microsecond.
     pub recorded_at: OffsetDateTime,
+    /// The hash of the previous event of the stream (zeros for version 1).
     pub prev_hash: Hash,
+    /// `sha256(prev_hash || canonical bytes)`: see [`crate::canonical`].
     pub hash: Hash,
 }
 
@@ -61,7 +68,9 @@ impl RecordedEvent {
 /// processed. Ordered like the log. Projections store it with their read model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Checkpoint {
+    /// The writing transaction of the last event processed.
     pub tx: i64,
+    /// The position of the last event processed.
     pub position: i64,
 }
 
