@@ -9,13 +9,17 @@
 #    streams row), as one plain INSERT statement with no checks: the floor of the schema;
 #  * eventlog: the Rust bench, one-event appends through EventLog::append.
 #
-# Usage: bench/append-vs-pgbench.sh [seconds]   (default 10; DATABASE_URL = admin connection,
-#        default postgres://postgres@127.0.0.1:5432/postgres). Run from the repository root.
+# Usage: bench/append-vs-pgbench.sh [seconds] [rounds]   (defaults 10 and 3; DATABASE_URL =
+#        admin connection, default postgres://postgres@127.0.0.1:5432/postgres). Run from the
+#        repository root. Each workload runs `rounds` times per concurrency, the three taking
+#        turns, and the table shows medians: on a shared machine the load of other processes
+#        changes within seconds, and back-to-back turns keep the comparison fair.
 # pgbench gets its own scratch database (discs_pgbench_<pid>), dropped at the end; the Rust
 # bench creates and drops its own too.
 set -euo pipefail
 
 SECONDS_PER_RUN="${1:-10}"
+ROUNDS="${2:-3}"
 ADMIN_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 PGBENCH="${PGBENCH:-pgbench}"
 PSQL="${PSQL:-psql}"
@@ -58,28 +62,35 @@ cargo build --release -q -p bench --bin eventlog-bench
 
 # pgbench and the Rust bench take turns at each concurrency, so that load from anything else on
 # the machine hits both sides of a row alike.
-declare -A SCRATCH_TPS ROWS_TPS RUST_LINE
 tps() { sed -n 's/^tps = \([0-9.]*\).*/\1/p'; }
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else print "n/a" }'; }
+
+declare -A SCRATCH ROWS APS P50 P99
 for c in "${CLIENTS[@]}"; do
     j=$(( c < 2 ? c : 2 ))
-    SCRATCH_TPS[$c]="$("$PGBENCH" -n -f "$workdir/scratch.sql" -c "$c" -j "$j" -T "$SECONDS_PER_RUN" "$SCRATCH_URL" 2>&1 | tps)"
-    echo "pgbench workload=scratch clients=$c threads=$j tps=${SCRATCH_TPS[$c]}"
-    ROWS_TPS[$c]="$("$PGBENCH" -n -f "$workdir/rows.sql" -c "$c" -j "$j" -T "$SECONDS_PER_RUN" "$SCRATCH_URL" 2>&1 | tps)"
-    echo "pgbench workload=rows clients=$c threads=$j tps=${ROWS_TPS[$c]}"
-    rust_out="$(DATABASE_URL="$ADMIN_URL" ./target/release/eventlog-bench append \
-        --writers "$c" --seconds "$SECONDS_PER_RUN")"
-    RUST_LINE[$c]="$(grep "^append writers=$c " <<<"$rust_out")"
-    echo "${RUST_LINE[$c]}"
+    for round in $(seq 1 "$ROUNDS"); do
+        t="$("$PGBENCH" -n -f "$workdir/scratch.sql" -c "$c" -j "$j" -T "$SECONDS_PER_RUN" "$SCRATCH_URL" 2>&1 | tps)"
+        echo "pgbench workload=scratch clients=$c threads=$j round=$round tps=$t"
+        SCRATCH[$c]+=" $t"
+        t="$("$PGBENCH" -n -f "$workdir/rows.sql" -c "$c" -j "$j" -T "$SECONDS_PER_RUN" "$SCRATCH_URL" 2>&1 | tps)"
+        echo "pgbench workload=rows clients=$c threads=$j round=$round tps=$t"
+        ROWS[$c]+=" $t"
+        line="$(DATABASE_URL="$ADMIN_URL" ./target/release/eventlog-bench append \
+            --writers "$c" --seconds "$SECONDS_PER_RUN" | grep "^append writers=$c ")"
+        echo "$line round=$round"
+        APS[$c]+=" $(field appends_per_s <<<"$line")"
+        P50[$c]+=" $(field p50_ms <<<"$line")"
+        P99[$c]+=" $(field p99_ms <<<"$line")"
+    done
 done
 
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else print "n/a" }'; }
 echo
+echo "medians of $ROUNDS rounds of ${SECONDS_PER_RUN}s"
 printf '%-8s %16s %13s %13s %11s %10s %12s %12s\n' clients pgbench_scratch pgbench_rows eventlog_aps vs_scratch vs_rows append_p50 append_p99
 for c in "${CLIENTS[@]}"; do
-    line="${RUST_LINE[$c]}"
-    aps="$(sed -n 's/.*appends_per_s=\([0-9.]*\).*/\1/p' <<<"$line")"
-    p50="$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
-    p99="$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' <<<"$line")"
-    printf '%-8s %16.0f %13.0f %13s %11s %10s %9s ms %9s ms\n' "$c" "${SCRATCH_TPS[$c]}" "${ROWS_TPS[$c]}" \
-        "$aps" "$(pct "$aps" "${SCRATCH_TPS[$c]}")" "$(pct "$aps" "${ROWS_TPS[$c]}")" "$p50" "$p99"
+    s="$(median <<<"${SCRATCH[$c]}")"; r="$(median <<<"${ROWS[$c]}")"; a="$(median <<<"${APS[$c]}")"
+    printf '%-8s %16.0f %13.0f %13.0f %11s %10s %9s ms %9s ms\n' "$c" "$s" "$r" "$a" \
+        "$(pct "$a" "$s")" "$(pct "$a" "$r")" "$(median <<<"${P50[$c]}")" "$(median <<<"${P99[$c]}")"
 done
