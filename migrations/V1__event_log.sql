@@ -29,7 +29,7 @@ CREATE TABLE streams (
     stream_id text   PRIMARY KEY,
     version   bigint NOT NULL CHECK (version >= 1),
     last_hash bytea  NOT NULL CHECK (octet_length(last_hash) = 32)
-);
+) WITH (fillfactor = 70);  -- room on each page for HOT updates: every append rewrites its row
 
 -- Events are never updated or deleted (SPEC §3). This guard stops accidents; the hash chain
 -- catches anyone who disables it.
@@ -53,17 +53,19 @@ CREATE TRIGGER events_append_only
 -- canonical bytes as computed by the client (eventlog/src/canonical.rs); the hash chain is
 -- computed here as hash = sha256(prev_hash || content), prev_hash of version 1 = 32 zero bytes.
 --
--- Returns one row per event (columns r_*, named so as not to clash with the tables' columns).
 -- Outcomes:
---  * one of the event ids is already stored: the command was applied before; returns the rows
---    that its transaction wrote (applied = false) and writes nothing;
---  * a stream is not at its expected version: raises SQLSTATE ZC001 with a JSON detail
---    {"stream","expected","actual"}; the whole statement is rolled back. (The client then checks
---    whether a racing twin of the same command won, and answers "already applied" if so.)
---  * otherwise inserts the events and returns them (applied = true; event_type, data, actor and
---    recorded_at are returned as NULL: the caller has them).
+--  * one of the event ids is already stored: the command was applied before. Returns no rows
+--    and writes nothing (the client then reads what that command's transaction wrote);
+--  * a stream is not at its expected version (checked by a read, then enforced by the
+--    compare-and-set UPDATE ... WHERE version = expected, or by the INSERT of a new stream's
+--    row): raises SQLSTATE ZC001 with a JSON detail {"stream","expected","actual"}; the whole
+--    statement is rolled back. (The client then checks whether a racing twin of the same
+--    command won, and answers "already applied" if so.)
+--  * otherwise inserts the events and returns one row per event: its id, position, tx,
+--    version and hashes (columns r_*, named so as not to clash with the tables' columns).
 --
--- Streams are locked in stream_id order, so two multi-stream appends cannot deadlock.
+-- Streams are locked in stream_id order, so two multi-stream appends cannot deadlock. The
+-- single-stream case, nearly every append, takes a shorter path of two statements.
 CREATE FUNCTION eventlog_append(
     p_streams         text[],
     p_expected        bigint[],
@@ -76,22 +78,16 @@ CREATE FUNCTION eventlog_append(
     p_recorded_at     timestamptz[],
     p_content         bytea[]
 ) RETURNS TABLE (
-    r_applied        boolean,
-    r_position       bigint,
-    r_tx             bigint,
-    r_stream_id      text,
-    r_version        bigint,
-    r_event_id       uuid,
-    r_event_type     text,
-    r_schema_version smallint,
-    r_data           jsonb,
-    r_actor          uuid,
-    r_recorded_at    timestamptz,
-    r_prev_hash      bytea,
-    r_hash           bytea
+    r_event_id  uuid,
+    r_position  bigint,
+    r_tx        bigint,
+    r_version   bigint,
+    r_prev_hash bytea,
+    r_hash      bytea
 )
 LANGUAGE plpgsql AS $$
 DECLARE
+    v_genesis  CONSTANT bytea := '\x0000000000000000000000000000000000000000000000000000000000000000';
     v_n        integer := cardinality(p_streams);
     v_total    integer := cardinality(p_event_ids);
     v_start    integer[];
@@ -99,6 +95,7 @@ DECLARE
     v_version  bigint[];
     v_prev     bytea[];
     v_hash     bytea[];
+    v_order    integer[];
     v_done_tx  xid8;
     v_current  bigint;
     v_last     bytea;
@@ -116,47 +113,111 @@ BEGIN
        OR cardinality(p_recorded_at) <> v_total OR cardinality(p_content) <> v_total THEN
         RAISE EXCEPTION 'eventlog_append: argument arrays differ in length' USING ERRCODE = '22023';
     END IF;
-
-    -- Idempotency: a command whose events exist was applied; answer with what it wrote.
-    SELECT e.tx INTO v_done_tx FROM events e WHERE e.event_id = ANY (p_event_ids) LIMIT 1;
-    IF FOUND THEN
-        RETURN QUERY
-            SELECT false, e.position, e.tx::text::bigint, e.stream_id, e.version, e.event_id,
-                   e.event_type, e.schema_version, e.data, e.actor, e.recorded_at,
-                   e.prev_hash, e.hash
-            FROM events e
-            WHERE e.tx = v_done_tx
-            ORDER BY e.tx, e.position;
-        RETURN;
-    END IF;
-
-    -- Where each stream's events start in the flattened arrays.
-    v_start := array_fill(0, ARRAY[v_n]);
     FOR i IN 1 .. v_n LOOP
         IF p_counts[i] IS NULL OR p_counts[i] < 1 OR p_expected[i] IS NULL OR p_expected[i] < 0 THEN
             RAISE EXCEPTION 'eventlog_append: bad count or expected version for stream %', p_streams[i]
                 USING ERRCODE = '22023';
         END IF;
-        v_start[i] := k;
         k := k + p_counts[i];
     END LOOP;
     IF k - 1 <> v_total THEN
         RAISE EXCEPTION 'eventlog_append: counts do not add up to the number of events'
             USING ERRCODE = '22023';
     END IF;
+
+    IF v_n = 1 THEN
+        -- Idempotency and the stream's head, in one statement. The read of the head is plain:
+        -- the compare-and-set below is what enforces the version. If it matches, no update
+        -- committed since this read (each one bumps version), so this last_hash is the head.
+        SELECT (SELECT e.tx FROM events e WHERE e.event_id = ANY (p_event_ids) LIMIT 1),
+               s.version, s.last_hash
+          INTO v_done_tx, v_current, v_last
+          FROM (SELECT) AS one LEFT JOIN streams s ON s.stream_id = p_streams[1];
+        IF v_done_tx IS NOT NULL THEN
+            RETURN;
+        END IF;
+        IF coalesce(v_current, 0) <> p_expected[1] THEN
+            RAISE EXCEPTION 'version conflict on stream %: expected %, actual %',
+                    p_streams[1], p_expected[1], coalesce(v_current, 0)
+                USING ERRCODE = 'ZC001',
+                      DETAIL = json_build_object('stream', p_streams[1],
+                                                 'expected', p_expected[1],
+                                                 'actual', coalesce(v_current, 0))::text;
+        END IF;
+        v_last := coalesce(v_last, v_genesis);
+        v_version := array_fill(NULL::bigint, ARRAY[v_total]);
+        v_prev := array_fill(NULL::bytea, ARRAY[v_total]);
+        v_hash := array_fill(NULL::bytea, ARRAY[v_total]);
+        FOR j IN 1 .. v_total LOOP
+            v_version[j] := p_expected[1] + j;
+            v_prev[j] := v_last;
+            v_last := sha256(v_last || p_content[j]);
+            v_hash[j] := v_last;
+        END LOOP;
+        -- Compare-and-set the head and insert the events in one statement; the events are
+        -- inserted only if the head moved.
+        RETURN QUERY
+            WITH moved AS (
+                UPDATE streams s SET version = p_expected[1] + v_total, last_hash = v_last
+                WHERE p_expected[1] > 0 AND s.stream_id = p_streams[1] AND s.version = p_expected[1]
+                RETURNING 1
+            ), created AS (
+                INSERT INTO streams (stream_id, version, last_hash)
+                SELECT p_streams[1], v_total, v_last WHERE p_expected[1] = 0
+                ON CONFLICT (stream_id) DO NOTHING
+                RETURNING 1
+            )
+            INSERT INTO events AS e (stream_id, version, event_id, event_type, schema_version,
+                                     data, actor, recorded_at, prev_hash, hash)
+            SELECT p_streams[1], u.version, u.event_id, u.event_type, u.schema_version, u.data,
+                   u.actor, u.recorded_at, u.prev_hash, u.hash
+            FROM unnest(v_version, p_event_ids, p_types, p_schema_versions, p_data, p_actors,
+                        p_recorded_at, v_prev, v_hash)
+                 WITH ORDINALITY AS u(version, event_id, event_type, schema_version, data,
+                                      actor, recorded_at, prev_hash, hash, ord)
+            WHERE EXISTS (SELECT FROM moved) OR EXISTS (SELECT FROM created)
+            ORDER BY u.ord
+            RETURNING e.event_id, e.position, e.tx::text::bigint, e.version, e.prev_hash, e.hash;
+        IF NOT FOUND THEN
+            SELECT s.version INTO v_current FROM streams s WHERE s.stream_id = p_streams[1];
+            RAISE EXCEPTION 'version conflict on stream %: expected %, actual %',
+                    p_streams[1], p_expected[1], coalesce(v_current, 0)
+                USING ERRCODE = 'ZC001',
+                      DETAIL = json_build_object('stream', p_streams[1],
+                                                 'expected', p_expected[1],
+                                                 'actual', coalesce(v_current, 0))::text;
+        END IF;
+        RETURN;
+    END IF;
+
+    -- Several streams. Idempotency first.
+    PERFORM FROM events e WHERE e.event_id = ANY (p_event_ids) LIMIT 1;
+    IF FOUND THEN
+        RETURN;
+    END IF;
+
+    -- Where each stream's events start in the flattened arrays.
+    v_start := array_fill(0, ARRAY[v_n]);
+    k := 1;
+    FOR i IN 1 .. v_n LOOP
+        v_start[i] := k;
+        k := k + p_counts[i];
+    END LOOP;
     v_stream := array_fill(NULL::text, ARRAY[v_total]);
     v_version := array_fill(NULL::bigint, ARRAY[v_total]);
     v_prev := array_fill(NULL::bytea, ARRAY[v_total]);
     v_hash := array_fill(NULL::bytea, ARRAY[v_total]);
 
-    -- Compare-and-set every stream head, in stream_id order.
-    FOR i IN SELECT u.o FROM unnest(p_streams) WITH ORDINALITY AS u(s, o) ORDER BY u.s LOOP
+    -- Compare-and-set every stream head, in stream_id order (a fixed lock order).
+    SELECT array_agg(u.o ORDER BY u.s COLLATE "C") INTO v_order
+    FROM unnest(p_streams) WITH ORDINALITY AS u(s, o);
+    FOREACH i IN ARRAY v_order LOOP
         IF p_expected[i] = 0 THEN
-            v_last := '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea;
+            v_last := v_genesis;
         ELSE
+            -- A plain read, as above: the UPDATE below enforces the version.
             SELECT s.version, s.last_hash INTO v_current, v_last
-            FROM streams s WHERE s.stream_id = p_streams[i]
-            FOR UPDATE;
+            FROM streams s WHERE s.stream_id = p_streams[i];
             IF NOT FOUND OR v_current <> p_expected[i] THEN
                 RAISE EXCEPTION 'version conflict on stream %: expected %, actual %',
                         p_streams[i], p_expected[i], coalesce(v_current, 0)
@@ -206,8 +267,6 @@ BEGIN
              WITH ORDINALITY AS u(stream_id, version, event_id, event_type, schema_version, data,
                                   actor, recorded_at, prev_hash, hash, ord)
         ORDER BY u.ord
-        RETURNING true, e.position, e.tx::text::bigint, e.stream_id, e.version, e.event_id,
-                  NULL::text, NULL::smallint, NULL::jsonb, NULL::uuid, NULL::timestamptz,
-                  e.prev_hash, e.hash;
+        RETURNING e.event_id, e.position, e.tx::text::bigint, e.version, e.prev_hash, e.hash;
 END
 $$;

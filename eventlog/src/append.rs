@@ -4,7 +4,6 @@
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use time::OffsetDateTime;
-use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
@@ -32,10 +31,12 @@ pub struct NewEvent {
 /// against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamAppend {
+    /// The stream to append to (`match-<uuid>`, `ticket-<uuid>`, ...).
     pub stream: String,
     /// The stream's version when the command was decided: 0 for a stream that must not exist
     /// yet, otherwise the version of its last event.
     pub expected_version: i64,
+    /// The events, in order; they get versions `expected_version + 1` onwards.
     pub events: Vec<NewEvent>,
 }
 
@@ -70,14 +71,15 @@ impl AppendOutcome {
 /// SQLSTATE raised by `eventlog_append` when a stream is not at its expected version.
 const CONFLICT: &str = "ZC001";
 
-const APPEND: &str = "SELECT r_applied, r_position, r_tx, r_stream_id, r_version, r_event_id, \
-    r_event_type, r_schema_version, r_data, r_actor, r_recorded_at, r_prev_hash, r_hash \
+const APPEND: &str = "SELECT r_event_id, r_position, r_tx, r_version, r_prev_hash, r_hash \
     FROM eventlog_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
-const EVENTS_OF_COMMAND: &str = "SELECT position, tx::text::bigint, stream_id, version, \
-    event_id, event_type, schema_version, data, actor, recorded_at, prev_hash, hash \
-    FROM events WHERE tx = (SELECT tx FROM events WHERE event_id = ANY($1) LIMIT 1) \
-    ORDER BY tx, position";
+const EVENTS_OF_COMMAND: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, \
+    e.version, e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, \
+    e.prev_hash, e.hash \
+    FROM events e \
+    WHERE e.tx = (SELECT d.tx FROM events d WHERE d.event_id = ANY($1) LIMIT 1) \
+    ORDER BY e.tx, e.position";
 
 /// The arguments of one `eventlog_append` call, in the caller's order.
 struct Prepared {
@@ -122,7 +124,7 @@ impl EventLog {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match call(&client, &prepared, &appends).await {
+            match call(&client, &prepared, &appends, Recheck::Yes).await {
                 Err(AppendError::Store(Error::Db(e)))
                     if attempt < 2 && e.code() == Some(&SqlState::UNIQUE_VIOLATION) =>
                 {
@@ -135,7 +137,8 @@ impl EventLog {
 
     /// Runs the append on a client the caller controls, typically inside an open transaction.
     /// Exists so tests can hold an append's transaction open (the late-commit test); not part
-    /// of the supported API: on a conflict the caller's transaction is aborted.
+    /// of the supported API. A conflict aborts the caller's transaction, so it is reported as
+    /// is, without checking whether a twin of the command won.
     #[doc(hidden)]
     pub async fn append_on(
         client: &impl GenericClient,
@@ -143,7 +146,7 @@ impl EventLog {
         appends: Vec<StreamAppend>,
     ) -> Result<AppendOutcome, AppendError> {
         let prepared = prepare(command_id, &appends)?;
-        call(client, &prepared, &appends).await
+        call(client, &prepared, &appends, Recheck::No).await
     }
 }
 
@@ -252,11 +255,20 @@ fn has_nul(value: &Value) -> bool {
     }
 }
 
+/// Whether a conflict may be followed by a query on the same client (not inside a caller's
+/// transaction, which the conflict has aborted).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recheck {
+    Yes,
+    No,
+}
+
 /// One call of `eventlog_append`, and the classification of its answer.
 async fn call(
     client: &impl GenericClient,
     p: &Prepared,
     appends: &[StreamAppend],
+    recheck: Recheck,
 ) -> Result<AppendOutcome, AppendError> {
     let statement = client.prepare_cached(APPEND).await?;
     let result = client
@@ -277,34 +289,30 @@ async fn call(
         )
         .await;
     let rows = match result {
+        Ok(rows) if rows.is_empty() => {
+            // The function found the command's events: answer with what it wrote.
+            return match events_of_command(client, p).await? {
+                Some(events) => Ok(AppendOutcome::AlreadyApplied(events)),
+                None => Err(Error::Corrupt(
+                    "eventlog_append found the command applied, but its events are gone".into(),
+                )
+                .into()),
+            };
+        }
         Ok(rows) => rows,
         Err(e) if e.code().map(SqlState::code) == Some(CONFLICT) => {
             let conflict = parse_conflict(&e)?;
-            // A twin of this command may have won the race: then the answer is its outcome.
-            let statement = client.prepare_cached(EVENTS_OF_COMMAND).await?;
-            let rows = client.query(&statement, &[&p.event_ids]).await?;
-            if rows.is_empty() {
+            if recheck == Recheck::No {
                 return Err(conflict);
             }
-            let events = rows
-                .iter()
-                .map(read::event_from_row)
-                .collect::<Result<Vec<_>, Error>>()?;
-            return Ok(AppendOutcome::AlreadyApplied(events));
+            // A twin of this command may have won the race: then the answer is its outcome.
+            return match events_of_command(client, p).await? {
+                Some(events) => Ok(AppendOutcome::AlreadyApplied(events)),
+                None => Err(conflict),
+            };
         }
         Err(e) => return Err(e.into()),
     };
-    let Some(first) = rows.first() else {
-        return Err(Error::Corrupt("eventlog_append returned no rows".into()).into());
-    };
-    let applied: bool = first.try_get(0)?;
-    if !applied {
-        let events = rows
-            .iter()
-            .map(|row| read::event_from_row_at(row, 1))
-            .collect::<Result<Vec<_>, Error>>()?;
-        return Ok(AppendOutcome::AlreadyApplied(events));
-    }
     if rows.len() != p.event_ids.len() {
         return Err(Error::Corrupt(format!(
             "eventlog_append wrote {} rows for {} events",
@@ -315,12 +323,16 @@ async fn call(
     }
     // Answer in the caller's order, matching rows by event id (RETURNING's order is not
     // promised by PostgreSQL).
-    let new_events = appends.iter().flat_map(|a| a.events.iter());
+    let new_events = appends
+        .iter()
+        .flat_map(|a| a.events.iter().map(move |e| (a.stream.as_str(), e)));
     let mut events = Vec::with_capacity(rows.len());
-    for ((event, event_id), recorded_at) in new_events.zip(&p.event_ids).zip(&p.recorded_at) {
+    for (((stream, event), event_id), recorded_at) in
+        new_events.zip(&p.event_ids).zip(&p.recorded_at)
+    {
         let mut found = None;
         for row in &rows {
-            if row.try_get::<_, Uuid>(5)? == *event_id {
+            if row.try_get::<_, Uuid>(0)? == *event_id {
                 found = Some(row);
                 break;
             }
@@ -328,33 +340,40 @@ async fn call(
         let row = found.ok_or_else(|| {
             Error::Corrupt(format!("eventlog_append did not return event {event_id}"))
         })?;
-        events.push(recorded_from_insert(row, event, *event_id, *recorded_at)?);
+        events.push(RecordedEvent {
+            position: row.try_get(1)?,
+            tx: row.try_get(2)?,
+            stream: stream.to_owned(),
+            version: row.try_get(3)?,
+            event_id: *event_id,
+            event_type: event.event_type.clone(),
+            schema_version: event.schema_version,
+            data: event.data.clone(),
+            actor: event.actor,
+            recorded_at: *recorded_at,
+            prev_hash: read::hash_at(row, 4)?,
+            hash: read::hash_at(row, 5)?,
+        });
     }
     Ok(AppendOutcome::Appended(events))
 }
 
-/// Builds the recorded event from the function's answer (position, tx, version, hashes) and
-/// the caller's input (everything else).
-fn recorded_from_insert(
-    row: &Row,
-    event: &NewEvent,
-    event_id: Uuid,
-    recorded_at: OffsetDateTime,
-) -> Result<RecordedEvent, Error> {
-    Ok(RecordedEvent {
-        position: row.try_get(1)?,
-        tx: row.try_get(2)?,
-        stream: row.try_get(3)?,
-        version: row.try_get(4)?,
-        event_id,
-        event_type: event.event_type.clone(),
-        schema_version: event.schema_version,
-        data: event.data.clone(),
-        actor: event.actor,
-        recorded_at,
-        prev_hash: read::hash_at(row, 11)?,
-        hash: read::hash_at(row, 12)?,
-    })
+/// The events written by the transaction that stored any of the command's event ids, in
+/// position order; `None` if the command has not been applied.
+async fn events_of_command(
+    client: &impl GenericClient,
+    p: &Prepared,
+) -> Result<Option<Vec<RecordedEvent>>, AppendError> {
+    let statement = client.prepare_cached(EVENTS_OF_COMMAND).await?;
+    let rows = client.query(&statement, &[&p.event_ids]).await?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let events = rows
+        .iter()
+        .map(read::event_from_row)
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(Some(events))
 }
 
 fn parse_conflict(e: &tokio_postgres::Error) -> Result<AppendError, AppendError> {

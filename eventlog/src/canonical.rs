@@ -56,6 +56,7 @@ const TAG: &[u8] = b"discs.event.v1";
 /// The fields of an event that its hash covers, borrowed from wherever they live (a
 /// [`crate::NewEvent`] about to be appended, or a row read back for an audit).
 #[derive(Debug, Clone, Copy)]
+#[allow(missing_docs)] // the fields are the columns of the same names
 pub struct EventContent<'a> {
     pub stream: &'a str,
     pub version: i64,

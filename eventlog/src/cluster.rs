@@ -18,21 +18,34 @@ use std::time::Duration;
 /// that starts later.
 pub const PRIVATE_PORT: u16 = 54329;
 
+/// Why no server could be found or started.
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
+    /// Nothing answers at the URL, and it names another machine.
     #[error("no PostgreSQL server answers at {0}, and it is not on this machine")]
     Remote(String),
     #[error(
         "no PostgreSQL server answers at {0}, and no PostgreSQL installation (initdb, pg_ctl) was found; install PostgreSQL or set DATABASE_URL"
     )]
+    /// Nothing answers, and no `initdb`/`pg_ctl` was found to start a cluster.
     NotInstalled(String),
+    /// The URL is not a `postgres://` URL.
     #[error("malformed database URL `{0}`")]
     BadUrl(String),
+    /// A PostgreSQL tool failed (`initdb`, `pg_ctl`, ...).
     #[error("{action} failed: {detail}")]
-    Command { action: String, detail: String },
+    Command {
+        /// What was run.
+        action: String,
+        /// What it printed.
+        detail: String,
+    },
+    /// The data folder or its lock file could not be used.
     #[error("I/O on {path}: {source}")]
     Io {
+        /// The file or folder.
         path: PathBuf,
+        /// The failure.
         source: std::io::Error,
     },
 }
@@ -41,12 +54,21 @@ pub enum ClusterError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Server {
     /// A server answered at the configured URL.
-    Running { url: String },
+    Running {
+        /// The configured URL.
+        url: String,
+    },
     /// None answered; a private cluster in `data_dir` serves at `url`.
-    Private { url: String, data_dir: PathBuf },
+    Private {
+        /// The configured URL on the private cluster's port.
+        url: String,
+        /// The cluster's folder (data, log, lock file).
+        data_dir: PathBuf,
+    },
 }
 
 impl Server {
+    /// The URL to connect to.
     pub fn url(&self) -> &str {
         match self {
             Server::Running { url } | Server::Private { url, .. } => url,

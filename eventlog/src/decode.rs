@@ -18,7 +18,9 @@ pub type UpcastFn = fn(Value) -> Result<Value, String>;
 /// never changed has `current: 1` and no steps.
 #[derive(Debug, Clone, Copy)]
 pub struct PayloadSchema<'a> {
+    /// The version the domain type reads.
     pub current: i16,
+    /// `steps[i]` lifts version `i + 1` to `i + 2`.
     pub steps: &'a [UpcastFn],
 }
 
@@ -32,6 +34,7 @@ impl PayloadSchema<'static> {
 
 /// Why a stored payload could not become a domain value.
 #[derive(Debug, thiserror::Error)]
+#[allow(missing_docs)] // fields: the event's type, its stored version, and what went wrong
 pub enum DecodeError {
     /// Written by a newer build (or a version no upcaster reaches): this build must not guess.
     #[error(

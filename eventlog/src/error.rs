@@ -36,6 +36,7 @@ pub enum Error {
 /// Why an append wrote nothing. `Conflict` is the expected outcome of a lost race and maps to
 /// a 409 upstream; the input cases are programming errors of the caller; `Store` is unexpected.
 #[derive(Debug, thiserror::Error)]
+#[allow(missing_docs)] // Conflict's fields say it all: which stream, which version, which one it is at
 pub enum AppendError {
     /// The stream is not at the version the command was decided against; nothing was written.
     #[error("version conflict on stream {stream}: expected {expected}, actual {actual}")]

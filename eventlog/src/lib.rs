@@ -33,6 +33,8 @@
 //! The SQL lives next to the code that runs it; migrations run under an advisory lock
 //! ([`migrate`]), so instances starting together do not race.
 
+#![warn(missing_docs)]
+
 mod append;
 pub mod canonical;
 pub mod cluster;

@@ -17,18 +17,25 @@ pub struct RecordedEvent {
     pub position: i64,
     /// The id of the transaction that wrote the event (PostgreSQL `xid8`, as a 64-bit integer).
     pub tx: i64,
+    /// The stream the event belongs to.
     pub stream: String,
     /// 1, 2, 3 ... within the stream, without gaps.
     pub version: i64,
     /// Deterministic per (command, stream, index): see [`crate::event_id`].
     pub event_id: Uuid,
+    /// The snake_case type on the wire.
     pub event_type: String,
+    /// The version of `data`'s shape: decode with [`crate::decode()`].
     pub schema_version: i16,
+    /// The payload, as stored (jsonb keeps a number's value, not its spelling).
     pub data: Value,
+    /// The player who caused the event, if any.
     pub actor: Option<Uuid>,
     /// UTC, to the microsecond.
     pub recorded_at: OffsetDateTime,
+    /// The hash of the previous event of the stream (zeros for version 1).
     pub prev_hash: Hash,
+    /// `sha256(prev_hash || canonical bytes)`: see [`crate::canonical`].
     pub hash: Hash,
 }
 
@@ -61,7 +68,9 @@ impl RecordedEvent {
 /// processed. Ordered like the log. Projections store it with their read model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Checkpoint {
+    /// The writing transaction of the last event processed.
     pub tx: i64,
+    /// The position of the last event processed.
     pub position: i64,
 }
 
@@ -70,18 +79,22 @@ impl Checkpoint {
     pub const START: Checkpoint = Checkpoint { tx: 0, position: 0 };
 }
 
-const READ_STREAM: &str = "SELECT position, tx::text::bigint, stream_id, version, event_id, \
-    event_type, schema_version, data, actor, recorded_at, prev_hash, hash \
-    FROM events WHERE stream_id = $1 AND version > $2 ORDER BY version";
+// Columns are qualified throughout: the output column `tx::text::bigint` is named `tx`, and
+// an unqualified `ORDER BY tx` would sort by that bigint instead of walking the xid8 index.
+const READ_STREAM: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, e.version, \
+    e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, e.prev_hash, \
+    e.hash \
+    FROM events e WHERE e.stream_id = $1 AND e.version > $2 ORDER BY e.version";
 
 /// The xid8 horizon read (see the crate docs): one statement, so the horizon and the rows come
-/// from the same snapshot.
-const READ_ALL_AFTER: &str = "SELECT position, tx::text::bigint, stream_id, version, event_id, \
-    event_type, schema_version, data, actor, recorded_at, prev_hash, hash \
-    FROM events \
-    WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) \
-      AND (tx, position) > ($1::bigint::text::xid8, $2::bigint) \
-    ORDER BY tx, position \
+/// from the same snapshot. Served by the (tx, position) index, in index order.
+const READ_ALL_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, e.version, \
+    e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, e.prev_hash, \
+    e.hash \
+    FROM events e \
+    WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot()) \
+      AND (e.tx, e.position) > ($1::bigint::text::xid8, $2::bigint) \
+    ORDER BY e.tx, e.position \
     LIMIT $3";
 
 impl EventLog {
@@ -154,27 +167,22 @@ impl EventLog {
     }
 }
 
-/// Decodes a row whose first columns are, in order: position, tx (as bigint), stream_id,
-/// version, event_id, event_type, schema_version, data, actor, recorded_at, prev_hash, hash.
+/// Decodes a row whose columns are, in order: position, tx (as bigint), stream_id, version,
+/// event_id, event_type, schema_version, data, actor, recorded_at, prev_hash, hash.
 pub(crate) fn event_from_row(row: &Row) -> Result<RecordedEvent, Error> {
-    event_from_row_at(row, 0)
-}
-
-/// Decodes a row whose columns from `at` on are those of [`event_from_row`].
-pub(crate) fn event_from_row_at(row: &Row, at: usize) -> Result<RecordedEvent, Error> {
     Ok(RecordedEvent {
-        position: row.try_get(at)?,
-        tx: row.try_get(at + 1)?,
-        stream: row.try_get(at + 2)?,
-        version: row.try_get(at + 3)?,
-        event_id: row.try_get(at + 4)?,
-        event_type: row.try_get(at + 5)?,
-        schema_version: row.try_get(at + 6)?,
-        data: row.try_get(at + 7)?,
-        actor: row.try_get(at + 8)?,
-        recorded_at: row.try_get(at + 9)?,
-        prev_hash: hash_at(row, at + 10)?,
-        hash: hash_at(row, at + 11)?,
+        position: row.try_get(0)?,
+        tx: row.try_get(1)?,
+        stream: row.try_get(2)?,
+        version: row.try_get(3)?,
+        event_id: row.try_get(4)?,
+        event_type: row.try_get(5)?,
+        schema_version: row.try_get(6)?,
+        data: row.try_get(7)?,
+        actor: row.try_get(8)?,
+        recorded_at: row.try_get(9)?,
+        prev_hash: hash_at(row, 10)?,
+        hash: hash_at(row, 11)?,
     })
 }
 

@@ -179,9 +179,13 @@ async fn drop_stale_test_databases(admin: &Client) {
 
 /// A database of its own for one test; dropped (with its connections) when this is dropped.
 pub struct TestDb {
+    /// The database's name (`discs_test_<unix secs>_<random>`).
     pub name: String,
+    /// Its URL.
     pub url: String,
+    /// A pool on it.
     pub pool: Pool,
+    /// The event log on that pool.
     pub log: EventLog,
 }
 

@@ -12,7 +12,9 @@ use crate::read::{RecordedEvent, event_from_row, hash_at};
 /// The result of an audit: how much was checked and every stream whose chain is broken.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ChainReport {
+    /// Streams looked at (with events, or with a head row only).
     pub streams_checked: u64,
+    /// Events whose links were recomputed or skipped after a break.
     pub events_checked: u64,
     /// The first broken link of each broken stream, by stream id.
     pub broken: Vec<BrokenLink>,
@@ -28,15 +30,18 @@ impl ChainReport {
 /// Where a stream's chain first breaks. Everything after it in that stream is unverified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokenLink {
+    /// The broken stream.
     pub stream: String,
     /// The version of the event where the break shows (for a head mismatch: the version of
     /// the stream's last event, 0 if it has none).
     pub version: i64,
+    /// What is wrong there.
     pub problem: LinkProblem,
 }
 
 /// What is wrong with a link.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(missing_docs)] // fields: what the chain says (expected/computed) against what is stored
 pub enum LinkProblem {
     /// Versions do not run 1, 2, 3 ...: an event is missing or was inserted.
     Gap { expected_version: i64 },

@@ -207,3 +207,28 @@ async fn a_follower_racing_concurrent_writers_sees_every_event_once_in_order() {
             .all(|w| w[0].checkpoint() < w[1].checkpoint())
     );
 }
+
+#[tokio::test]
+async fn for_each_after_folds_every_committed_event_and_returns_the_last_checkpoint() {
+    let db = TestDb::migrated(2).await;
+    for s in 0..5 {
+        let _ = db
+            .log
+            .append(
+                Uuid::new_v4(),
+                to_stream(&format!("match-{s}"), 0, moves(0, 3)),
+            )
+            .await
+            .expect("append");
+    }
+    let (expected, _) = catch_up(&db.log, Checkpoint::START, 100, 15).await;
+    let mut seen = Vec::new();
+    let end = db
+        .log
+        .for_each_after(Checkpoint::START, 4, |e| seen.push(e.event_id))
+        .await
+        .expect("fold");
+    // Nothing else writes to this database, so by now the fold sees all of it.
+    assert_eq!(seen, ids(&expected));
+    assert_eq!(end, expected[14].checkpoint());
+}

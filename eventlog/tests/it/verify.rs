@@ -210,3 +210,27 @@ fn the_canonical_json_of_a_value_does_not_depend_on_key_insertion_order() {
     let b: Value = serde_json::from_str(r#"{"a":{"x":null,"y":[1,2]},"b":1.0}"#).expect("json");
     assert_eq!(canonical::canonical_json(&a), canonical::canonical_json(&b));
 }
+
+#[tokio::test]
+async fn a_head_row_without_events_is_reported() {
+    let db = TestDb::migrated(2).await;
+    three_streams(&db).await;
+    db.client()
+        .await
+        .batch_execute("INSERT INTO streams VALUES ('match-ghost', 3, sha256('\\x00'::bytea))")
+        .await
+        .expect("ghost head");
+    let report = db.log.verify_all().await.expect("verify");
+    let (stream, version, problem) = only_break(&report.broken);
+    assert_eq!((stream, version), ("match-ghost", 0));
+    assert!(matches!(
+        problem,
+        LinkProblem::Head {
+            head_version: Some(3),
+            last_hash: None,
+            ..
+        }
+    ));
+    let one = db.log.verify_stream("match-ghost").await.expect("verify");
+    assert_eq!(one.broken, report.broken);
+}

@@ -1,0 +1,465 @@
+//! `eventlog-bench`: throughput of the event log on a real PostgreSQL — appends per second at
+//! several concurrencies, and replay of a million events next to a raw `COPY` of the same rows.
+//!
+//! It creates its own database `discs_bench_<pid>_<random>` on the server of `DATABASE_URL`
+//! and drops it at the end (unless `--keep`). Results are printed as `key=value` lines that
+//! `bench/append-vs-pgbench.sh` reads.
+
+use std::pin::pin;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use eventlog::canonical::{self, EventContent, GENESIS, Hash};
+use eventlog::{AppendOutcome, Checkpoint, EventLog, NewEvent, RecordedEvent, StreamAppend};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, NoTls};
+use uuid::Uuid;
+
+#[derive(Parser)]
+#[command(about = "Throughput of the discs event log")]
+struct Cli {
+    /// Admin connection to the server to measure (the bench creates its own database there).
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/postgres"
+    )]
+    database_url: String,
+    /// Keep the bench database instead of dropping it.
+    #[arg(long)]
+    keep: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Clone)]
+enum Command {
+    /// Concurrent writers, each appending one-event commands to its own match streams.
+    Append {
+        /// Writer counts to measure, one run each.
+        #[arg(long, value_delimiter = ',', default_value = "1,8,32")]
+        writers: Vec<usize>,
+        /// Length of each run.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        /// Events per match stream before a writer starts a new one.
+        #[arg(long, default_value_t = 40)]
+        events_per_stream: i64,
+    },
+    /// Bulk-load streams with valid hash chains, then replay them all with `read_all_after`
+    /// and compare with a raw COPY of the same rows.
+    Replay {
+        #[arg(long, default_value_t = 25_000)]
+        streams: usize,
+        #[arg(long, default_value_t = 40)]
+        events_per_stream: usize,
+        /// Events per `read_all_after` call.
+        #[arg(long, default_value_t = 5000)]
+        batch: i64,
+        /// Also time `verify_all` over the loaded log.
+        #[arg(long)]
+        verify: bool,
+    },
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let name = format!(
+        "discs_bench_{}_{}",
+        std::process::id(),
+        &Uuid::new_v4().simple().to_string()[..8]
+    );
+    let admin = raw_client(&cli.database_url).await?;
+    admin
+        .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+        .await
+        .with_context(|| format!("create database {name}"))?;
+    println!("database={name}");
+    let url = url_for(&cli.database_url, &name);
+    let result = run(&cli, &url).await;
+    if !cli.keep {
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+            .await
+            .with_context(|| format!("drop database {name}"))?;
+    }
+    result
+}
+
+async fn run(cli: &Cli, url: &str) -> Result<()> {
+    let pool = eventlog::connect(url, 1).await?;
+    eventlog::migrate(&pool).await?;
+    drop(pool);
+    let commands = match &cli.command {
+        Some(c) => vec![c.clone()],
+        None => vec![
+            Command::Append {
+                writers: vec![1, 8, 32],
+                seconds: 10,
+                events_per_stream: 40,
+            },
+            Command::Replay {
+                streams: 25_000,
+                events_per_stream: 40,
+                batch: 5000,
+                verify: false,
+            },
+        ],
+    };
+    for command in commands {
+        match command {
+            Command::Append {
+                writers,
+                seconds,
+                events_per_stream,
+            } => {
+                for (run, &w) in writers.iter().enumerate() {
+                    bench_appends(url, run, w, Duration::from_secs(seconds), events_per_stream)
+                        .await?;
+                }
+            }
+            Command::Replay {
+                streams,
+                events_per_stream,
+                batch,
+                verify,
+            } => bench_replay(url, streams, events_per_stream, batch, verify).await?,
+        }
+    }
+    Ok(())
+}
+
+/// A realistic move event: small JSON, a player, a timestamp.
+fn move_event(i: i64, actor: Uuid) -> NewEvent {
+    NewEvent {
+        event_type: "move_played".to_owned(),
+        schema_version: 1,
+        data: move_data(i),
+        actor: Some(actor),
+        recorded_at: OffsetDateTime::now_utc(),
+    }
+}
+
+fn move_data(i: i64) -> Value {
+    const SQUARES: [&str; 8] = ["d3", "c4", "f5", "e6", "c3", "f4", "e3", "d6"];
+    json!({"seat": 1 + i % 2, "move": SQUARES[(i % 8) as usize], "by": "human"})
+}
+
+async fn bench_appends(
+    url: &str,
+    run: usize,
+    writers: usize,
+    duration: Duration,
+    events_per_stream: i64,
+) -> Result<()> {
+    let pool = eventlog::connect(url, writers).await?;
+    let log = EventLog::new(pool.clone());
+    {
+        // Open every connection before the clock starts.
+        let mut held = Vec::new();
+        for _ in 0..writers {
+            held.push(pool.get().await?);
+        }
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(writers));
+    let tasks: Vec<_> = (0..writers)
+        .map(|w| {
+            let log = log.clone();
+            let barrier = barrier.clone();
+            tokio::spawn(async move {
+                let actor = Uuid::new_v4();
+                let mut latencies = Vec::with_capacity(1 << 16);
+                let mut stream_no = 0;
+                let mut stream = format!("match-{run}-{w}-{stream_no}");
+                let mut version = 0;
+                barrier.wait().await;
+                let deadline = Instant::now() + duration;
+                while Instant::now() < deadline {
+                    if version == events_per_stream {
+                        stream_no += 1;
+                        stream = format!("match-{run}-{w}-{stream_no}");
+                        version = 0;
+                    }
+                    let append = StreamAppend {
+                        stream: stream.clone(),
+                        expected_version: version,
+                        events: vec![move_event(version, actor)],
+                    };
+                    let started = Instant::now();
+                    let outcome = log.append(Uuid::new_v4(), append).await?;
+                    latencies.push(started.elapsed());
+                    anyhow::ensure!(matches!(outcome, AppendOutcome::Appended(_)));
+                    version += 1;
+                }
+                anyhow::Ok(latencies)
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await??);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    latencies.sort_unstable();
+    let pct = |p: f64| -> f64 {
+        let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
+        latencies.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    println!(
+        "append writers={writers} appends={} seconds={elapsed:.2} appends_per_s={:.0} p50_ms={:.2} p99_ms={:.2}",
+        latencies.len(),
+        latencies.len() as f64 / elapsed,
+        pct(0.50),
+        pct(0.99)
+    );
+    pool.close();
+    Ok(())
+}
+
+async fn bench_replay(
+    url: &str,
+    streams: usize,
+    events_per_stream: usize,
+    batch: i64,
+    verify: bool,
+) -> Result<()> {
+    let client = raw_client(url).await?;
+    let started = Instant::now();
+    let loaded = load(&client, streams, events_per_stream).await?;
+    let load_secs = started.elapsed().as_secs_f64();
+    println!(
+        "load events={loaded} seconds={load_secs:.2} events_per_s={:.0}",
+        loaded as f64 / load_secs
+    );
+    client.batch_execute("VACUUM (ANALYZE) events").await?;
+    client.batch_execute("VACUUM (ANALYZE) streams").await?;
+
+    let pool = eventlog::connect(url, 2).await?;
+    let log = EventLog::new(pool);
+    for round in 1..=2 {
+        // The fold: plug the domain's evolve in here. This one touches every field a real
+        // fold would look at, so nothing is optimised away.
+        let mut events = 0_u64;
+        let mut checksum = 0_i64;
+        let started = Instant::now();
+        let end = replay(&log, Checkpoint::START, batch, |e| {
+            events += 1;
+            checksum = checksum
+                .wrapping_add(e.version)
+                .wrapping_add(e.data.as_object().map_or(0, |o| o.len() as i64));
+        })
+        .await?;
+        let secs = started.elapsed().as_secs_f64();
+        anyhow::ensure!(events == loaded, "replayed {events} of {loaded} events");
+        println!(
+            "replay round={round} events={events} batch={batch} seconds={secs:.2} events_per_s={:.0} last_position={} checksum={checksum}",
+            events as f64 / secs,
+            end.position
+        );
+
+        for format in ["text", "binary"] {
+            let started = Instant::now();
+            let (rows, bytes) = raw_copy(&client, format).await?;
+            let secs = started.elapsed().as_secs_f64();
+            println!(
+                "copy round={round} format={format} bytes={bytes} seconds={secs:.2} rows_per_s={:.0}",
+                rows as f64 / secs
+            );
+        }
+    }
+    if verify {
+        let started = Instant::now();
+        let report = log.verify_all().await?;
+        let secs = started.elapsed().as_secs_f64();
+        anyhow::ensure!(report.is_ok(), "the loaded log does not verify: {report:?}");
+        println!(
+            "verify_all streams={} events={} seconds={secs:.2} events_per_s={:.0}",
+            report.streams_checked,
+            report.events_checked,
+            report.events_checked as f64 / secs
+        );
+    }
+    Ok(())
+}
+
+/// Reads the whole log after `from` in batches, handing every event to `fold`.
+async fn replay(
+    log: &EventLog,
+    from: Checkpoint,
+    batch: i64,
+    fold: impl FnMut(&RecordedEvent),
+) -> Result<Checkpoint> {
+    Ok(log.for_each_after(from, batch, fold).await?)
+}
+
+/// `COPY (SELECT ... ORDER BY tx, position) TO STDOUT`: the rows a replay reads, shipped raw.
+async fn raw_copy(client: &Client, format: &str) -> Result<(u64, u64)> {
+    let sql = format!(
+        "COPY (SELECT position, tx, stream_id, version, event_id, event_type, schema_version, \
+         data, actor, recorded_at, prev_hash, hash FROM events ORDER BY tx, position) \
+         TO STDOUT (FORMAT {format})"
+    );
+    let mut stream = pin!(client.copy_out(&sql).await?);
+    let mut bytes = 0_u64;
+    let mut newlines = 0_u64;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        bytes += chunk.len() as u64;
+        if format == "text" {
+            newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        }
+    }
+    let rows = if format == "text" {
+        newlines
+    } else {
+        client
+            .query_one("SELECT count(*) FROM events", &[])
+            .await?
+            .get::<_, i64>(0) as u64
+    };
+    Ok((rows, bytes))
+}
+
+/// Loads `streams` x `events_per_stream` events with valid hash chains by binary COPY, in
+/// groups of 1000 matches played side by side (so streams interleave in the log as live
+/// matches do), one transaction per group.
+async fn load(client: &Client, streams: usize, events_per_stream: usize) -> Result<u64> {
+    const GROUP: usize = 1000;
+    let columns = [
+        Type::TEXT,
+        Type::INT8,
+        Type::UUID,
+        Type::TEXT,
+        Type::INT2,
+        Type::JSONB,
+        Type::UUID,
+        Type::TIMESTAMPTZ,
+        Type::BYTEA,
+        Type::BYTEA,
+    ];
+    let start = OffsetDateTime::now_utc() - time::Duration::days(30);
+    let mut loaded = 0_u64;
+    let mut heads: Vec<(String, i64, Hash)> = Vec::with_capacity(streams);
+    let mut bytes = Vec::with_capacity(256);
+    for group in (0..streams).step_by(GROUP) {
+        let ids: Vec<usize> = (group..(group + GROUP).min(streams)).collect();
+        let names: Vec<String> = ids.iter().map(|i| format!("match-{i:08}")).collect();
+        let players: Vec<Uuid> = ids.iter().map(|_| Uuid::new_v4()).collect();
+        let mut last: Vec<Hash> = vec![GENESIS; ids.len()];
+        let sink = client
+            .copy_in(
+                "COPY events (stream_id, version, event_id, event_type, schema_version, data, \
+                 actor, recorded_at, prev_hash, hash) FROM STDIN (FORMAT binary)",
+            )
+            .await?;
+        let mut writer = pin!(BinaryCopyInWriter::new(sink, &columns));
+        for v in 0..events_per_stream {
+            let version = v as i64 + 1;
+            for (k, stream) in names.iter().enumerate() {
+                let (event_type, data) = if v == 0 {
+                    ("match_created", json!({"game": "reversi", "ranked": true}))
+                } else {
+                    ("move_played", move_data(version))
+                };
+                let event_id = Uuid::new_v4();
+                let actor = Some(players[k]);
+                let recorded_at = canonical::truncate_to_micros(
+                    start + time::Duration::seconds((group + k) as i64 * 60 + v as i64 * 5),
+                );
+                bytes.clear();
+                canonical::event_bytes(
+                    &EventContent {
+                        stream,
+                        version,
+                        event_id,
+                        event_type,
+                        schema_version: 1,
+                        data: &data,
+                        actor,
+                        recorded_at,
+                    },
+                    &mut bytes,
+                );
+                let prev = last[k];
+                let hash = canonical::chain_hash(&prev, &bytes);
+                last[k] = hash;
+                writer
+                    .as_mut()
+                    .write(&[
+                        stream,
+                        &version,
+                        &event_id,
+                        &event_type,
+                        &1_i16,
+                        &data,
+                        &actor,
+                        &recorded_at,
+                        &prev.as_slice(),
+                        &hash.as_slice(),
+                    ])
+                    .await?;
+                loaded += 1;
+            }
+        }
+        writer.finish().await?;
+        for (k, stream) in names.into_iter().enumerate() {
+            heads.push((stream, events_per_stream as i64, last[k]));
+        }
+    }
+    let sink = client
+        .copy_in("COPY streams (stream_id, version, last_hash) FROM STDIN (FORMAT binary)")
+        .await?;
+    let mut writer = pin!(BinaryCopyInWriter::new(
+        sink,
+        &[Type::TEXT, Type::INT8, Type::BYTEA]
+    ));
+    for (stream, version, hash) in &heads {
+        writer
+            .as_mut()
+            .write(&[stream, version, &hash.as_slice()])
+            .await?;
+    }
+    writer.finish().await?;
+    Ok(loaded)
+}
+
+async fn raw_client(url: &str) -> Result<Client> {
+    let config = tokio_postgres::Config::from_str(url).context("database url")?;
+    let (client, connection) = config
+        .connect(NoTls)
+        .await
+        .with_context(|| format!("connect to {url}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            eprintln!("connection error: {e:?}");
+        }
+    });
+    Ok(client)
+}
+
+/// `url` with its database name replaced by `db`.
+fn url_for(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[after_scheme..]
+        .find('/')
+        .map_or(base.len(), |i| i + after_scheme);
+    let mut out = format!("{}/{db}", &base[..host_end]);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
