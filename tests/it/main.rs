@@ -9,4 +9,5 @@ mod matches;
 mod players;
 mod races;
 mod rooms;
+mod service;
 mod stream;

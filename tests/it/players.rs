@@ -207,3 +207,36 @@ async fn state_changing_calls_beyond_the_rate_limit_get_429_with_retry_after() {
         ]
     );
 }
+
+#[tokio::test]
+async fn an_external_issuers_es256_tokens_are_accepted_when_its_key_is_configured() {
+    let db = eventlog::testing::TestDb::migrated(2).await;
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+    let mut config = crate::helpers::config(&db.url);
+    config.auth.jwt_public_key_file = Some(format!("{fixtures}/issuer-es256-public.pem").into());
+    let app = crate::helpers::spawn_on(&db.url, config).await;
+    let ada = app.player("Ada").await;
+    let private =
+        std::fs::read(format!("{fixtures}/issuer-es256-private.pem")).expect("the fixture");
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let claims = Claims {
+        sub: ada.id.clone(),
+        role: Role::Player,
+        iat: now,
+        exp: now + 600,
+        aud: "discs".to_owned(),
+    };
+    let token = jsonwebtoken::encode(
+        &Header::new(Algorithm::ES256),
+        &claims,
+        &EncodingKey::from_ec_pem(&private).expect("an EC key"),
+    )
+    .expect("signed");
+    let res = app.get(&format!("/v1/players/{}", ada.id), &token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+
+    // Without the key configured, the same token is refused.
+    let plain = crate::helpers::spawn_on(&db.url, crate::helpers::config(&db.url)).await;
+    let res = plain.get(&format!("/v1/players/{}", ada.id), &token).await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+}
