@@ -21,6 +21,30 @@ pub type Reply = Result<(StatusCode, serde_json::Value), ApiError>;
 
 const MAX_KEY: usize = 200;
 
+/// Reads the body of a state-changing request, then runs `handler` on it at most once per
+/// (player, key) as [`once`] does.
+pub async fn command<F, Fut>(
+    app: &AppState,
+    auth: &Auth,
+    req: &HttpRequest,
+    payload: actix_web::web::Payload,
+    handler: F,
+) -> HttpResponse
+where
+    F: FnOnce(Uuid, actix_web::web::Bytes) -> Fut,
+    Fut: Future<Output = Reply>,
+{
+    let body = match crate::input::body(payload).await {
+        Ok(b) => b,
+        Err(e) => return respond_error(&e, lang_of(req)),
+    };
+    let for_handler = body.clone();
+    once(app, auth, req, &body, |command_id| {
+        handler(command_id, for_handler)
+    })
+    .await
+}
+
 /// Runs `handler` at most once per (player, key): it receives the command id to give the
 /// event log (derived from the key, so that even racing twins write once).
 pub async fn once<F, Fut>(

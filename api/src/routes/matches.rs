@@ -75,13 +75,9 @@ pub async fn create_solo(
     req: HttpRequest,
     payload: web::Payload,
 ) -> HttpResponse {
-    let body = match input::body(payload).await {
-        Ok(b) => b,
-        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
-    };
-    let (app, auth, body) = (&app, &auth, &body);
-    idempotency::once(app, auth, &req, body, |command_id| async move {
-        let solo: NewSolo = input::json(body)?;
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        let solo: NewSolo = input::json(&body)?;
         check_level(solo.cpu_level)?;
         let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
         let create = CreateMatch {
@@ -238,13 +234,9 @@ async fn presence_command(
     payload: web::Payload,
     leaving: bool,
 ) -> HttpResponse {
-    let body = match input::body(payload).await {
-        Ok(b) => b,
-        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
-    };
-    let (app, auth, body) = (&app, &auth, &body);
-    idempotency::once(app, auth, &req, body, |command_id| async move {
-        let _: VersionBody = input::json(body)?;
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        let _: VersionBody = input::json(&body)?;
         let id: MatchId = input::id(&path)?;
         let loaded = play::load(app, id).await?;
         let seat = loaded
@@ -299,18 +291,14 @@ async fn seated_command<F>(
 where
     F: FnOnce(&[u8], Seat) -> Result<(Action, Option<u64>), ApiError>,
 {
-    let body = match input::body(payload).await {
-        Ok(b) => b,
-        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
-    };
-    let (app, auth, body) = (&app, &auth, &body);
-    idempotency::once(app, auth, &req, body, |command_id| async move {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
         let id: MatchId = input::id(&path)?;
         let loaded = play::load(app, id).await?;
         let seat = loaded
             .seat_of(auth.player)
             .ok_or_else(|| ApiError::Forbidden("you have no seat in this match".into()))?;
-        let (action, expected) = make(body, seat)?;
+        let (action, expected) = make(&body, seat)?;
         let loaded =
             play::execute(app, id, command_id, action, Some(auth.player), expected).await?;
         let view = play::view(app, &loaded).await?;

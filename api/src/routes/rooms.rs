@@ -133,13 +133,9 @@ pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
 ) -> HttpResponse {
-    let body = match input::body(payload).await {
-        Ok(b) => b,
-        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
-    };
-    let (app, auth, body) = (&app, &auth, &body);
-    idempotency::once(app, auth, &req, body, |command_id| async move {
-        let new: NewRoom = input::json(body)?;
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        let new: NewRoom = input::json(&body)?;
         let settings = settings_for(new.game, new.settings)?;
         let client = app.pool.get().await.map_err(unexpected)?;
         for attempt in 0u8..8 {
@@ -204,12 +200,8 @@ pub async fn join(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> HttpResponse {
-    let body = match input::body(payload).await {
-        Ok(b) => b,
-        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
-    };
-    let (app, auth, body) = (&app, &auth, &body);
-    idempotency::once(app, auth, &req, body, |_| async move {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |_, _body| async move {
         let code = path.trim().to_ascii_uppercase();
         if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
             return Err(ApiError::NotFound("room"));
@@ -274,13 +266,9 @@ pub async fn patch(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> HttpResponse {
-    let body = match input::body(payload).await {
-        Ok(b) => b,
-        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
-    };
-    let (app, auth, body) = (&app, &auth, &body);
-    idempotency::once(app, auth, &req, body, |_| async move {
-        let patch: Patch = input::json(body)?;
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |_, body| async move {
+        let patch: Patch = input::json(&body)?;
         let room = load(app, room_id(&path)?).await?;
         if !room.is_member(auth.player) {
             return Err(ApiError::Forbidden(
@@ -318,13 +306,9 @@ pub async fn start(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> HttpResponse {
-    let body = match input::body(payload).await {
-        Ok(b) => b,
-        Err(e) => return crate::error::render(&e, idempotency::lang_of(&req)),
-    };
-    let (app, auth, body) = (&app, &auth, &body);
-    idempotency::once(app, auth, &req, body, |command_id| async move {
-        let start: StartBody = input::json(body)?;
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        let start: StartBody = input::json(&body)?;
         let level = start.cpu_level.unwrap_or(2);
         check_level(level)?;
         let room = load(app, room_id(&path)?).await?;
