@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use time::{Duration, OffsetDateTime};
-use tokio_postgres::GenericClient;
 use uuid::Uuid;
 
 use domain::cpu;
@@ -83,16 +82,31 @@ pub async fn execute(
     actor: Option<PlayerId>,
     expected: Option<u64>,
 ) -> Result<Loaded, ApiError> {
+    execute_from(app, None, id, command_id, action, actor, expected).await
+}
+
+/// [`execute`] deciding first on a match the caller has just read (`known`), so the common
+/// case reads the stream once; a lost race reads it again.
+pub async fn execute_from(
+    app: &AppState,
+    mut known: Option<Loaded>,
+    id: MatchId,
+    command_id: Uuid,
+    action: Action,
+    actor: Option<PlayerId>,
+    expected: Option<u64>,
+) -> Result<Loaded, ApiError> {
     let at = app.now();
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let loaded = match &action {
-            Action::CreateMatch(_) => Loaded {
+        let loaded = match (&action, known.take()) {
+            (Action::CreateMatch(_), _) => Loaded {
                 id,
                 state: MatchState::default(),
                 events: Vec::new(),
             },
+            (_, Some(loaded)) if loaded.id == id => loaded,
             _ => load(app, id).await?,
         };
         let version = loaded.state.version();
@@ -174,13 +188,21 @@ pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiEr
             mv,
             by: MovedBy::Cpu,
         };
-        let command_id = derived_id(loaded.id, "cpu", version);
-        loaded = match execute(app, loaded.id, command_id, action, None, Some(version)).await {
+        let (id, command_id) = (loaded.id, derived_id(loaded.id, "cpu", version));
+        loaded = match execute_from(
+            app,
+            Some(loaded),
+            id,
+            command_id,
+            action,
+            None,
+            Some(version),
+        )
+        .await
+        {
             Ok(next) => next,
             // Another instance moved first: carry on from the fresh state.
-            Err(ApiError::VersionConflict { .. } | ApiError::NotYourTurn) => {
-                load(app, loaded.id).await?
-            }
+            Err(ApiError::VersionConflict { .. } | ApiError::NotYourTurn) => load(app, id).await?,
             Err(e) => return Err(e),
         };
     }
@@ -227,28 +249,41 @@ pub async fn presence(
     } else {
         loaded
     };
-    touch(app, &loaded, Some(seat)).await?;
+    // Only `seen` changes here: a lost update after a crash costs nothing but a late "away".
+    write_work(app, &loaded, Some(seat), Commit::Relaxed).await?;
     Ok(loaded)
 }
 
-/// The pending-work row of a match: when its next timer is due, and whose presence to watch.
-/// `seen` marks a seat as seen now. Finished matches leave the table.
-pub async fn touch(app: &AppState, loaded: &Loaded, seen: Option<Seat>) -> Result<(), ApiError> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    write_work(&**client, app, loaded, seen, app.now()).await
+/// How a `match_work` write commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commit {
+    /// Waits for the flush: the row carries a new deadline that must survive a crash.
+    Durable,
+    /// `synchronous_commit = off`: presence only, where losing the last half second is harmless.
+    Relaxed,
+    /// Durable, and gives back the worker's lease.
+    Release,
 }
 
+/// The pending-work row of a match after a command: when its next timer is due, and whose
+/// presence to watch; `seen` marks a seat as seen now. Finished matches leave the table.
+pub async fn touch(app: &AppState, loaded: &Loaded, seen: Option<Seat>) -> Result<(), ApiError> {
+    write_work(app, loaded, seen, Commit::Durable).await
+}
+
+/// Writes the `match_work` row of a match (see [`touch`]).
 pub async fn write_work(
-    client: &impl GenericClient,
     app: &AppState,
     loaded: &Loaded,
     seen: Option<Seat>,
-    now: OffsetDateTime,
+    commit: Commit,
 ) -> Result<(), ApiError> {
+    let now = app.now();
     let id = loaded.id.as_uuid();
     let Some(m) = loaded.state.get() else {
         return Ok(());
     };
+    let mut client = app.pool.get().await.map_err(unexpected)?;
     if m.is_finished() {
         client
             .execute("DELETE FROM match_work WHERE match_id = $1", &[&id])
@@ -262,26 +297,35 @@ pub async fn write_work(
     };
     let seen1 = (seen == Some(Seat::ONE)).then_some(now);
     let seen2 = (seen == Some(Seat::TWO)).then_some(now);
-    client
-        .execute(
-            "INSERT INTO match_work (match_id, state_due, watch1, watch2, seen1, seen2) \
-             VALUES ($1, $2::timestamptz, $3, $4, coalesce($5::timestamptz, $7::timestamptz), \
-               coalesce($6::timestamptz, $7::timestamptz)) \
-             ON CONFLICT (match_id) DO UPDATE SET state_due = $2::timestamptz, watch1 = $3, \
-               watch2 = $4, seen1 = greatest(match_work.seen1, $5::timestamptz), \
-               seen2 = greatest(match_work.seen2, $6::timestamptz)",
-            &[
-                &id,
-                &due,
-                &watch(Seat::ONE),
-                &watch(Seat::TWO),
-                &seen1,
-                &seen2,
-                &m.created_at,
-            ],
-        )
-        .await
-        .map_err(unexpected)?;
+    let release = commit == Commit::Release;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    if commit == Commit::Relaxed {
+        tx.batch_execute("SET LOCAL synchronous_commit = off")
+            .await
+            .map_err(unexpected)?;
+    }
+    tx.execute(
+        "INSERT INTO match_work (match_id, state_due, watch1, watch2, seen1, seen2) \
+         VALUES ($1, $2::timestamptz, $3, $4, coalesce($5::timestamptz, $7::timestamptz), \
+           coalesce($6::timestamptz, $7::timestamptz)) \
+         ON CONFLICT (match_id) DO UPDATE SET state_due = $2::timestamptz, watch1 = $3, \
+           watch2 = $4, seen1 = greatest(match_work.seen1, $5::timestamptz), \
+           seen2 = greatest(match_work.seen2, $6::timestamptz), \
+           lease_until = CASE WHEN $8 THEN NULL ELSE match_work.lease_until END",
+        &[
+            &id,
+            &due,
+            &watch(Seat::ONE),
+            &watch(Seat::TWO),
+            &seen1,
+            &seen2,
+            &m.created_at,
+            &release,
+        ],
+    )
+    .await
+    .map_err(unexpected)?;
+    tx.commit().await.map_err(unexpected)?;
     Ok(())
 }
 

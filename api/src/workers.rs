@@ -94,22 +94,23 @@ async fn work_on(
         };
         let version = loaded.state.version();
         let command_id = derived_id(id, action_name(&action), version);
-        loaded = match play::execute(app, id, command_id, action, None, Some(version)).await {
+        loaded = match play::execute_from(
+            app,
+            Some(loaded),
+            id,
+            command_id,
+            action,
+            None,
+            Some(version),
+        )
+        .await
+        {
             Ok(next) => next,
             Err(ApiError::VersionConflict { .. }) => play::load(app, id).await?,
             Err(e) => return Err(e),
         };
     }
-    let client = app.pool.get().await.map_err(unexpected)?;
-    play::write_work(&**client, app, &loaded, None, now).await?;
-    client
-        .execute(
-            "UPDATE match_work SET lease_until = NULL WHERE match_id = $1",
-            &[&id.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?;
-    Ok(())
+    play::write_work(app, &loaded, None, play::Commit::Release).await
 }
 
 fn action_name(a: &Action) -> &'static str {

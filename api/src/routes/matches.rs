@@ -109,9 +109,8 @@ pub async fn create_solo(
             None,
         )
         .await?;
-        play::touch(app, &loaded, Some(Seat::ONE)).await?;
         let loaded = play::run_cpu(app, loaded).await?;
-        play::touch(app, &loaded, None).await?;
+        play::touch(app, &loaded, Some(Seat::ONE)).await?;
         let view = play::view(app, &loaded).await?;
         Ok((StatusCode::CREATED, json!(view)))
     })
@@ -299,12 +298,19 @@ where
             .seat_of(auth.player)
             .ok_or_else(|| ApiError::Forbidden("you have no seat in this match".into()))?;
         let (action, expected) = make(&body, seat)?;
-        let loaded =
-            play::execute(app, id, command_id, action, Some(auth.player), expected).await?;
+        let loaded = play::execute_from(
+            app,
+            Some(loaded),
+            id,
+            command_id,
+            action,
+            Some(auth.player),
+            expected,
+        )
+        .await?;
         let view = play::view(app, &loaded).await?;
-        play::touch(app, &loaded, Some(seat)).await?;
         let after_cpu = play::run_cpu(app, loaded).await?;
-        play::touch(app, &after_cpu, None).await?;
+        play::touch(app, &after_cpu, Some(seat)).await?;
         Ok((StatusCode::OK, json!(view)))
     })
     .await

@@ -388,9 +388,8 @@ pub async fn start(
         )
         .await?;
         let seat = loaded.seat_of(auth.player);
-        play::touch(app, &loaded, seat).await?;
         let loaded = play::run_cpu(app, loaded).await?;
-        play::touch(app, &loaded, None).await?;
+        play::touch(app, &loaded, seat).await?;
         Ok((StatusCode::CREATED, json!(play::view(app, &loaded).await?)))
     })
     .await
