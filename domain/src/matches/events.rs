@@ -242,11 +242,27 @@ impl MatchEvent {
                 version,
             });
         }
-        let tagged = serde_json::json!({ "type": event_type, "data": data });
-        serde_json::from_value(tagged).map_err(|source| DecodeError::Malformed {
+        let malformed = |source| DecodeError::Malformed {
             event_type: event_type.to_owned(),
             version,
             source,
-        })
+        };
+        // Deserialise the payload in place (no copy of the JSON), by type.
+        fn read<'a, T: Deserialize<'a>>(data: &'a serde_json::Value) -> serde_json::Result<T> {
+            T::deserialize(data)
+        }
+        let event = match event_type {
+            "match_created" => read(data).map(MatchEvent::MatchCreated),
+            "move_played" => read(data).map(MatchEvent::MovePlayed),
+            "passed" => read(data).map(MatchEvent::Passed),
+            "player_left" => read(data).map(MatchEvent::PlayerLeft),
+            "player_returned" => read(data).map(MatchEvent::PlayerReturned),
+            "turn_timed_out" => read(data).map(MatchEvent::TurnTimedOut),
+            "cpu_took_over" => read(data).map(MatchEvent::CpuTookOver),
+            "resigned" => read(data).map(MatchEvent::Resigned),
+            "match_ended" => read(data).map(MatchEvent::MatchEnded),
+            other => return Err(DecodeError::UnknownType(other.to_owned())),
+        };
+        event.map_err(malformed)
     }
 }
