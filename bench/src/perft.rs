@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use domain::games::{FourInARow, Game, PerftMode, Reversi, perft};
 
-/// Published counts (../shared/oracles/perft.md), first column (ended games dropped).
+/// Published counts (oracles/perft.md), first column (ended games dropped).
 const FOUR: [u64; 13] = [
     1,
     7,

@@ -797,7 +797,7 @@ mod tests {
             "Test_L3_R1",
         ] {
             let path = format!(
-                "{}/../../shared/oracles/connect4/{set}",
+                "{}/../oracles/connect4/{set}",
                 env!("CARGO_MANIFEST_DIR")
             );
             let text = std::fs::read_to_string(&path)

@@ -879,7 +879,7 @@ mod tests {
             "fforum-60-79.obf",
         ] {
             let path = format!(
-                "{}/../../shared/oracles/reversi/{set}",
+                "{}/../oracles/reversi/{set}",
                 env!("CARGO_MANIFEST_DIR")
             );
             let text = std::fs::read_to_string(&path)
