@@ -796,10 +796,7 @@ mod tests {
             "Test_L2_R2",
             "Test_L3_R1",
         ] {
-            let path = format!(
-                "{}/../oracles/connect4/{set}",
-                env!("CARGO_MANIFEST_DIR")
-            );
+            let path = format!("{}/../oracles/connect4/{set}", env!("CARGO_MANIFEST_DIR"));
             let text = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("cannot read the oracle {path}: {e}"));
             let mut lines = 0;

@@ -878,10 +878,7 @@ mod tests {
             "fforum-40-59.obf",
             "fforum-60-79.obf",
         ] {
-            let path = format!(
-                "{}/../oracles/reversi/{set}",
-                env!("CARGO_MANIFEST_DIR")
-            );
+            let path = format!("{}/../oracles/reversi/{set}", env!("CARGO_MANIFEST_DIR"));
             let text = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("cannot read the oracle {path}: {e}"));
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
