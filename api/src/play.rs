@@ -9,8 +9,8 @@ use uuid::Uuid;
 use domain::cpu;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
-    Action, Command, DomainError, Match, MatchEvent, MatchState, MovedBy, Occupant, Presence,
-    Stamped, decide, evolve,
+    Action, Command, CreateMatch, DomainError, Match, MatchEvent, MatchState, MovedBy, Occupant,
+    Presence, Stamped, decide, evolve,
 };
 use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
@@ -207,6 +207,23 @@ pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiEr
         };
     }
     Ok(loaded)
+}
+
+/// Creates a match for `player` (solo or in a room), lets the CPU open if it starts, schedules
+/// its work, and answers with its view.
+pub async fn start(
+    app: &AppState,
+    id: MatchId,
+    command_id: Uuid,
+    create: CreateMatch,
+    player: PlayerId,
+) -> Result<MatchView, ApiError> {
+    let action = Action::CreateMatch(create);
+    let loaded = execute(app, id, command_id, action, Some(player), None).await?;
+    let seat = loaded.seat_of(player);
+    let loaded = run_cpu(app, loaded).await?;
+    touch(app, &loaded, seat).await?;
+    view(app, &loaded).await
 }
 
 /// A command id that every instance derives alike for the same step of a match.

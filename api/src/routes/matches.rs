@@ -100,18 +100,7 @@ pub async fn create_solo(
             room_id: None,
             cpu_seed: fresh_seed(),
         };
-        let loaded = play::execute(
-            app,
-            id,
-            command_id,
-            Action::CreateMatch(create),
-            Some(auth.player),
-            None,
-        )
-        .await?;
-        let loaded = play::run_cpu(app, loaded).await?;
-        play::touch(app, &loaded, Some(Seat::ONE)).await?;
-        let view = play::view(app, &loaded).await?;
+        let view = play::start(app, id, command_id, create, auth.player).await?;
         Ok((StatusCode::CREATED, json!(view)))
     })
     .await

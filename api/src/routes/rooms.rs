@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, Seat};
-use domain::matches::{Action, CreateMatch, FirstMoveRule, FirstSetting, Occupant, Settings};
+use domain::matches::{CreateMatch, FirstMoveRule, FirstSetting, Occupant, Settings};
 
 use crate::auth::Auth;
 use crate::error::ApiError;
@@ -378,19 +378,8 @@ pub async fn start(
             room_id: Some(room.room_id),
             cpu_seed: fresh_seed(),
         };
-        let loaded = play::execute(
-            app,
-            id,
-            command_id,
-            Action::CreateMatch(create),
-            Some(auth.player),
-            None,
-        )
-        .await?;
-        let seat = loaded.seat_of(auth.player);
-        let loaded = play::run_cpu(app, loaded).await?;
-        play::touch(app, &loaded, seat).await?;
-        Ok((StatusCode::CREATED, json!(play::view(app, &loaded).await?)))
+        let view = play::start(app, id, command_id, create, auth.player).await?;
+        Ok((StatusCode::CREATED, json!(view)))
     })
     .await
 }
