@@ -187,10 +187,6 @@ pub struct Problem {
     pub code: &'static str,
 }
 
-/// Marks a response as a problem so the language middleware can re-render it in Portuguese.
-#[derive(Debug, Clone)]
-pub struct ProblemSource(pub std::sync::Arc<ApiError>);
-
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         self.status()

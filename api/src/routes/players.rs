@@ -1,7 +1,7 @@
 //! Players and tokens: sign-up by name, token refresh, a player's profile.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
@@ -11,7 +11,6 @@ use domain::ids::PlayerId;
 
 use crate::auth::{Auth, Role};
 use crate::error::ApiError;
-use crate::idempotency::lang_of;
 use crate::input;
 use crate::play::unexpected;
 use crate::state::AppState;
@@ -42,10 +41,8 @@ pub fn valid_name(raw: &str) -> Result<String, ApiError> {
 /// `POST /v1/players`: a name in, a player and the device's token out.
 pub async fn create(
     app: web::Data<AppState>,
-    req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let _ = lang_of(&req);
     let body: NewPlayer = input::json(&input::body(payload).await?)?;
     let name = valid_name(&body.name)?;
     let player = PlayerId::from_uuid(Uuid::now_v7());
