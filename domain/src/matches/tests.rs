@@ -397,7 +397,7 @@ fn when_neither_side_can_move_no_pass_is_written_and_the_match_ends() {
 
 /// Plays random legal Reversi games (fixed seed) of at most `max_ply` discs until `stop` holds.
 fn find_reversi_game(max_ply: u32, stop: impl Fn(&AnyPosition) -> bool) -> Vec<String> {
-    let mut rng = SplitMix(42);
+    let mut rng = crate::games::SplitMix64(42);
     for _ in 0..2_000_000 {
         let mut p = AnyPosition::start(GameId::Reversi);
         let mut moves = Vec::new();
@@ -406,7 +406,7 @@ fn find_reversi_game(max_ply: u32, stop: impl Fn(&AnyPosition) -> bool) -> Vec<S
                 p.pass();
             }
             let legal = p.legal_moves();
-            let mv = legal[(rng.next() % legal.len() as u64) as usize].clone();
+            let mv = legal[rng.below(legal.len())].clone();
             p.play(&mv).expect("legal move");
             moves.push(mv);
             if stop(&p) {
@@ -458,18 +458,6 @@ fn seats_for_moves(game_id: GameId, moves: &[&str]) -> Given {
         apply(&mut state, &mut stream, play(seat.number(), mv));
     }
     Given(stream)
-}
-
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 // --- CPU seats --------------------------------------------------------------------------------
