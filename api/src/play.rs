@@ -33,6 +33,12 @@ impl Loaded {
         self.state.get().ok_or(ApiError::NotFound("match"))
     }
 
+    /// The seat of a player who must have one (a `forbidden` answer otherwise).
+    pub fn seat_required(&self, player: PlayerId) -> Result<Seat, ApiError> {
+        self.seat_of(player)
+            .ok_or_else(|| ApiError::Forbidden("you have no seat in this match".into()))
+    }
+
     /// The seat of a player in this match, if they have one.
     pub fn seat_of(&self, player: PlayerId) -> Option<Seat> {
         let m = self.state.get()?;

@@ -207,9 +207,7 @@ pub async fn heartbeat(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let loaded = open(&app, &auth, &path).await?;
-    if loaded.seat_of(auth.player).is_none() {
-        return Err(ApiError::Forbidden("you have no seat in this match".into()));
-    }
+    loaded.seat_required(auth.player)?;
     Ok(HttpResponse::Ok().json(play::view(&app, &loaded).await?))
 }
 
@@ -227,9 +225,7 @@ async fn presence_command(
         let _: VersionBody = input::json(&body)?;
         let id: MatchId = input::id(&path)?;
         let loaded = play::load(app, id).await?;
-        let seat = loaded
-            .seat_of(auth.player)
-            .ok_or_else(|| ApiError::Forbidden("you have no seat in this match".into()))?;
+        let seat = loaded.seat_required(auth.player)?;
         let m = loaded.get()?;
         if m.is_finished() {
             return Err(ApiError::MatchFinished);
@@ -283,9 +279,7 @@ where
     idempotency::command(app, auth, &req, payload, |command_id, body| async move {
         let id: MatchId = input::id(&path)?;
         let loaded = play::load(app, id).await?;
-        let seat = loaded
-            .seat_of(auth.player)
-            .ok_or_else(|| ApiError::Forbidden("you have no seat in this match".into()))?;
+        let seat = loaded.seat_required(auth.player)?;
         let (action, expected) = make(&body, seat)?;
         let loaded = play::execute_from(
             app,

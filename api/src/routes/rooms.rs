@@ -92,6 +92,18 @@ impl Room {
     }
 }
 
+/// A room as one of its members sees it (`forbidden` for anyone else).
+async fn load_as_member(app: &AppState, raw_id: &str, player: PlayerId) -> Result<Room, ApiError> {
+    let room = load(app, room_id(raw_id)?).await?;
+    if room.is_member(player) {
+        Ok(room)
+    } else {
+        Err(ApiError::Forbidden(
+            "you are not a member of this room".into(),
+        ))
+    }
+}
+
 async fn load(app: &AppState, room_id: Uuid) -> Result<Room, ApiError> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
@@ -183,12 +195,7 @@ pub async fn get(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let room = load(&app, room_id(&path)?).await?;
-    if !room.is_member(auth.player) {
-        return Err(ApiError::Forbidden(
-            "you are not a member of this room".into(),
-        ));
-    }
+    let room = load_as_member(&app, &path, auth.player).await?;
     Ok(HttpResponse::Ok().json(room.json(&app).await?))
 }
 
@@ -269,12 +276,7 @@ pub async fn patch(
     let (app, auth) = (&app, &auth);
     idempotency::command(app, auth, &req, payload, |_, body| async move {
         let patch: Patch = input::json(&body)?;
-        let room = load(app, room_id(&path)?).await?;
-        if !room.is_member(auth.player) {
-            return Err(ApiError::Forbidden(
-                "you are not a member of this room".into(),
-            ));
-        }
+        let room = load_as_member(app, &path, auth.player).await?;
         let settings = settings_for(room.game, patch.settings)?;
         if match_active(app, &room).await? {
             return Err(ApiError::Conflict("settings change between matches".into()));
@@ -311,12 +313,7 @@ pub async fn start(
         let start: StartBody = input::json(&body)?;
         let level = start.cpu_level.unwrap_or(2);
         check_level(level)?;
-        let room = load(app, room_id(&path)?).await?;
-        if !room.is_member(auth.player) {
-            return Err(ApiError::Forbidden(
-                "you are not a member of this room".into(),
-            ));
-        }
+        let room = load_as_member(app, &path, auth.player).await?;
         if match_active(app, &room).await? {
             return Err(ApiError::Conflict(
                 "a match is already being played in this room".into(),
