@@ -91,7 +91,7 @@ async fn main() -> Result<()> {
         .await
         .with_context(|| format!("create database {name}"))?;
     println!("database={name}");
-    let url = url_for(&cli.database_url, &name);
+    let url = eventlog::testing::url_for(&cli.database_url, &name);
     let result = run(&cli, &url).await;
     if !cli.keep {
         admin
@@ -528,22 +528,4 @@ async fn raw_client(url: &str) -> Result<Client> {
         }
     });
     Ok(client)
-}
-
-/// `url` with its database name replaced by `db`.
-fn url_for(url: &str, db: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let after_scheme = base.find("://").map_or(0, |i| i + 3);
-    let host_end = base[after_scheme..]
-        .find('/')
-        .map_or(base.len(), |i| i + after_scheme);
-    let mut out = format!("{}/{db}", &base[..host_end]);
-    if let Some(q) = query {
-        out.push('?');
-        out.push_str(q);
-    }
-    out
 }

@@ -47,7 +47,7 @@ struct Stats {
 async fn main() -> Result<()> {
     let cli = Cli::parse();
     let name = format!("discs_load_{}", std::process::id());
-    let db_url = replace_db(&cli.database_url, &name);
+    let db_url = eventlog::testing::url_for(&cli.database_url, &name);
     let config = ServeConfig {
         addr: "127.0.0.1:0".into(),
         db: DatabaseConfig {
@@ -194,20 +194,4 @@ async fn player(
     s.errors += local.errors;
     s.games += local.games;
     Ok(())
-}
-
-fn replace_db(url: &str, db: &str) -> String {
-    let (base, query) = url
-        .split_once('?')
-        .map_or((url, None), |(b, q)| (b, Some(q)));
-    let cut = base
-        .rfind('/')
-        .filter(|&i| i > base.find("://").map_or(0, |j| j + 2))
-        .unwrap_or(base.len());
-    let mut out = format!("{}/{db}", &base[..cut]);
-    if let Some(q) = query {
-        out.push('?');
-        out.push_str(q);
-    }
-    out
 }
