@@ -7,3 +7,4 @@ pub mod cpu;
 pub mod games;
 pub mod ids;
 pub mod matches;
+pub mod search;

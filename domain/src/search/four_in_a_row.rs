@@ -1,0 +1,1 @@
+//! Four in a Row solver: exact scores by negamax with alpha-beta on bitboards (to be written).

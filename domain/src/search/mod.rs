@@ -1,0 +1,53 @@
+//! Game-tree search shared types: the limits a search runs under and the verdict it returns.
+//!
+//! Searches are pure: they are bounded by node counts (so a CPU move is the same on every
+//! machine) and may also be stopped early through a flag the caller owns (the API layer sets it
+//! when a `budget_ms` runs out). A stopped search says `exact: false`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub mod four_in_a_row;
+pub mod reversi;
+
+/// What a search may spend.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits<'a> {
+    /// The most nodes the search visits before it gives its best estimate.
+    pub max_nodes: u64,
+    /// Set by the caller to stop the search as soon as it can (checked every few thousand nodes).
+    pub stop: Option<&'a AtomicBool>,
+}
+
+impl Limits<'_> {
+    /// No bound at all: the search runs to the end.
+    pub const UNLIMITED: Limits<'static> = Limits {
+        max_nodes: u64::MAX,
+        stop: None,
+    };
+
+    /// A node budget and no stop flag.
+    pub fn nodes(max_nodes: u64) -> Limits<'static> {
+        Limits {
+            max_nodes,
+            stop: None,
+        }
+    }
+
+    /// Whether the caller asked the search to stop.
+    pub fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+}
+
+/// A search's answer for the side to move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict<M> {
+    /// The score in the game's convention (SPEC §6), from the side to move's point of view.
+    pub score: i32,
+    /// Every move that reaches `score` (all of them when `exact`; the best found otherwise).
+    pub best_moves: Vec<M>,
+    /// Whether `score` is proven under perfect play.
+    pub exact: bool,
+    /// Nodes visited.
+    pub nodes: u64,
+}

@@ -1,0 +1,1 @@
+//! Reversi engine and exact endgame solver (to be written).
