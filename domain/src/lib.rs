@@ -7,4 +7,5 @@ pub mod cpu;
 pub mod games;
 pub mod ids;
 pub mod matches;
+pub mod ratings;
 pub mod search;
