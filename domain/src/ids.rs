@@ -63,6 +63,18 @@ impl MatchId {
     }
 }
 
+uuid_id!(
+    /// A queue ticket; its events live in the stream `ticket-<id>`.
+    TicketId
+);
+
+impl TicketId {
+    /// The event-log stream of this ticket.
+    pub fn stream(&self) -> String {
+        format!("ticket-{}", self.0)
+    }
+}
+
 /// One of the two seats of a match. Seat 1 is the first seat (not necessarily the first to move).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u8", into = "u8")]

@@ -9,3 +9,4 @@ pub mod ids;
 pub mod matches;
 pub mod ratings;
 pub mod search;
+pub mod tickets;

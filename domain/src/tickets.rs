@@ -1,0 +1,251 @@
+//! Queue tickets (SPEC §5): a ticket is a stream of its own (`ticket-<id>`): opened, then either
+//! cancelled by its owner or matched by a wave. The events and the pure decide/evolve of that
+//! small life.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::games::GameId;
+use crate::ids::{MatchId, PlayerId};
+use crate::matches::TurnSeconds;
+
+/// A matchmaking pool: one game at one turn limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Pool {
+    pub game: GameId,
+    pub turn_seconds: Option<TurnSeconds>,
+}
+
+impl std::fmt::Display for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.turn_seconds {
+            Some(s) => write!(f, "{}/{}", self.game, s.get()),
+            None => write!(f, "{}/none", self.game),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TicketOpened {
+    pub player_id: PlayerId,
+    pub game: GameId,
+    pub turn_seconds: Option<TurnSeconds>,
+    /// The player's rating and deviation in that game when the ticket opened (SPEC §5).
+    pub rating: f64,
+    pub deviation: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TicketMatched {
+    pub match_id: MatchId,
+    pub opponent: PlayerId,
+    /// The rating gap of the pair and how long this ticket waited, as the wave saw them.
+    pub rating_gap: f64,
+    pub waited_ms: u64,
+    /// Whether the opponent was this player's previous ranked opponent.
+    pub repeat: bool,
+}
+
+/// Every event of a ticket stream. On the wire: `{"type": "<snake_case>", "data": {...}}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum TicketEvent {
+    TicketOpened(TicketOpened),
+    TicketCancelled {},
+    TicketMatched(TicketMatched),
+}
+
+impl TicketEvent {
+    pub const TYPES: [&'static str; 3] = ["ticket_opened", "ticket_cancelled", "ticket_matched"];
+    pub const SCHEMA_VERSION: i16 = 1;
+
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            TicketEvent::TicketOpened(_) => "ticket_opened",
+            TicketEvent::TicketCancelled {} => "ticket_cancelled",
+            TicketEvent::TicketMatched(_) => "ticket_matched",
+        }
+    }
+
+    /// The payload (`data`) as JSON.
+    pub fn data(&self) -> serde_json::Value {
+        match self {
+            TicketEvent::TicketOpened(e) => serde_json::to_value(e),
+            TicketEvent::TicketCancelled {} => Ok(serde_json::json!({})),
+            TicketEvent::TicketMatched(e) => serde_json::to_value(e),
+        }
+        .unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Reads a stored ticket event (the place where old payload versions would be upcast).
+    pub fn decode(
+        event_type: &str,
+        version: i16,
+        data: &serde_json::Value,
+    ) -> Result<TicketEvent, String> {
+        if version != Self::SCHEMA_VERSION {
+            return Err(format!(
+                "event `{event_type}` has schema version {version}, which this build does not know"
+            ));
+        }
+        let bad = |e: serde_json::Error| format!("event `{event_type}` is malformed: {e}");
+        match event_type {
+            "ticket_opened" => TicketOpened::deserialize(data)
+                .map(TicketEvent::TicketOpened)
+                .map_err(bad),
+            "ticket_cancelled" => Ok(TicketEvent::TicketCancelled {}),
+            "ticket_matched" => TicketMatched::deserialize(data)
+                .map(TicketEvent::TicketMatched)
+                .map_err(bad),
+            other => Err(format!("unknown ticket event type `{other}`")),
+        }
+    }
+}
+
+/// Where a ticket stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Waiting,
+    Matched,
+    Cancelled,
+}
+
+/// A ticket folded from its events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ticket {
+    pub opened: TicketOpened,
+    pub opened_at: OffsetDateTime,
+    pub status: Status,
+    pub match_id: Option<MatchId>,
+    /// The stream version.
+    pub version: u64,
+}
+
+/// Why a ticket command is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TicketError {
+    #[error("the ticket is already matched or cancelled")]
+    Closed,
+    #[error("the ticket does not exist")]
+    Missing,
+}
+
+impl Ticket {
+    /// Folds a ticket's events (with their times); `None` before `ticket_opened`.
+    pub fn fold<'a>(
+        events: impl IntoIterator<Item = (OffsetDateTime, &'a TicketEvent)>,
+    ) -> Option<Ticket> {
+        let mut ticket: Option<Ticket> = None;
+        for (at, event) in events {
+            match (event, ticket.as_mut()) {
+                (TicketEvent::TicketOpened(o), None) => {
+                    ticket = Some(Ticket {
+                        opened: o.clone(),
+                        opened_at: at,
+                        status: Status::Waiting,
+                        match_id: None,
+                        version: 1,
+                    });
+                }
+                (TicketEvent::TicketCancelled {}, Some(t)) => {
+                    t.status = Status::Cancelled;
+                    t.version += 1;
+                }
+                (TicketEvent::TicketMatched(m), Some(t)) => {
+                    t.status = Status::Matched;
+                    t.match_id = Some(m.match_id);
+                    t.version += 1;
+                }
+                // Not a sequence decide() writes; counted so versions stay aligned.
+                (_, Some(t)) => t.version += 1,
+                (_, None) => {}
+            }
+        }
+        ticket
+    }
+
+    /// The owner cancels: only a waiting ticket.
+    pub fn cancel(&self) -> Result<TicketEvent, TicketError> {
+        match self.status {
+            Status::Waiting => Ok(TicketEvent::TicketCancelled {}),
+            _ => Err(TicketError::Closed),
+        }
+    }
+
+    /// A wave matches it: only a waiting ticket.
+    pub fn matched(&self, event: TicketMatched) -> Result<TicketEvent, TicketError> {
+        match self.status {
+            Status::Waiting => Ok(TicketEvent::TicketMatched(event)),
+            _ => Err(TicketError::Closed),
+        }
+    }
+
+    pub fn pool(&self) -> Pool {
+        Pool {
+            game: self.opened.game,
+            turn_seconds: self.opened.turn_seconds,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use uuid::Uuid;
+
+    fn opened() -> TicketEvent {
+        TicketEvent::TicketOpened(TicketOpened {
+            player_id: PlayerId::from_uuid(Uuid::from_u128(7)),
+            game: GameId::Reversi,
+            turn_seconds: None,
+            rating: 1500.0,
+            deviation: 350.0,
+        })
+    }
+
+    fn matched() -> TicketMatched {
+        TicketMatched {
+            match_id: MatchId::from_uuid(Uuid::from_u128(9)),
+            opponent: PlayerId::from_uuid(Uuid::from_u128(8)),
+            rating_gap: 12.5,
+            waited_ms: 3000,
+            repeat: false,
+        }
+    }
+
+    fn at() -> OffsetDateTime {
+        OffsetDateTime::UNIX_EPOCH
+    }
+
+    #[test]
+    fn a_waiting_ticket_can_be_cancelled_or_matched_once() {
+        let o = opened();
+        let t = Ticket::fold([(at(), &o)]).expect("opened");
+        assert_eq!((t.status, t.version), (Status::Waiting, 1));
+        let cancel = t.cancel().expect("waiting");
+        let c = Ticket::fold([(at(), &o), (at(), &cancel)]).expect("opened");
+        assert_eq!((c.status, c.version), (Status::Cancelled, 2));
+        assert_eq!(c.cancel(), Err(TicketError::Closed));
+        assert_eq!(c.matched(matched()), Err(TicketError::Closed));
+        let m = t.matched(matched()).expect("waiting");
+        let done = Ticket::fold([(at(), &o), (at(), &m)]).expect("opened");
+        assert_eq!(done.status, Status::Matched);
+        assert_eq!(done.match_id, Some(matched().match_id));
+        assert_eq!(done.cancel(), Err(TicketError::Closed));
+    }
+
+    #[test]
+    fn events_round_trip_through_their_stored_form() {
+        for e in [
+            opened(),
+            TicketEvent::TicketCancelled {},
+            TicketEvent::TicketMatched(matched()),
+        ] {
+            let back = TicketEvent::decode(e.event_type(), 1, &e.data()).expect("decodes");
+            assert_eq!(back, e);
+        }
+        assert!(TicketEvent::decode("ticket_opened", 2, &opened().data()).is_err());
+        assert!(TicketEvent::decode("ticket_exploded", 1, &serde_json::json!({})).is_err());
+    }
+}
