@@ -135,11 +135,10 @@ impl EventLog {
         }
     }
 
-    /// Runs the append on a client the caller controls, typically inside an open transaction.
-    /// Exists so tests can hold an append's transaction open (the late-commit test); not part
-    /// of the supported API. A conflict aborts the caller's transaction, so it is reported as
-    /// is, without checking whether a twin of the command won.
-    #[doc(hidden)]
+    /// Runs the append on a client the caller controls, inside the caller's open transaction:
+    /// for commands that must change a write-side table together with the log (the queue's
+    /// slots). The events commit or roll back with that transaction. A conflict aborts it, so it
+    /// is reported as is, without checking whether a twin of the command won.
     pub async fn append_on(
         client: &impl GenericClient,
         command_id: Uuid,

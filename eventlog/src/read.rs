@@ -97,6 +97,17 @@ const READ_ALL_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id
     ORDER BY e.tx, e.position \
     LIMIT $3";
 
+/// [`READ_ALL_AFTER`] keeping only some event types (a projection's interest).
+const READ_TYPES_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, e.version, \
+    e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, e.prev_hash, \
+    e.hash \
+    FROM events e \
+    WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot()) \
+      AND (e.tx, e.position) > ($1::bigint::text::xid8, $2::bigint) \
+      AND e.event_type = ANY($4) \
+    ORDER BY e.tx, e.position \
+    LIMIT $3";
+
 impl EventLog {
     /// Every event of `stream`, by version; empty for a stream that does not exist. This is
     /// how an aggregate is loaded: strongly consistent, never behind.
@@ -132,6 +143,25 @@ impl EventLog {
             .query(
                 &statement,
                 &[&checkpoint.tx, &checkpoint.position, &limit.max(0)],
+            )
+            .await?;
+        rows.iter().map(event_from_row).collect()
+    }
+
+    /// [`EventLog::read_all_after`] restricted to the given event types: what a projection that
+    /// reads only some types asks for. Events of other types are stepped over, never waited on.
+    pub async fn read_types_after(
+        &self,
+        checkpoint: Checkpoint,
+        types: &[&str],
+        limit: i64,
+    ) -> Result<Vec<RecordedEvent>, Error> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(READ_TYPES_AFTER).await?;
+        let rows = client
+            .query(
+                &statement,
+                &[&checkpoint.tx, &checkpoint.position, &limit.max(0), &types],
             )
             .await?;
         rows.iter().map(event_from_row).collect()

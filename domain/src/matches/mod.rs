@@ -17,7 +17,8 @@ mod tests;
 pub use commands::{Action, Command, CreateMatch};
 pub use decide::{CPU_LEVELS, DomainError, decide};
 pub use events::{
-    DecodeError, EndedBecause, FirstMoveRule, LeaveReason, MatchEnded, MatchEvent, MovedBy,
+    DecodeError, EndedBecause, FirstMoveRule, LeaveReason, MatchCreated, MatchEnded, MatchEvent,
+    MovedBy,
     Occupant, Outcome, Stamped,
 };
 pub use settings::{FirstSetting, Settings, TurnSeconds};

@@ -1,0 +1,173 @@
+//! The facts of finished matches, read from `match_created` and `match_ended` events: who sat
+//! where, who started, who won, and the positions of both events.
+
+use std::collections::HashMap;
+
+use deadpool_postgres::GenericClient;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use domain::games::GameId;
+use domain::ids::{MatchId, PlayerId, Seat};
+use domain::matches::{EndedBecause, MatchCreated, MatchEnded, MatchEvent, Occupant, Outcome};
+use eventlog::RecordedEvent;
+
+use crate::Error;
+
+/// A finished match as the projections see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub match_id: MatchId,
+    pub game: GameId,
+    pub ranked: bool,
+    /// The human in each seat (seat 1, seat 2); `None` for a CPU seat.
+    pub players: [Option<PlayerId>; 2],
+    pub first_seat: Seat,
+    pub outcome: Outcome,
+    pub winner_seat: Option<Seat>,
+    pub reason: EndedBecause,
+    pub ended_at: OffsetDateTime,
+    pub created_position: i64,
+    pub ended_position: i64,
+}
+
+impl Finished {
+    /// The score of `seat`: 1 win, 0.5 draw, 0 loss.
+    pub fn score_of(&self, seat: Seat) -> domain::ratings::Score {
+        use domain::ratings::Score;
+        match (self.outcome, self.winner_seat) {
+            (Outcome::Draw, _) | (_, None) => Score::Draw,
+            (Outcome::Win, Some(w)) if w == seat => Score::Win,
+            (Outcome::Win, Some(_)) => Score::Loss,
+        }
+    }
+
+    /// Whether the match counts for ratings: ranked, two humans.
+    pub fn is_rated(&self) -> bool {
+        self.ranked && self.players.iter().all(Option::is_some)
+    }
+}
+
+/// A `match_created` event kept until its match ends.
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub data: MatchCreated,
+    pub position: i64,
+}
+
+fn decode(e: &RecordedEvent) -> Result<MatchEvent, Error> {
+    MatchEvent::decode(&e.event_type, e.schema_version, &e.data).map_err(|err| Error::Event {
+        position: e.position,
+        reason: err.to_string(),
+    })
+}
+
+fn match_id_of(stream: &str, position: i64) -> Result<MatchId, Error> {
+    stream
+        .strip_prefix("match-")
+        .and_then(|s| Uuid::parse_str(s).ok())
+        .map(MatchId::from_uuid)
+        .ok_or_else(|| Error::Event {
+            position,
+            reason: format!("`{stream}` is not a match stream"),
+        })
+}
+
+/// The finished matches of a batch, in log order. The `match_created` of a match that ended in
+/// this batch but started in an earlier one is read from the log (version 1 of its stream).
+pub async fn finished_in(
+    client: &impl GenericClient,
+    events: &[RecordedEvent],
+) -> Result<Vec<Finished>, Error> {
+    let mut created: HashMap<String, Created> = HashMap::new();
+    let mut ended: Vec<(&RecordedEvent, MatchEnded)> = Vec::new();
+    for e in events {
+        match e.event_type.as_str() {
+            "match_created" => {
+                if let MatchEvent::MatchCreated(data) = decode(e)? {
+                    created.insert(
+                        e.stream.clone(),
+                        Created {
+                            data,
+                            position: e.position,
+                        },
+                    );
+                }
+            }
+            "match_ended" => {
+                if let MatchEvent::MatchEnded(data) = decode(e)? {
+                    ended.push((e, data));
+                }
+            }
+            _ => {}
+        }
+    }
+    let missing: Vec<String> = ended
+        .iter()
+        .filter(|(e, _)| !created.contains_key(&e.stream))
+        .map(|(e, _)| e.stream.clone())
+        .collect();
+    if !missing.is_empty() {
+        let rows = client
+            .query(
+                "SELECT stream_id, position, event_type, schema_version, data FROM events \
+                 WHERE stream_id = ANY($1) AND version = 1",
+                &[&missing],
+            )
+            .await?;
+        for row in rows {
+            let position: i64 = row.get(1);
+            let event_type: String = row.get(2);
+            let event = MatchEvent::decode(&event_type, row.get(3), &row.get(4)).map_err(|err| {
+                Error::Event {
+                    position,
+                    reason: err.to_string(),
+                }
+            })?;
+            if let MatchEvent::MatchCreated(data) = event {
+                created.insert(row.get(0), Created { data, position });
+            }
+        }
+    }
+    ended
+        .into_iter()
+        .map(|(e, end)| {
+            let c = created.get(&e.stream).ok_or_else(|| Error::Event {
+                position: e.position,
+                reason: format!("{} ended but was never created", e.stream),
+            })?;
+            Ok(finished(match_id_of(&e.stream, e.position)?, c, e, end))
+        })
+        .collect()
+}
+
+/// Joins a match's creation and its end.
+pub fn finished(match_id: MatchId, c: &Created, e: &RecordedEvent, end: MatchEnded) -> Finished {
+    let player = |o: &Occupant| match o {
+        Occupant::Human { player_id } => Some(*player_id),
+        Occupant::Cpu { .. } => None,
+    };
+    Finished {
+        match_id,
+        game: c.data.game,
+        ranked: c.data.ranked,
+        players: [player(&c.data.seats[0]), player(&c.data.seats[1])],
+        first_seat: c.data.first_seat,
+        outcome: end.outcome,
+        winner_seat: end.winner_seat,
+        reason: end.reason,
+        ended_at: e.recorded_at,
+        created_position: c.position,
+        ended_position: e.position,
+    }
+}
+
+/// The wire name of an end reason (`four_in_a_row`, `resigned`, ...).
+pub fn reason_name(r: EndedBecause) -> &'static str {
+    match r {
+        EndedBecause::FourInARow => "four_in_a_row",
+        EndedBecause::BoardFull => "board_full",
+        EndedBecause::NoMoves => "no_moves",
+        EndedBecause::Resigned => "resigned",
+    }
+}

@@ -1,0 +1,339 @@
+//! How each projection applies a batch of events to its tables. Every function runs inside the
+//! runner's transaction and writes with set-based statements (`unnest` of arrays), so a batch of
+//! thousands of events costs a handful of round trips.
+
+use std::collections::{BTreeMap, HashSet};
+
+use deadpool_postgres::GenericClient;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use domain::games::GameId;
+use domain::ids::{PlayerId, Seat};
+use domain::ratings::{Rating, Score, Standing};
+use domain::tickets::TicketEvent;
+use eventlog::RecordedEvent;
+
+use crate::facts::{self, Finished};
+use crate::ledger::{Ledger, RatedStep};
+use crate::{Error, Projection};
+
+/// Applies `events` (already filtered to the projection's types) to its tables.
+pub async fn apply(
+    client: &impl GenericClient,
+    projection: Projection,
+    events: &[RecordedEvent],
+) -> Result<(), Error> {
+    match projection {
+        Projection::Ratings => {
+            let finished = facts::finished_in(client, events).await?;
+            let (ledger, steps) = rate(client, "ratings", &finished).await?;
+            write_standings(client, "ratings", &ledger, &steps).await?;
+            write_points(client, &steps).await
+        }
+        Projection::Leaderboards => {
+            let finished = facts::finished_in(client, events).await?;
+            let (ledger, steps) = rate(client, "leaderboard", &finished).await?;
+            write_standings(client, "leaderboard", &ledger, &steps).await
+        }
+        Projection::History => {
+            let finished = facts::finished_in(client, events).await?;
+            write_history(client, &finished).await
+        }
+        Projection::Queue => apply_queue(client, events).await,
+    }
+}
+
+/// Loads the standings of every player of the rated matches from `table` (`ratings` or
+/// `leaderboard`, which have the same columns), then rates the matches in order.
+async fn rate(
+    client: &impl GenericClient,
+    table: &str,
+    finished: &[Finished],
+) -> Result<(Ledger, Vec<RatedStep>), Error> {
+    let players: Vec<Uuid> = finished
+        .iter()
+        .filter(|f| f.is_rated())
+        .flat_map(|f| f.players.iter().flatten().map(|p| p.as_uuid()))
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let mut ledger = Ledger::default();
+    if players.is_empty() {
+        return Ok((ledger, Vec::new()));
+    }
+    let rows = client
+        .query(
+            &format!(
+                "SELECT player_id, game, rating, deviation, volatility, games, last_ended_at \
+                 FROM {table} WHERE player_id = ANY($1)"
+            ),
+            &[&players],
+        )
+        .await?;
+    for row in rows {
+        let game: String = row.get(1);
+        let Ok(game) = game.parse::<GameId>() else {
+            continue;
+        };
+        let games: i32 = row.get(5);
+        ledger.standings.insert(
+            (PlayerId::from_uuid(row.get(0)), game),
+            Standing {
+                rating: Rating {
+                    rating: row.get(2),
+                    deviation: row.get(3),
+                    volatility: row.get(4),
+                },
+                games: u32::try_from(games).unwrap_or(0),
+                last_ended_at: Some(row.get(6)),
+            },
+        );
+    }
+    let steps = finished
+        .iter()
+        .filter_map(|f| ledger.apply(f))
+        .flatten()
+        .collect();
+    Ok((ledger, steps))
+}
+
+/// Upserts the final standing of every (player, game) that moved in this batch.
+async fn write_standings(
+    client: &impl GenericClient,
+    table: &str,
+    ledger: &Ledger,
+    steps: &[RatedStep],
+) -> Result<(), Error> {
+    let keys: BTreeMap<(Uuid, &'static str), Standing> = steps
+        .iter()
+        .map(|s| {
+            (
+                (s.player.as_uuid(), s.game.as_str()),
+                ledger.standing(s.player, s.game),
+            )
+        })
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut cols = StandingColumns::default();
+    for ((player, game), s) in keys {
+        cols.player.push(player);
+        cols.game.push(game.to_owned());
+        cols.rating.push(s.rating.rating);
+        cols.deviation.push(s.rating.deviation);
+        cols.volatility.push(s.rating.volatility);
+        cols.games.push(i32::try_from(s.games).unwrap_or(i32::MAX));
+        cols.last.push(s.last_ended_at.unwrap_or(OffsetDateTime::UNIX_EPOCH));
+    }
+    client
+        .execute(
+            &format!(
+                "INSERT INTO {table} (player_id, game, rating, deviation, volatility, games, \
+                 last_ended_at) \
+                 SELECT * FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[], \
+                   $5::float8[], $6::int4[], $7::timestamptz[]) \
+                 ON CONFLICT ON CONSTRAINT {table}_pkey DO UPDATE SET rating = excluded.rating, \
+                   deviation = excluded.deviation, volatility = excluded.volatility, \
+                   games = excluded.games, last_ended_at = excluded.last_ended_at"
+            ),
+            &[
+                &cols.player,
+                &cols.game,
+                &cols.rating,
+                &cols.deviation,
+                &cols.volatility,
+                &cols.games,
+                &cols.last,
+            ],
+        )
+        .await?;
+    Ok(())
+}
+
+#[derive(Default)]
+struct StandingColumns {
+    player: Vec<Uuid>,
+    game: Vec<String>,
+    rating: Vec<f64>,
+    deviation: Vec<f64>,
+    volatility: Vec<f64>,
+    games: Vec<i32>,
+    last: Vec<OffsetDateTime>,
+}
+
+/// Inserts every rating step of the batch (a second application would hit the primary key).
+async fn write_points(client: &impl GenericClient, steps: &[RatedStep]) -> Result<(), Error> {
+    if steps.is_empty() {
+        return Ok(());
+    }
+    let n = steps.len();
+    let mut player = Vec::with_capacity(n);
+    let mut game = Vec::with_capacity(n);
+    let mut games = Vec::with_capacity(n);
+    let mut match_id = Vec::with_capacity(n);
+    let mut at = Vec::with_capacity(n);
+    let mut opponent = Vec::with_capacity(n);
+    let mut score = Vec::with_capacity(n);
+    let mut before = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+    let mut idle = Vec::with_capacity(n);
+    let mut pre_dev = Vec::with_capacity(n);
+    let mut after = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+    let mut created = Vec::with_capacity(n);
+    let mut ended = Vec::with_capacity(n);
+    for s in steps {
+        player.push(s.player.as_uuid());
+        game.push(s.game.as_str().to_owned());
+        games.push(i32::try_from(s.games).unwrap_or(i32::MAX));
+        match_id.push(s.match_id.as_uuid());
+        at.push(s.at);
+        opponent.push(s.opponent.as_uuid());
+        score.push(s.step.score.points());
+        before.0.push(s.step.before.rating);
+        before.1.push(s.step.before.deviation);
+        before.2.push(s.step.before.volatility);
+        idle.push(i32::try_from(s.step.idle_days).unwrap_or(i32::MAX));
+        pre_dev.push(s.step.pre_match.deviation);
+        after.0.push(s.step.after.rating);
+        after.1.push(s.step.after.deviation);
+        after.2.push(s.step.after.volatility);
+        created.push(s.created_position);
+        ended.push(s.ended_position);
+    }
+    client
+        .execute(
+            "INSERT INTO rating_points (player_id, game, games, match_id, at, opponent, score, \
+               before_rating, before_deviation, before_volatility, idle_days, pre_deviation, \
+               rating, deviation, volatility, created_position, ended_position) \
+             SELECT * FROM unnest($1::uuid[], $2::text[], $3::int4[], $4::uuid[], \
+               $5::timestamptz[], $6::uuid[], $7::float8[], $8::float8[], $9::float8[], \
+               $10::float8[], $11::int4[], $12::float8[], $13::float8[], $14::float8[], \
+               $15::float8[], $16::int8[], $17::int8[])",
+            &[
+                &player, &game, &games, &match_id, &at, &opponent, &score, &before.0, &before.1,
+                &before.2, &idle, &pre_dev, &after.0, &after.1, &after.2, &created, &ended,
+            ],
+        )
+        .await?;
+    Ok(())
+}
+
+/// One row per human seat of every finished match.
+async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Result<(), Error> {
+    let mut player = Vec::new();
+    let mut match_id = Vec::new();
+    let mut game = Vec::new();
+    let mut ranked = Vec::new();
+    let mut seat_no = Vec::new();
+    let mut started = Vec::new();
+    let mut opponent: Vec<Option<Uuid>> = Vec::new();
+    let mut result = Vec::new();
+    let mut reason = Vec::new();
+    let mut ended_at = Vec::new();
+    let mut ended_position = Vec::new();
+    for f in finished {
+        for seat in Seat::BOTH {
+            let Some(p) = f.players[seat.index()] else {
+                continue;
+            };
+            player.push(p.as_uuid());
+            match_id.push(f.match_id.as_uuid());
+            game.push(f.game.as_str().to_owned());
+            ranked.push(f.ranked);
+            seat_no.push(i16::from(seat.number()));
+            started.push(f.first_seat == seat);
+            opponent.push(f.players[seat.other().index()].map(|o| o.as_uuid()));
+            result.push(
+                match f.score_of(seat) {
+                    Score::Win => "win",
+                    Score::Draw => "draw",
+                    Score::Loss => "loss",
+                }
+                .to_owned(),
+            );
+            reason.push(facts::reason_name(f.reason).to_owned());
+            ended_at.push(f.ended_at);
+            ended_position.push(f.ended_position);
+        }
+    }
+    if player.is_empty() {
+        return Ok(());
+    }
+    client
+        .execute(
+            "INSERT INTO match_history (player_id, match_id, game, ranked, seat, started, \
+               opponent, result, reason, ended_at, ended_position) \
+             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bool[], $5::int2[], \
+               $6::bool[], $7::uuid[], $8::text[], $9::text[], $10::timestamptz[], $11::int8[])",
+            &[
+                &player,
+                &match_id,
+                &game,
+                &ranked,
+                &seat_no,
+                &started,
+                &opponent,
+                &result,
+                &reason,
+                &ended_at,
+                &ended_position,
+            ],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Waiting tickets in, closed tickets out; each pairing's quality kept for the statistics.
+async fn apply_queue(client: &impl GenericClient, events: &[RecordedEvent]) -> Result<(), Error> {
+    for e in events {
+        let bad = |reason: String| Error::Event {
+            position: e.position,
+            reason,
+        };
+        let ticket = e
+            .stream
+            .strip_prefix("ticket-")
+            .and_then(|s| Uuid::parse_str(s).ok())
+            .ok_or_else(|| bad(format!("`{}` is not a ticket stream", e.stream)))?;
+        match TicketEvent::decode(&e.event_type, e.schema_version, &e.data).map_err(bad)? {
+            TicketEvent::TicketOpened(o) => {
+                let turn = o.turn_seconds.map_or(0, |t| i32::try_from(t.get()).unwrap_or(0));
+                client
+                    .execute(
+                        "INSERT INTO queue_tickets (ticket_id, player_id, game, turn_seconds, \
+                           rating, deviation, opened_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                        &[
+                            &ticket,
+                            &o.player_id.as_uuid(),
+                            &o.game.as_str(),
+                            &turn,
+                            &o.rating,
+                            &o.deviation,
+                            &e.recorded_at,
+                        ],
+                    )
+                    .await?;
+            }
+            TicketEvent::TicketCancelled {} => {
+                client
+                    .execute("DELETE FROM queue_tickets WHERE ticket_id = $1", &[&ticket])
+                    .await?;
+            }
+            TicketEvent::TicketMatched(m) => {
+                let waited = i64::try_from(m.waited_ms).unwrap_or(i64::MAX);
+                client
+                    .execute(
+                        "WITH gone AS (DELETE FROM queue_tickets WHERE ticket_id = $1 \
+                           RETURNING ticket_id, game, turn_seconds) \
+                         INSERT INTO queue_pairs (ticket_id, game, turn_seconds, waited_ms, \
+                           rating_gap, repeat, matched_at) \
+                         SELECT ticket_id, game, turn_seconds, $2, $3, $4, $5 FROM gone",
+                        &[&ticket, &waited, &m.rating_gap, &m.repeat, &e.recorded_at],
+                    )
+                    .await?;
+            }
+        }
+    }
+    Ok(())
+}
