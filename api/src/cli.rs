@@ -1,4 +1,5 @@
-//! The operator CLI: `discs serve` (the default) `| migrate | token | replay | perft`.
+//! The operator CLI: `discs serve` (the default) `| migrate | token | rebuild | audit | replay |
+//! perft`.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -45,6 +46,18 @@ enum Cmd {
         #[command(flatten)]
         db: DatabaseConfig,
     },
+    /// Rebuild projections from position 0 beside the live ones and switch when caught up
+    /// (all of them when no name is given): ratings, history, leaderboards, queue.
+    Rebuild {
+        projection: Option<String>,
+        #[command(flatten)]
+        db: DatabaseConfig,
+    },
+    /// Audits for admins.
+    Audit {
+        #[command(subcommand)]
+        what: AuditCmd,
+    },
     /// Print the boards of a game ply by ply, for checking a game by eye.
     Replay {
         /// `four_in_a_row` or `reversi`.
@@ -62,6 +75,25 @@ enum Cmd {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum AuditCmd {
+    /// Recompute every rating from the log and diff it against the projection; verify every
+    /// hash chain; with --exclude, what the ratings would be without those players' matches.
+    Ratings {
+        /// Only this game (`four_in_a_row`, `reversi`).
+        #[arg(long)]
+        game: Option<String>,
+        /// Comma-separated player ids whose matches a what-if leaves out.
+        #[arg(long)]
+        exclude: Option<String>,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        db: DatabaseConfig,
+    },
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = match cli.command {
@@ -76,6 +108,16 @@ pub fn main() -> ExitCode {
         Cmd::Serve { config } => serve(config),
         Cmd::Token { admin, db, auth } => token(&admin, db, auth),
         Cmd::Migrate { db } => migrate(db),
+        Cmd::Rebuild { projection, db } => rebuild(projection.as_deref(), db),
+        Cmd::Audit {
+            what:
+                AuditCmd::Ratings {
+                    game,
+                    exclude,
+                    json,
+                    db,
+                },
+        } => audit_ratings(game.as_deref(), exclude.as_deref(), json, db),
         Cmd::Replay { game, moves } => replay(&game, &moves).map(|text| print!("{text}")),
         Cmd::Perft {
             game,
@@ -140,6 +182,138 @@ fn migrate(db: DatabaseConfig) -> anyhow::Result<()> {
         println!("migrations applied: {applied:?}");
         Ok(())
     })
+}
+
+async fn open_log(db: &DatabaseConfig) -> anyhow::Result<eventlog::EventLog> {
+    let pool = eventlog::open(&db.url, &db.data_dir(), db.pool_size.max(4)).await?;
+    eventlog::migrate(&pool).await?;
+    Ok(eventlog::EventLog::new(pool))
+}
+
+fn rebuild(name: Option<&str>, db: DatabaseConfig) -> anyhow::Result<()> {
+    use projections::{Projection, rebuild};
+    use std::io::Write;
+    let targets: Vec<Projection> = match name {
+        Some(n) => vec![n.parse().map_err(|e: String| anyhow::anyhow!(e))?],
+        None => Projection::ALL.to_vec(),
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let runner = projections::Runner::new(open_log(&db).await?);
+        for p in targets {
+            let id = rebuild::register(&runner, p).await?;
+            let started = Instant::now();
+            let events = rebuild::rebuild(&runner, p, id, |progress| {
+                let done = progress.position as f64 / progress.last_position.max(1) as f64;
+                let width = 30usize;
+                let filled = ((done.min(1.0)) * width as f64) as usize;
+                let eta = if progress.rate > 0.0 && done > 0.0 {
+                    started.elapsed().as_secs_f64() * (1.0 - done.min(1.0)) / done
+                } else {
+                    0.0
+                };
+                eprint!(
+                    "\r{p:<12} [{}{}] {:>5.1}%  {} events  {:.0} ev/s  ETA {:.0} s   ",
+                    "#".repeat(filled),
+                    " ".repeat(width - filled),
+                    done.min(1.0) * 100.0,
+                    progress.events,
+                    progress.rate,
+                    eta
+                );
+                let _ = std::io::stderr().flush();
+            })
+            .await?;
+            eprintln!();
+            println!(
+                "{p}: rebuilt from {events} events in {:.2} s and switched",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Ok(())
+    })
+}
+
+fn audit_ratings(
+    game: Option<&str>,
+    exclude: Option<&str>,
+    json: bool,
+    db: DatabaseConfig,
+) -> anyhow::Result<()> {
+    let game: Option<GameId> = game.map(str::parse).transpose()?;
+    let exclude = crate::routes::admin::player_list(exclude).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let report = runtime.block_on(async {
+        let log = open_log(&db).await?;
+        anyhow::Ok(projections::audit::ratings(&log, game, &exclude).await?)
+    })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", audit_table(&report));
+    }
+    if report.mismatches.is_empty() && report.chains_ok {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "the audit found {} rating mismatch(es) and {} broken chain(s)",
+            report.mismatches.len(),
+            report.broken_chains.len()
+        ))
+    }
+}
+
+/// The audit as readable tables.
+pub fn audit_table(r: &projections::audit::RatingsAudit) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "events scanned: {}   players checked: {}   streams verified: {}   chains: {}",
+        r.events_scanned,
+        r.players_checked,
+        r.streams_verified,
+        if r.chains_ok { "ok" } else { "BROKEN" }
+    );
+    let show = |v: &Option<projections::audit::Values>| match v {
+        Some(v) => format!("{:.2} / {:.2} / {:.6} ({})", v.rating, v.deviation, v.volatility, v.games),
+        None => "-".to_owned(),
+    };
+    if r.mismatches.is_empty() {
+        let _ = writeln!(out, "ratings: every stored rating equals the log's");
+    } else {
+        let _ = writeln!(out, "\nMISMATCHES\n{:<36}  {:<13}  {:<34}  {:<34}  first diverging match", "player", "game", "stored", "recomputed");
+        for m in &r.mismatches {
+            let _ = writeln!(
+                out,
+                "{:<36}  {:<13}  {:<34}  {:<34}  {}",
+                m.player_id.to_string(),
+                m.game.to_string(),
+                show(&m.stored),
+                show(&m.recomputed),
+                m.first_diverging_match.map(|id| id.to_string()).unwrap_or_else(|| "-".into())
+            );
+        }
+    }
+    for b in &r.broken_chains {
+        let _ = writeln!(out, "broken chain: {} at version {}: {}", b.stream, b.version, b.problem);
+    }
+    if !r.excluded_players.is_empty() {
+        let _ = writeln!(out, "\nWHAT IF without {} player(s)\n{:<36}  {:<13}  {:>9}  {:>9}  {:>8}  removed", r.excluded_players.len(), "player", "game", "rating", "what-if", "delta");
+        for w in &r.what_if {
+            let _ = writeln!(
+                out,
+                "{:<36}  {:<13}  {:>9.2}  {:>9.2}  {:>+8.2}  {}",
+                w.player_id.to_string(),
+                w.game.to_string(),
+                w.rating,
+                w.what_if,
+                w.delta,
+                w.matches_removed
+            );
+        }
+    }
+    out
 }
 
 /// Renders a game ply by ply.

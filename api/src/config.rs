@@ -55,6 +55,12 @@ pub struct ServeConfig {
     /// How often background work (timeouts, presence, CPU moves) is looked for, in milliseconds.
     #[arg(long, env = "DISCS_WORKER_INTERVAL_MS", default_value_t = 250)]
     pub worker_interval_ms: u64,
+    /// Milliseconds between matchmaking waves.
+    #[arg(long, env = "DISCS_WAVE_INTERVAL_MS", default_value_t = 1000)]
+    pub wave_interval_ms: u64,
+    /// A pool with this many waiting tickets gets a wave at once.
+    #[arg(long, env = "DISCS_WAVE_TRIGGER", default_value_t = 32)]
+    pub wave_trigger: i64,
     /// Do not run background workers in this process (tests drive them by hand).
     #[arg(long, env = "DISCS_NO_WORKERS")]
     pub no_workers: bool,

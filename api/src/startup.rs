@@ -57,6 +57,9 @@ impl Application {
             play: config.play,
             limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
             changes,
+            projections: projections::Runner::new(eventlog::EventLog::new(pool.clone())),
+            waves: Arc::new(tokio::sync::Notify::new()),
+            metrics: Arc::new(crate::metrics::Metrics::default()),
         };
         let listener = TcpListener::bind(&config.addr)
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
@@ -102,6 +105,12 @@ impl Application {
             let worker_state = state.clone();
             let interval = Duration::from_millis(config.worker_interval_ms.max(10));
             tokio::spawn(workers::run_forever(worker_state, interval));
+            state.projections.clone().run_forever(interval).await;
+            tokio::spawn(crate::ranked::waves_forever(
+                state.clone(),
+                Duration::from_millis(config.wave_interval_ms.max(10)),
+                config.wave_trigger.max(2),
+            ));
         }
         tracing::info!(addr = %config.addr, port, "discs is serving");
         Ok(Application {

@@ -4,13 +4,14 @@ use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 use eventlog::EventLog;
-use tokio::sync::broadcast;
+use tokio::sync::{Notify, broadcast};
 
 use domain::ids::MatchId;
 
 use crate::auth::Keys;
 use crate::clock::Clock;
 use crate::config::PlayConfig;
+use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 
 /// Shared by every request and worker; cheap to clone.
@@ -25,6 +26,11 @@ pub struct AppState {
     /// Wakes this instance's event streams when a match of theirs changes here. Other
     /// instances' appends reach them by polling.
     pub changes: broadcast::Sender<MatchId>,
+    /// The projections of this database; woken after this instance appends.
+    pub projections: projections::Runner,
+    /// Wakes this instance's wave loop when a ticket opens here (the size trigger).
+    pub waves: Arc<Notify>,
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -32,8 +38,14 @@ impl AppState {
         self.clock.now()
     }
 
+    /// Tells this instance's projection runner that the log has grown.
+    pub fn wake_projections(&self) {
+        self.projections.wake();
+    }
+
     pub fn notify(&self, id: MatchId) {
         // No receiver is fine: nobody is watching.
         let _ = self.changes.send(id);
+        self.projections.wake();
     }
 }

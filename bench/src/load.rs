@@ -67,6 +67,8 @@ async fn main() -> Result<()> {
         rate_per_second: 1e9,
         rate_burst: 1e9,
         worker_interval_ms: 250,
+        wave_interval_ms: 1000,
+        wave_trigger: 32,
         no_workers: false,
         http_workers: None,
     };

@@ -72,6 +72,8 @@ pub fn config(db_url: &str) -> ServeConfig {
         rate_per_second: 1000.0,
         rate_burst: 1000.0,
         worker_interval_ms: 250,
+        wave_interval_ms: 1000,
+        wave_trigger: 32,
         no_workers: true,
         http_workers: Some(2),
     }
@@ -210,6 +212,24 @@ impl TestApp {
     pub async fn advance(&self, seconds: i64) {
         self.clock.advance(Duration::seconds(seconds));
         self.run_workers().await;
+    }
+
+    /// Brings every projection up to the committed log.
+    pub async fn project(&self) -> u64 {
+        self.state
+            .projections
+            .catch_up_all()
+            .await
+            .expect("projections catch up")
+    }
+
+    /// Catches the queue projection up, then runs one wave over every pool.
+    pub async fn wave(&self) -> usize {
+        self.project().await;
+        let reports = api::ranked::run_waves(&self.state)
+            .await
+            .expect("the wave runs");
+        reports.values().map(|r| r.paired).sum()
     }
 
     pub async fn run_workers(&self) -> usize {

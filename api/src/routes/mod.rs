@@ -4,10 +4,13 @@
 use actix_web::{HttpResponse, web};
 use serde_json::{Value, json};
 
+pub mod admin;
 pub mod games;
 pub mod health;
+pub mod leaderboards;
 pub mod matches;
 pub mod players;
+pub mod queue;
 pub mod rooms;
 pub mod stream;
 
@@ -55,6 +58,12 @@ routes! {
     post "/v1/players" => players::create, 201, auth = false, body = Some(schemas::new_player), "Create a player by name; returns the device's token.";
     post "/v1/tokens/refresh" => players::refresh, 200, auth = true, body = no_body(), "Trade a valid token for a fresh one.";
     get "/v1/players/{id}" => players::get, 200, auth = true, body = no_body(), "A player's name and ratings.";
+    get "/v1/players/{id}/matches" => players::matches, 200, auth = true, body = no_body(), "A player's finished matches, newest first (?game&limit&before=RFC 3339), with ratings before and after for ranked ones.";
+    get "/v1/players/{id}/ratings/{game}" => players::rating_history, 200, auth = true, body = no_body(), "A player's rating after each ranked match of a game, oldest first.";
+    get "/v1/leaderboards/{game}" => leaderboards::get, 200, auth = true, body = no_body(), "The non-provisional players of a game by rating (?limit, default 50, at most 500).";
+    post "/v1/queue" => queue::open, 201, auth = true, body = Some(schemas::new_ticket), "Queue for a ranked match in a pool (game, turn_seconds); one open ticket per player.";
+    get "/v1/queue/{ticket}" => queue::get, 200, auth = true, body = no_body(), "Your ticket: waiting, matched (with its match_id) or cancelled.";
+    delete "/v1/queue/{ticket}" => queue::cancel, 200, auth = true, body = no_body(), "Cancel your waiting ticket (ticket_closed once matched or cancelled).";
     post "/v1/rooms" => rooms::create, 201, auth = true, body = Some(schemas::new_room), "Open a room with settings; returns its invite code.";
     get "/v1/rooms/{room_id}" => rooms::get, 200, auth = true, body = no_body(), "A room (members only).";
     patch "/v1/rooms/{room_id}" => rooms::patch, 200, auth = true, body = Some(schemas::room_patch), "Change a room's settings between matches.";
@@ -70,6 +79,13 @@ routes! {
     get "/v1/matches/{id}/events" => matches::events, 200, auth = true, body = no_body(), "Every event of the match.";
     get "/v1/matches/{id}/replay" => matches::replay, 200, auth = true, body = no_body(), "The match ply by ply (?ply=n for one).";
     get "/v1/matches/{id}/stream" => stream::stream, 200, auth = true, body = no_body(), "Server-sent events: each new event with the match view; resumable with Last-Event-ID; ?access_token= accepted.";
+    get "/v1/admin/audits/ratings" => admin::audit_ratings, 200, auth = true, body = no_body(), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; ?game&exclude_players=id,id for a what-if.";
+    get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, 200, auth = true, body = no_body(), "Admin: a player's rating step by step, each with its match and event positions.";
+    get "/v1/admin/flags" => admin::flags, 200, auth = true, body = no_body(), "Admin: suspicious patterns (repeated pairs with alternating results, very short lost games) and the thresholds used.";
+    get "/v1/admin/queue/stats" => admin::queue_stats, 200, auth = true, body = no_body(), "Admin: per pool, waiting tickets, wait and rating-gap percentiles, repeat-pair rate, waves run; and the allowed-gap schedule.";
+    post "/v1/admin/projections/{name}/rebuild" => admin::start_rebuild, 202, auth = true, body = no_body(), "Admin: rebuild a projection (ratings, history, leaderboards, queue) beside the live one and switch when caught up.";
+    get "/v1/admin/projections/{name}" => admin::get_projection, 200, auth = true, body = no_body(), "Admin: a projection's checkpoint and its latest rebuild's progress.";
+    get "/metrics" => admin::prometheus, 200, auth = false, body = no_body(), "Prometheus metrics: pool statistics, waves, projection positions.";
     get "/openapi.json" => openapi, 200, auth = false, body = no_body(), "This document.";
     get "/docs" => docs, 200, auth = false, body = no_body(), "A readable page of this document (works offline).";
 }
@@ -124,6 +140,13 @@ mod schemas {
         json!({"type": "object", "required": ["move"], "additionalProperties": false, "properties": {
             "move": {"type": "string", "description": "\"1\"..\"7\" (Four in a Row) or \"a1\"..\"h8\" (Reversi); upper case accepted"},
             "expected_version": {"type": "integer", "minimum": 0}
+        }})
+    }
+
+    pub fn new_ticket() -> Value {
+        json!({"type": "object", "required": ["game"], "additionalProperties": false, "properties": {
+            "game": game(),
+            "turn_seconds": {"type": ["integer", "null"], "enum": [null, 30, 60], "default": null}
         }})
     }
 

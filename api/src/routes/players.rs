@@ -8,6 +8,9 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::PlayerId;
+use domain::ratings::Rating;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use crate::auth::{Auth, Role};
 use crate::error::ApiError;
@@ -84,18 +87,142 @@ pub async fn get(
         .map_err(unexpected)?
         .ok_or(ApiError::NotFound("player"))?;
     let name: String = row.get(0);
-    // Ratings are a projection of ranked matches (the ranked-play issue); until a player has
-    // played one, SPEC §4 shows the starting values.
-    let ratings: serde_json::Map<String, serde_json::Value> = GameId::ALL
+    let rows = client
+        .query(
+            "SELECT game, rating, deviation, volatility, games FROM ratings WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    let mut ratings = serde_json::Map::new();
+    for g in GameId::ALL {
+        let stored = rows
+            .iter()
+            .find(|r| r.get::<_, &str>(0) == g.as_str())
+            .map(|r| {
+                (
+                    Rating {
+                        rating: r.get(1),
+                        deviation: r.get(2),
+                        volatility: r.get(3),
+                    },
+                    r.get::<_, i32>(4),
+                )
+            });
+        let (r, games) = stored.unwrap_or((Rating::NEW, 0));
+        ratings.insert(
+            g.to_string(),
+            json!({"rating": r.rating, "deviation": r.deviation, "volatility": r.volatility,
+                   "games": games, "provisional": r.is_provisional()}),
+        );
+    }
+    Ok(HttpResponse::Ok().json(json!({"player_id": player, "name": name, "ratings": ratings})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryQuery {
+    game: Option<GameId>,
+    limit: Option<i64>,
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    before: Option<OffsetDateTime>,
+}
+
+/// `GET /v1/players/{id}/matches?game&limit&before`: finished matches, newest first.
+pub async fn matches(
+    app: web::Data<AppState>,
+    _auth: Auth,
+    path: web::Path<String>,
+    query: Result<web::Query<HistoryQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    let player: PlayerId = input::id(&path)?;
+    let q = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::InvalidRequest("limit must be 1 to 500".into()));
+    }
+    let client = app.pool.get().await.map_err(unexpected)?;
+    exists(&client, player).await?;
+    let rows = client
+        .query(
+            "SELECT h.match_id, h.game, h.ranked, h.opponent, o.name, h.result, \
+               p.before_rating, p.rating, h.ended_at \
+             FROM match_history h \
+             LEFT JOIN players o ON o.player_id = h.opponent \
+             LEFT JOIN rating_points p ON p.match_id = h.match_id AND p.player_id = h.player_id \
+             WHERE h.player_id = $1 AND ($2::text IS NULL OR h.game = $2) \
+               AND ($3::timestamptz IS NULL OR h.ended_at < $3) \
+             ORDER BY h.ended_at DESC, h.match_id DESC LIMIT $4",
+            &[&player.as_uuid(), &q.game.map(GameId::as_str), &q.before, &limit],
+        )
+        .await
+        .map_err(unexpected)?;
+    let matches: Vec<serde_json::Value> = rows
         .iter()
-        .map(|g| {
-            (
-                g.to_string(),
-                json!({"rating": 1500.0, "deviation": 350.0, "volatility": 0.06, "games": 0, "provisional": true}),
-            )
+        .map(|r| {
+            let opponent: Option<Uuid> = r.get(3);
+            let ended: OffsetDateTime = r.get(8);
+            json!({
+                "match_id": r.get::<_, Uuid>(0),
+                "game": r.get::<_, String>(1),
+                "ranked": r.get::<_, bool>(2),
+                "opponent": match opponent {
+                    Some(id) => json!({"player_id": id, "name": r.get::<_, Option<String>>(4)}),
+                    None => json!({"player_id": null, "name": "CPU"}),
+                },
+                "result": r.get::<_, String>(5),
+                "rating_before": r.get::<_, Option<f64>>(6),
+                "rating_after": r.get::<_, Option<f64>>(7),
+                "ended_at": ended.format(&Rfc3339).unwrap_or_default(),
+            })
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({"player_id": player, "name": name, "ratings": ratings})))
+    Ok(HttpResponse::Ok().json(json!({ "matches": matches })))
+}
+
+/// `GET /v1/players/{id}/ratings/{game}`: the rating after each ranked match, oldest first.
+pub async fn rating_history(
+    app: web::Data<AppState>,
+    _auth: Auth,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (raw_player, raw_game) = path.into_inner();
+    let player: PlayerId = input::id(&raw_player)?;
+    let game: GameId = raw_game
+        .parse()
+        .map_err(|_| ApiError::InvalidRequest(format!("unknown game `{raw_game}`")))?;
+    let client = app.pool.get().await.map_err(unexpected)?;
+    exists(&client, player).await?;
+    let rows = client
+        .query(
+            "SELECT match_id, at, rating, deviation FROM rating_points \
+             WHERE player_id = $1 AND game = $2 ORDER BY games",
+            &[&player.as_uuid(), &game.as_str()],
+        )
+        .await
+        .map_err(unexpected)?;
+    let points: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let at: OffsetDateTime = r.get(1);
+            json!({"match_id": r.get::<_, Uuid>(0), "at": at.format(&Rfc3339).unwrap_or_default(),
+                   "rating": r.get::<_, f64>(2), "deviation": r.get::<_, f64>(3)})
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({ "points": points })))
+}
+
+/// `not_found` unless the player exists.
+async fn exists(client: &deadpool_postgres::Client, player: PlayerId) -> Result<(), ApiError> {
+    client
+        .query_opt(
+            "SELECT 1 FROM players WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?
+        .ok_or(ApiError::NotFound("player"))?;
+    Ok(())
 }
 
 /// Looks up a player's name (errors as `not_found`).

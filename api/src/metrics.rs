@@ -1,0 +1,208 @@
+//! Counters of this instance (waves run, pairs made, per pool) and the Prometheus text of
+//! `/metrics`, which adds the pool statistics every instance shares (from the database).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use domain::tickets::Pool;
+
+use crate::error::ApiError;
+use crate::play::unexpected;
+use crate::state::AppState;
+
+/// Per-pool counters of the waves this instance ran.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    waves: Mutex<BTreeMap<Pool, (u64, u64)>>,
+}
+
+impl Metrics {
+    /// Counts a wave over `pool` that made `pairs` pairs.
+    pub fn wave(&self, pool: Pool, pairs: usize) {
+        if let Ok(mut w) = self.waves.lock() {
+            let entry = w.entry(pool).or_default();
+            entry.0 += 1;
+            entry.1 += pairs as u64;
+        }
+    }
+
+    /// (waves, pairs) of a pool on this instance.
+    pub fn waves_of(&self, pool: Pool) -> (u64, u64) {
+        self.waves
+            .lock()
+            .ok()
+            .and_then(|w| w.get(&pool).copied())
+            .unwrap_or_default()
+    }
+
+    fn all(&self) -> Vec<(Pool, (u64, u64))> {
+        self.waves
+            .lock()
+            .map(|w| w.iter().map(|(k, v)| (*k, *v)).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Three percentiles of a distribution.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+/// The matchmaking quality of one pool (SPEC §5): over the pairings of the last 24 hours.
+#[derive(Debug, Clone, Serialize)]
+pub struct PoolStats {
+    pub game: String,
+    pub turn_seconds: Option<i32>,
+    pub waiting: i64,
+    pub pairs: i64,
+    pub wait_seconds: Percentiles,
+    pub rating_gap: Percentiles,
+    pub repeat_pair_rate: f64,
+    /// Waves run by the instance that answers (each instance counts its own).
+    pub waves_run: u64,
+}
+
+/// Every pool that has waiting tickets or pairings in the last 24 hours.
+pub async fn pool_stats(app: &AppState) -> Result<Vec<PoolStats>, ApiError> {
+    let since = app.now() - time::Duration::hours(24);
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "WITH pools AS ( \
+               SELECT game, turn_seconds FROM queue_tickets \
+               UNION SELECT game, turn_seconds FROM queue_pairs WHERE matched_at >= $1) \
+             SELECT p.game, p.turn_seconds, \
+               (SELECT count(*) FROM queue_tickets t WHERE t.game = p.game AND t.turn_seconds = p.turn_seconds), \
+               count(q.ticket_id), \
+               coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
+               coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
+               coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
+               coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
+               coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
+               coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
+               coalesce(avg(q.repeat::int), 0)::float8 \
+             FROM pools p LEFT JOIN queue_pairs q ON q.game = p.game \
+               AND q.turn_seconds = p.turn_seconds AND q.matched_at >= $1 \
+             GROUP BY p.game, p.turn_seconds ORDER BY p.game, p.turn_seconds",
+            &[&since],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let game: String = r.get(0);
+            let turn: i32 = r.get(1);
+            let pool = game.parse().ok().map(|g| Pool {
+                game: g,
+                turn_seconds: u32::try_from(turn)
+                    .ok()
+                    .and_then(|t| domain::matches::TurnSeconds::try_from(t).ok()),
+            });
+            let ms = |i: usize| r.get::<_, f64>(i) / 1000.0;
+            PoolStats {
+                game,
+                turn_seconds: (turn != 0).then_some(turn),
+                waiting: r.get(2),
+                pairs: r.get(3),
+                wait_seconds: Percentiles {
+                    p50: ms(4),
+                    p95: ms(5),
+                    p99: ms(6),
+                },
+                rating_gap: Percentiles {
+                    p50: r.get(7),
+                    p95: r.get(8),
+                    p99: r.get(9),
+                },
+                repeat_pair_rate: r.get(10),
+                waves_run: pool.map_or(0, |p| app.metrics.waves_of(p).0),
+            }
+        })
+        .collect())
+}
+
+/// The Prometheus text exposition of `/metrics`.
+pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
+    let stats = pool_stats(app).await?;
+    let mut out = String::new();
+    let label = |s: &PoolStats| {
+        format!(
+            "game=\"{}\",turn_seconds=\"{}\"",
+            s.game,
+            s.turn_seconds.map_or("none".to_owned(), |t| t.to_string())
+        )
+    };
+    let _ = writeln!(out, "# HELP discs_queue_waiting Tickets waiting in the pool.");
+    let _ = writeln!(out, "# TYPE discs_queue_waiting gauge");
+    for s in &stats {
+        let _ = writeln!(out, "discs_queue_waiting{{{}}} {}", label(s), s.waiting);
+    }
+    for (name, help, pick) in [
+        (
+            "discs_queue_wait_seconds",
+            "Wait from ticket opened to matched, last 24 h.",
+            (|s: &PoolStats| s.wait_seconds) as fn(&PoolStats) -> Percentiles,
+        ),
+        (
+            "discs_queue_rating_gap",
+            "Rating gap of the pairs made, last 24 h.",
+            |s: &PoolStats| s.rating_gap,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} summary");
+        for s in &stats {
+            let p = pick(s);
+            for (q, v) in [("0.5", p.p50), ("0.95", p.p95), ("0.99", p.p99)] {
+                let _ = writeln!(out, "{name}{{{},quantile=\"{q}\"}} {v}", label(s));
+            }
+            let _ = writeln!(out, "{name}_count{{{}}} {}", label(s), s.pairs);
+        }
+    }
+    let _ = writeln!(out, "# HELP discs_queue_repeat_pair_rate Share of pairs that repeat the previous pairing, last 24 h.");
+    let _ = writeln!(out, "# TYPE discs_queue_repeat_pair_rate gauge");
+    for s in &stats {
+        let _ = writeln!(out, "discs_queue_repeat_pair_rate{{{}}} {}", label(s), s.repeat_pair_rate);
+    }
+    let _ = writeln!(out, "# HELP discs_waves_total Matchmaking waves run by this instance.");
+    let _ = writeln!(out, "# TYPE discs_waves_total counter");
+    let all = app.metrics.all();
+    for (pool, (waves, _)) in &all {
+        let _ = writeln!(out, "discs_waves_total{{pool=\"{pool}\"}} {waves}");
+    }
+    let _ = writeln!(out, "# HELP discs_pairs_total Pairs made by this instance's waves.");
+    let _ = writeln!(out, "# TYPE discs_pairs_total counter");
+    for (pool, (_, pairs)) in &all {
+        let _ = writeln!(out, "discs_pairs_total{{pool=\"{pool}\"}} {pairs}");
+    }
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT c.name, c.events, c.position, (SELECT coalesce(max(position), 0) FROM events) \
+             FROM projection_checkpoints c ORDER BY c.name",
+            &[],
+        )
+        .await
+        .map_err(unexpected)?;
+    let _ = writeln!(out, "# HELP discs_projection_events_total Events applied by each projection.");
+    let _ = writeln!(out, "# TYPE discs_projection_events_total counter");
+    for r in &rows {
+        let _ = writeln!(out, "discs_projection_events_total{{projection=\"{}\"}} {}", r.get::<_, String>(0), r.get::<_, i64>(1));
+    }
+    let _ = writeln!(out, "# HELP discs_projection_position Log position of each projection's checkpoint and of the log's last event.");
+    let _ = writeln!(out, "# TYPE discs_projection_position gauge");
+    for r in &rows {
+        let _ = writeln!(out, "discs_projection_position{{projection=\"{}\"}} {}", r.get::<_, String>(0), r.get::<_, i64>(2));
+    }
+    if let Some(r) = rows.first() {
+        let _ = writeln!(out, "discs_log_position {}", r.get::<_, i64>(3));
+    }
+    Ok(out)
+}

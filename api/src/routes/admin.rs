@@ -1,0 +1,175 @@
+//! Admin calls: rating audits, explanations, flags, queue statistics, projection rebuilds, and
+//! the Prometheus `/metrics` page. Every call here but `/metrics` needs an admin token.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use domain::games::GameId;
+use domain::ids::PlayerId;
+use projections::{Projection, audit, rebuild};
+
+use crate::auth::Auth;
+use crate::error::ApiError;
+use crate::play::unexpected;
+use crate::state::AppState;
+use crate::{input, metrics};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditQuery {
+    game: Option<GameId>,
+    /// Comma-separated player ids whose matches a what-if leaves out.
+    exclude_players: Option<String>,
+}
+
+/// Parses `id,id,...` (empty parts ignored).
+pub fn player_list(raw: Option<&str>) -> Result<Vec<PlayerId>, ApiError> {
+    raw.unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(input::id)
+        .collect()
+}
+
+fn audit_error(e: projections::Error) -> ApiError {
+    ApiError::Unexpected(anyhow::Error::new(e))
+}
+
+/// `GET /v1/admin/audits/ratings?game&exclude_players=id,id`.
+pub async fn audit_ratings(
+    app: web::Data<AppState>,
+    auth: Auth,
+    query: Result<web::Query<AuditQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let q = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let exclude = player_list(q.exclude_players.as_deref())?;
+    let report = audit::ratings(&app.log, q.game, &exclude)
+        .await
+        .map_err(audit_error)?;
+    Ok(HttpResponse::Ok().json(report))
+}
+
+/// `GET /v1/admin/players/{id}/ratings/{game}/explain`.
+pub async fn explain(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let (raw_player, raw_game) = path.into_inner();
+    let player: PlayerId = input::id(&raw_player)?;
+    let game: GameId = raw_game
+        .parse()
+        .map_err(|_| ApiError::InvalidRequest(format!("unknown game `{raw_game}`")))?;
+    let steps = audit::explain(&app.log, player, game)
+        .await
+        .map_err(audit_error)?;
+    Ok(HttpResponse::Ok().json(json!({
+        "player_id": player,
+        "game": game,
+        "rules": {"tau": domain::ratings::TAU, "start": {"rating": 1500.0, "deviation": 350.0, "volatility": 0.06},
+                  "idle_growth": "per whole 24 h since the previous ranked match: phi <- sqrt(phi^2 + sigma^2), capped at 350",
+                  "provisional_above": domain::ratings::Rating::PROVISIONAL_ABOVE,
+                  "engine": "skillratings =0.29.2, glicko2, one rating period per match"},
+        "steps": steps,
+    })))
+}
+
+/// `GET /v1/admin/flags`.
+pub async fn flags(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let flags = audit::flags(&app.log, audit::FlagRules::default())
+        .await
+        .map_err(audit_error)?;
+    Ok(HttpResponse::Ok().json(flags))
+}
+
+/// `GET /v1/admin/queue/stats`.
+pub async fn queue_stats(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let pools = metrics::pool_stats(&app).await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "pools": pools,
+        "schedule": domain::matchmaking::Rules::default().describe(),
+    })))
+}
+
+fn projection(raw: &str) -> Result<Projection, ApiError> {
+    raw.parse().map_err(ApiError::InvalidRequest)
+}
+
+/// `POST /v1/admin/projections/{name}/rebuild`: starts a rebuild in the background; 202.
+pub async fn start_rebuild(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let p = projection(&path)?;
+    let id = rebuild::register(&app.projections, p)
+        .await
+        .map_err(audit_error)?;
+    let runner = app.projections.clone();
+    tokio::spawn(async move {
+        if let Err(e) = rebuild::rebuild(&runner, p, id, |_| {}).await {
+            tracing::warn!(projection = %p, error = %e, "rebuild failed");
+        }
+    });
+    Ok(HttpResponse::build(StatusCode::ACCEPTED).json(json!({ "rebuild_id": id })))
+}
+
+/// `GET /v1/admin/projections/{name}`: the checkpoint and the latest rebuild.
+pub async fn get_projection(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let p = projection(&path)?;
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let cp = client
+        .query_one(
+            "SELECT position, events, (SELECT coalesce(max(position), 0) FROM events) \
+             FROM projection_checkpoints WHERE name = $1",
+            &[&p.name()],
+        )
+        .await
+        .map_err(unexpected)?;
+    let last = client
+        .query_opt(
+            "SELECT rebuild_id, status, events, started_at, finished_at, error \
+             FROM projection_rebuilds WHERE name = $1 ORDER BY started_at DESC, rebuild_id DESC LIMIT 1",
+            &[&p.name()],
+        )
+        .await
+        .map_err(unexpected)?;
+    let rfc = |t: Option<time::OffsetDateTime>| {
+        t.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+    };
+    let rebuild = last.map(|r| {
+        json!({"rebuild_id": r.get::<_, Uuid>(0), "status": r.get::<_, String>(1),
+               "events": r.get::<_, i64>(2), "started_at": rfc(Some(r.get(3))),
+               "finished_at": rfc(r.get(4)), "error": r.get::<_, Option<String>>(5)})
+    });
+    Ok(HttpResponse::Ok().json(json!({
+        "name": p.name(),
+        "position": cp.get::<_, i64>(0),
+        "events": cp.get::<_, i64>(1),
+        "log_position": cp.get::<_, i64>(2),
+        "tables": p.tables(),
+        "rebuild": rebuild,
+    })))
+}
+
+/// `GET /metrics`: Prometheus text.
+pub async fn prometheus(app: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let body = metrics::prometheus(&app).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(body))
+}

@@ -1,0 +1,58 @@
+//! Leaderboards: the non-provisional players of a game (deviation at most 110, the literal in
+//! the query so that the partial index `leaderboard_board` serves it), by rating.
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use domain::games::GameId;
+
+use crate::auth::Auth;
+use crate::error::ApiError;
+use crate::play::unexpected;
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardQuery {
+    limit: Option<i64>,
+}
+
+/// `GET /v1/leaderboards/{game}?limit` (default 50, at most 500).
+pub async fn get(
+    app: web::Data<AppState>,
+    _auth: Auth,
+    path: web::Path<String>,
+    query: Result<web::Query<BoardQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    let game: GameId = path
+        .parse()
+        .map_err(|_| ApiError::InvalidRequest(format!("unknown game `{}`", path.as_str())))?;
+    let q = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::InvalidRequest("limit must be 1 to 500".into()));
+    }
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT l.player_id, p.name, l.rating, l.deviation, l.games FROM leaderboard l \
+             JOIN players p ON p.player_id = l.player_id \
+             WHERE l.game = $1 AND l.deviation <= 110 \
+             ORDER BY l.rating DESC, l.player_id LIMIT $2",
+            &[&game.as_str(), &limit],
+        )
+        .await
+        .map_err(unexpected)?;
+    let entries: Vec<serde_json::Value> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            json!({"rank": i + 1, "player_id": r.get::<_, Uuid>(0), "name": r.get::<_, String>(1),
+                   "rating": r.get::<_, f64>(2), "deviation": r.get::<_, f64>(3),
+                   "games": r.get::<_, i32>(4)})
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({ "entries": entries })))
+}

@@ -1,0 +1,65 @@
+//! The ranked queue: open a ticket in a pool, read it, cancel it.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+
+use domain::games::GameId;
+use domain::ids::TicketId;
+use domain::matches::TurnSeconds;
+use domain::tickets::Pool;
+
+use crate::auth::Auth;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::{idempotency, input, ranked};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewTicket {
+    game: GameId,
+    #[serde(default)]
+    turn_seconds: Option<TurnSeconds>,
+}
+
+/// `POST /v1/queue`.
+pub async fn open(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        let t: NewTicket = input::json(&body)?;
+        let pool = Pool {
+            game: t.game,
+            turn_seconds: t.turn_seconds,
+        };
+        let view = ranked::open_ticket(app, auth.player, pool, command_id).await?;
+        Ok((StatusCode::CREATED, json!(view)))
+    })
+    .await
+}
+
+/// `GET /v1/queue/{ticket}` (owner only).
+pub async fn get(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id: TicketId = input::id(&path)?;
+    Ok(HttpResponse::Ok().json(ranked::own_ticket(&app, auth.player, id).await?))
+}
+
+/// `DELETE /v1/queue/{ticket}`.
+pub async fn cancel(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.token)?;
+    let id: TicketId = input::id(&path)?;
+    Ok(HttpResponse::Ok().json(ranked::cancel_ticket(&app, auth.player, id).await?))
+}
