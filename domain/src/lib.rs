@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod games;
 pub mod ids;
 pub mod matches;
+pub mod matchmaking;
 pub mod ratings;
 pub mod search;
 pub mod tickets;
