@@ -276,13 +276,20 @@ pub fn audit_table(r: &projections::audit::RatingsAudit) -> String {
         if r.chains_ok { "ok" } else { "BROKEN" }
     );
     let show = |v: &Option<projections::audit::Values>| match v {
-        Some(v) => format!("{:.2} / {:.2} / {:.6} ({})", v.rating, v.deviation, v.volatility, v.games),
+        Some(v) => format!(
+            "{:.2} / {:.2} / {:.6} ({})",
+            v.rating, v.deviation, v.volatility, v.games
+        ),
         None => "-".to_owned(),
     };
     if r.mismatches.is_empty() {
         let _ = writeln!(out, "ratings: every stored rating equals the log's");
     } else {
-        let _ = writeln!(out, "\nMISMATCHES\n{:<36}  {:<13}  {:<34}  {:<34}  first diverging match", "player", "game", "stored", "recomputed");
+        let _ = writeln!(
+            out,
+            "\nMISMATCHES\n{:<36}  {:<13}  {:<34}  {:<34}  first diverging match",
+            "player", "game", "stored", "recomputed"
+        );
         for m in &r.mismatches {
             let _ = writeln!(
                 out,
@@ -291,15 +298,30 @@ pub fn audit_table(r: &projections::audit::RatingsAudit) -> String {
                 m.game.to_string(),
                 show(&m.stored),
                 show(&m.recomputed),
-                m.first_diverging_match.map(|id| id.to_string()).unwrap_or_else(|| "-".into())
+                m.first_diverging_match
+                    .map(|id| id.to_string())
+                    .unwrap_or_else(|| "-".into())
             );
         }
     }
     for b in &r.broken_chains {
-        let _ = writeln!(out, "broken chain: {} at version {}: {}", b.stream, b.version, b.problem);
+        let _ = writeln!(
+            out,
+            "broken chain: {} at version {}: {}",
+            b.stream, b.version, b.problem
+        );
     }
     if !r.excluded_players.is_empty() {
-        let _ = writeln!(out, "\nWHAT IF without {} player(s)\n{:<36}  {:<13}  {:>9}  {:>9}  {:>8}  removed", r.excluded_players.len(), "player", "game", "rating", "what-if", "delta");
+        let _ = writeln!(
+            out,
+            "\nWHAT IF without {} player(s)\n{:<36}  {:<13}  {:>9}  {:>9}  {:>8}  removed",
+            r.excluded_players.len(),
+            "player",
+            "game",
+            "rating",
+            "what-if",
+            "delta"
+        );
         for w in &r.what_if {
             let _ = writeln!(
                 out,

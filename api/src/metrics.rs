@@ -139,7 +139,10 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
             s.turn_seconds.map_or("none".to_owned(), |t| t.to_string())
         )
     };
-    let _ = writeln!(out, "# HELP discs_queue_waiting Tickets waiting in the pool.");
+    let _ = writeln!(
+        out,
+        "# HELP discs_queue_waiting Tickets waiting in the pool."
+    );
     let _ = writeln!(out, "# TYPE discs_queue_waiting gauge");
     for s in &stats {
         let _ = writeln!(out, "discs_queue_waiting{{{}}} {}", label(s), s.waiting);
@@ -166,18 +169,32 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
             let _ = writeln!(out, "{name}_count{{{}}} {}", label(s), s.pairs);
         }
     }
-    let _ = writeln!(out, "# HELP discs_queue_repeat_pair_rate Share of pairs that repeat the previous pairing, last 24 h.");
+    let _ = writeln!(
+        out,
+        "# HELP discs_queue_repeat_pair_rate Share of pairs that repeat the previous pairing, last 24 h."
+    );
     let _ = writeln!(out, "# TYPE discs_queue_repeat_pair_rate gauge");
     for s in &stats {
-        let _ = writeln!(out, "discs_queue_repeat_pair_rate{{{}}} {}", label(s), s.repeat_pair_rate);
+        let _ = writeln!(
+            out,
+            "discs_queue_repeat_pair_rate{{{}}} {}",
+            label(s),
+            s.repeat_pair_rate
+        );
     }
-    let _ = writeln!(out, "# HELP discs_waves_total Matchmaking waves run by this instance.");
+    let _ = writeln!(
+        out,
+        "# HELP discs_waves_total Matchmaking waves run by this instance."
+    );
     let _ = writeln!(out, "# TYPE discs_waves_total counter");
     let all = app.metrics.all();
     for (pool, (waves, _)) in &all {
         let _ = writeln!(out, "discs_waves_total{{pool=\"{pool}\"}} {waves}");
     }
-    let _ = writeln!(out, "# HELP discs_pairs_total Pairs made by this instance's waves.");
+    let _ = writeln!(
+        out,
+        "# HELP discs_pairs_total Pairs made by this instance's waves."
+    );
     let _ = writeln!(out, "# TYPE discs_pairs_total counter");
     for (pool, (_, pairs)) in &all {
         let _ = writeln!(out, "discs_pairs_total{{pool=\"{pool}\"}} {pairs}");
@@ -191,15 +208,31 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
         )
         .await
         .map_err(unexpected)?;
-    let _ = writeln!(out, "# HELP discs_projection_events_total Events applied by each projection.");
+    let _ = writeln!(
+        out,
+        "# HELP discs_projection_events_total Events applied by each projection."
+    );
     let _ = writeln!(out, "# TYPE discs_projection_events_total counter");
     for r in &rows {
-        let _ = writeln!(out, "discs_projection_events_total{{projection=\"{}\"}} {}", r.get::<_, String>(0), r.get::<_, i64>(1));
+        let _ = writeln!(
+            out,
+            "discs_projection_events_total{{projection=\"{}\"}} {}",
+            r.get::<_, String>(0),
+            r.get::<_, i64>(1)
+        );
     }
-    let _ = writeln!(out, "# HELP discs_projection_position Log position of each projection's checkpoint and of the log's last event.");
+    let _ = writeln!(
+        out,
+        "# HELP discs_projection_position Log position of each projection's checkpoint and of the log's last event."
+    );
     let _ = writeln!(out, "# TYPE discs_projection_position gauge");
     for r in &rows {
-        let _ = writeln!(out, "discs_projection_position{{projection=\"{}\"}} {}", r.get::<_, String>(0), r.get::<_, i64>(2));
+        let _ = writeln!(
+            out,
+            "discs_projection_position{{projection=\"{}\"}} {}",
+            r.get::<_, String>(0),
+            r.get::<_, i64>(2)
+        );
     }
     if let Some(r) = rows.first() {
         let _ = writeln!(out, "discs_log_position {}", r.get::<_, i64>(3));

@@ -278,7 +278,9 @@ async fn busy_pools(app: &AppState) -> Result<Vec<Pool>, ApiError> {
 }
 
 fn turn_from_column(n: i32) -> Option<TurnSeconds> {
-    u32::try_from(n).ok().and_then(|n| TurnSeconds::try_from(n).ok())
+    u32::try_from(n)
+        .ok()
+        .and_then(|n| TurnSeconds::try_from(n).ok())
 }
 
 fn turn_column(t: Option<TurnSeconds>) -> i32 {
@@ -376,7 +378,20 @@ pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError
         let coin = Uuid::new_v4().as_bytes()[0] & 1 == 1;
         let (first, by_coin) = matchmaking::first_seat([starts(i), starts(j)], coin);
         let (a, b) = if first == 0 { (i, j) } else { (j, i) };
-        match write_pairing(app, pool, &waiting[a], &waiting[b], &candidates, a, b, repeat, by_coin.then_some(coin), now).await {
+        match write_pairing(
+            app,
+            pool,
+            &waiting[a],
+            &waiting[b],
+            &candidates,
+            a,
+            b,
+            repeat,
+            by_coin.then_some(coin),
+            now,
+        )
+        .await
+        {
             Ok(id) => {
                 report.paired += 1;
                 report.matches.push(id);
@@ -411,8 +426,12 @@ async fn write_pairing(
     let create = CreateMatch {
         game: pool.game,
         seats: [
-            Occupant::Human { player_id: a.player },
-            Occupant::Human { player_id: b.player },
+            Occupant::Human {
+                player_id: a.player,
+            },
+            Occupant::Human {
+                player_id: b.player,
+            },
         ],
         settings: Settings {
             turn_seconds: pool.turn_seconds,
@@ -441,8 +460,7 @@ async fn write_pairing(
             match_id: id,
             opponent,
             rating_gap: gap,
-            waited_ms: u64::try_from((now - w.opened_at).whole_milliseconds().max(0))
-                .unwrap_or(0),
+            waited_ms: u64::try_from((now - w.opened_at).whole_milliseconds().max(0)).unwrap_or(0),
             repeat,
         })
     };
@@ -477,7 +495,9 @@ async fn write_pairing(
     let tx = client.transaction().await.map_err(unexpected)?;
     match EventLog::append_on(&tx, command_id, appends).await {
         Ok(_) => {}
-        Err(AppendError::Conflict { expected, actual, .. }) => {
+        Err(AppendError::Conflict {
+            expected, actual, ..
+        }) => {
             return Err(ApiError::VersionConflict {
                 expected: expected as u64,
                 actual: actual as u64,
@@ -525,9 +545,7 @@ pub async fn waves_forever(app: AppState, interval: StdDuration, trigger: i64) {
     let wake: Arc<tokio::sync::Notify> = app.waves.clone();
     let mut next = tokio::time::Instant::now() + interval;
     loop {
-        let woken = tokio::time::timeout_at(next, wake.notified())
-            .await
-            .is_ok();
+        let woken = tokio::time::timeout_at(next, wake.notified()).await.is_ok();
         if woken && !pool_full(&app, trigger).await {
             continue;
         }

@@ -118,12 +118,13 @@ pub async fn finished_in(
         for row in rows {
             let position: i64 = row.get(1);
             let event_type: String = row.get(2);
-            let event = MatchEvent::decode(&event_type, row.get(3), &row.get(4)).map_err(|err| {
-                Error::Event {
-                    position,
-                    reason: err.to_string(),
-                }
-            })?;
+            let event =
+                MatchEvent::decode(&event_type, row.get(3), &row.get(4)).map_err(|err| {
+                    Error::Event {
+                        position,
+                        reason: err.to_string(),
+                    }
+                })?;
             if let MatchEvent::MatchCreated(data) = event {
                 created.insert(row.get(0), Created { data, position });
             }

@@ -89,7 +89,8 @@ async fn run(
     let started = Instant::now();
     {
         let client = pool.get().await?;
-        let mut ddl = format!("CREATE SCHEMA IF NOT EXISTS {SHADOW}; CREATE SCHEMA IF NOT EXISTS {RETIRED};");
+        let mut ddl =
+            format!("CREATE SCHEMA IF NOT EXISTS {SHADOW}; CREATE SCHEMA IF NOT EXISTS {RETIRED};");
         for t in p.tables() {
             ddl.push_str(&format!(
                 "DROP TABLE IF EXISTS {SHADOW}.{t}; \

@@ -125,7 +125,8 @@ async fn write_standings(
         cols.deviation.push(s.rating.deviation);
         cols.volatility.push(s.rating.volatility);
         cols.games.push(i32::try_from(s.games).unwrap_or(i32::MAX));
-        cols.last.push(s.last_ended_at.unwrap_or(OffsetDateTime::UNIX_EPOCH));
+        cols.last
+            .push(s.last_ended_at.unwrap_or(OffsetDateTime::UNIX_EPOCH));
     }
     client
         .execute(
@@ -298,7 +299,9 @@ async fn apply_queue(client: &impl GenericClient, events: &[RecordedEvent]) -> R
             .ok_or_else(|| bad(format!("`{}` is not a ticket stream", e.stream)))?;
         match TicketEvent::decode(&e.event_type, e.schema_version, &e.data).map_err(bad)? {
             TicketEvent::TicketOpened(o) => {
-                let turn = o.turn_seconds.map_or(0, |t| i32::try_from(t.get()).unwrap_or(0));
+                let turn = o
+                    .turn_seconds
+                    .map_or(0, |t| i32::try_from(t.get()).unwrap_or(0));
                 client
                     .execute(
                         "INSERT INTO queue_tickets (ticket_id, player_id, game, turn_seconds, \

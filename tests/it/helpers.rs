@@ -158,6 +158,107 @@ impl TestApp {
         }
     }
 
+    /// A player with an admin token.
+    pub async fn admin(&self, name: &str) -> Player {
+        let p = self.player(name).await;
+        let id: domain::ids::PlayerId = p.id.parse().expect("a player id");
+        let token = self
+            .state
+            .keys
+            .issue(id, api::auth::Role::Admin, self.state.now())
+            .expect("a token");
+        Player { id: p.id, token }
+    }
+
+    pub async fn delete(&self, path: &str, token: &str) -> Res {
+        self.send(
+            self.http
+                .delete(format!("{}{path}", self.base))
+                .bearer_auth(token),
+        )
+        .await
+    }
+
+    /// Queues `a` then `b` in a pool and runs a wave; returns the ranked match they get and
+    /// the player in seat 1 (who moves first) and in seat 2.
+    pub async fn ranked_with(
+        &self,
+        a: &Player,
+        b: &Player,
+        game: &str,
+    ) -> (String, Player, Player) {
+        let body = json!({ "game": game });
+        for p in [a, b] {
+            let res = self.post("/v1/queue", &p.token, body.clone()).await;
+            assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+        }
+        assert_eq!(self.wave().await, 1, "one pair");
+        let view = self.latest_match(a).await;
+        let id = view["match_id"].as_str().expect("an id").to_owned();
+        let first = view["seats"][0]["player_id"]
+            .as_str()
+            .expect("a human")
+            .to_owned();
+        if first == a.id {
+            (id, a.clone(), b.clone())
+        } else {
+            (id, b.clone(), a.clone())
+        }
+    }
+
+    /// The view of the match of `p`'s last matched ticket.
+    pub async fn latest_match(&self, p: &Player) -> Value {
+        let client = eventlog::testing::raw_client(&self.db_url).await;
+        let row = client
+            .query_one(
+                "SELECT match_id FROM queue_slots WHERE player_id = $1::text::uuid",
+                &[&p.id],
+            )
+            .await
+            .expect("a slot");
+        let id: Option<uuid::Uuid> = row.get(0);
+        self.view(p, &id.expect("matched").to_string()).await
+    }
+
+    /// Plays a Four in a Row match to the end: `first` stacks column 4, the other column 1
+    /// (the first player wins at ply 7); or `first` loses when `first_wins` is false.
+    pub async fn finish_four(
+        &self,
+        match_id: &str,
+        first: &Player,
+        second: &Player,
+        first_wins: bool,
+    ) {
+        let (winner_col, loser_col) = ("4", "1");
+        let moves: Vec<(&Player, &str)> = if first_wins {
+            vec![
+                (first, winner_col),
+                (second, loser_col),
+                (first, winner_col),
+                (second, loser_col),
+                (first, winner_col),
+                (second, loser_col),
+                (first, winner_col),
+            ]
+        } else {
+            vec![
+                (first, "7"),
+                (second, winner_col),
+                (first, "7"),
+                (second, winner_col),
+                (first, "6"),
+                (second, winner_col),
+                (first, "6"),
+                (second, winner_col),
+            ]
+        };
+        for (p, mv) in moves {
+            let res = self.play(p, match_id, mv).await;
+            assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
+        }
+        assert_eq!(self.view(first, match_id).await["status"], "finished");
+    }
+
     /// A solo match; returns its view.
     pub async fn solo(&self, p: &Player, game: &str, body: Value) -> Value {
         let mut b = body;

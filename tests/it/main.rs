@@ -8,6 +8,7 @@ mod lifecycle;
 mod matches;
 mod players;
 mod races;
+mod ranked;
 mod rooms;
 mod service;
 mod stream;

@@ -95,8 +95,26 @@ pub async fn queue_stats(app: web::Data<AppState>, auth: Auth) -> Result<HttpRes
     let pools = metrics::pool_stats(&app).await?;
     Ok(HttpResponse::Ok().json(json!({
         "pools": pools,
-        "schedule": domain::matchmaking::Rules::default().describe(),
+        "schedule": schedule(),
     })))
+}
+
+/// The allowed-gap schedule and pairing costs the waves use (`domain::matchmaking`).
+pub fn schedule() -> serde_json::Value {
+    let r = domain::matchmaking::Rules::default();
+    json!({
+        "allowed_gap": format!(
+            "min({} + {} x seconds waited, {}); x{} for provisional players (deviation > {})",
+            r.base_gap, r.gap_per_second, r.max_gap, r.provisional_factor, r.provisional_above
+        ),
+        "pair_allowed": "the rating gap is within both tickets' allowed gaps",
+        "objective": ["as many pairs as possible", "longest-waiting first (largest sum of wait ranks)", "smallest total cost"],
+        "repeat_penalty": format!(
+            "{} points, halved every {} s of the shorter wait, when the two met in their previous ranked match",
+            r.repeat_penalty, r.repeat_half_life_ms / 1000
+        ),
+        "exact_up_to": r.exact_limit,
+    })
 }
 
 fn projection(raw: &str) -> Result<Projection, ApiError> {
@@ -149,7 +167,10 @@ pub async fn get_projection(
         .await
         .map_err(unexpected)?;
     let rfc = |t: Option<time::OffsetDateTime>| {
-        t.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        t.and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
     };
     let rebuild = last.map(|r| {
         json!({"rebuild_id": r.get::<_, Uuid>(0), "status": r.get::<_, String>(1),

@@ -153,7 +153,12 @@ pub async fn matches(
              WHERE h.player_id = $1 AND ($2::text IS NULL OR h.game = $2) \
                AND ($3::timestamptz IS NULL OR h.ended_at < $3) \
              ORDER BY h.ended_at DESC, h.match_id DESC LIMIT $4",
-            &[&player.as_uuid(), &q.game.map(GameId::as_str), &q.before, &limit],
+            &[
+                &player.as_uuid(),
+                &q.game.map(GameId::as_str),
+                &q.before,
+                &limit,
+            ],
         )
         .await
         .map_err(unexpected)?;

@@ -18,8 +18,7 @@ pub use commands::{Action, Command, CreateMatch};
 pub use decide::{CPU_LEVELS, DomainError, decide};
 pub use events::{
     DecodeError, EndedBecause, FirstMoveRule, LeaveReason, MatchCreated, MatchEnded, MatchEvent,
-    MovedBy,
-    Occupant, Outcome, Stamped,
+    MovedBy, Occupant, Outcome, Stamped,
 };
 pub use settings::{FirstSetting, Settings, TurnSeconds};
 pub use state::{Controller, Match, MatchState, Presence, SeatState, evolve};
