@@ -301,7 +301,6 @@ pub async fn run_waves(app: &AppState) -> Result<HashMap<Pool, WaveReport>, ApiE
 struct Waiting {
     ticket: TicketId,
     player: PlayerId,
-    rating: f64,
     opened_at: OffsetDateTime,
 }
 
@@ -357,7 +356,6 @@ pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError
         waiting.push(Waiting {
             ticket: TicketId::from_uuid(r.get(0)),
             player: PlayerId::from_uuid(player),
-            rating: r.get(2),
             opened_at,
         });
     }

@@ -49,6 +49,7 @@ impl Application {
         };
         let keys = Keys::new(&secret, external.as_deref(), config.auth.token_days)?;
         let (changes, _) = broadcast::channel(1024);
+        let projections = projections::Runner::new(eventlog::EventLog::new(pool.clone()));
         let state = AppState {
             log: eventlog::EventLog::new(pool.clone()),
             pool,
@@ -57,7 +58,7 @@ impl Application {
             play: config.play,
             limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
             changes,
-            projections: projections::Runner::new(eventlog::EventLog::new(pool.clone())),
+            projections,
             waves: Arc::new(tokio::sync::Notify::new()),
             metrics: Arc::new(crate::metrics::Metrics::default()),
         };

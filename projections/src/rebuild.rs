@@ -105,6 +105,8 @@ async fn run(
         .query_one("SELECT coalesce(max(position), 0) FROM events", &[])
         .await?
         .get(0);
+    // Everything committed before the rebuild started is in it, whatever holds the horizon back.
+    let target = runner.last_committed(p).await?.unwrap_or(Checkpoint::START);
     let mut checkpoint = Checkpoint::START;
     let mut applied = 0u64;
     let batch = 5000;
@@ -113,7 +115,10 @@ async fn run(
             .log()
             .read_types_after(checkpoint, p.event_types(), batch)
             .await?;
-        let full = events.len() as i64 == batch;
+        let behind = events.len() as i64 == batch || {
+            let next = events.last().map_or(checkpoint, |e| e.checkpoint());
+            next < target
+        };
         let mut client = pool.get().await?;
         let tx = client.transaction().await?;
         tx.batch_execute(&format!("SET LOCAL search_path TO {SHADOW}, public"))
@@ -125,7 +130,11 @@ async fn run(
                 checkpoint = last.checkpoint();
             }
         }
-        if full {
+        if behind {
+            if events.is_empty() {
+                // The horizon has not reached the target yet: a transaction still runs.
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
             tx.execute(
                 "UPDATE public.projection_rebuilds SET events = $2 WHERE rebuild_id = $1",
                 &[&rebuild_id, &(applied as i64)],

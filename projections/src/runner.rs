@@ -154,11 +154,46 @@ impl Runner {
         }
     }
 
-    /// [`Runner::catch_up`] for every projection.
-    pub async fn catch_up_all(&self) -> Result<u64, Error> {
+    /// Applies at least every event of the projection's types committed before this call
+    /// (read-your-writes for admins, the CLI and tests). [`Runner::catch_up`] stops at the
+    /// commit horizon, which any transaction still running anywhere in the cluster holds back;
+    /// this waits for the horizon to pass the last such event, polling every few milliseconds.
+    pub async fn sync(&self, p: Projection) -> Result<u64, Error> {
+        let target = self.last_committed(p).await?;
+        let mut total = self.catch_up(p).await?;
+        let Some(target) = target else {
+            return Ok(total);
+        };
+        let mut pause = Duration::from_millis(1);
+        while self.checkpoint(p).await?.0 < target {
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(50));
+            total += self.catch_up(p).await?;
+        }
+        Ok(total)
+    }
+
+    /// The last event of the projection's types that this moment's snapshot sees committed.
+    pub async fn last_committed(&self, p: Projection) -> Result<Option<Checkpoint>, Error> {
+        let client = self.log.pool().get().await?;
+        Ok(client
+            .query_opt(
+                "SELECT e.tx::text::bigint, e.position FROM events e \
+                 WHERE e.event_type = ANY($1) ORDER BY e.tx DESC, e.position DESC LIMIT 1",
+                &[&p.event_types()],
+            )
+            .await?
+            .map(|r| Checkpoint {
+                tx: r.get(0),
+                position: r.get(1),
+            }))
+    }
+
+    /// [`Runner::sync`] for every projection.
+    pub async fn sync_all(&self) -> Result<u64, Error> {
         let mut total = 0;
         for p in Projection::ALL {
-            total += self.catch_up(p).await?;
+            total += self.sync(p).await?;
         }
         Ok(total)
     }

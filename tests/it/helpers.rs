@@ -192,6 +192,8 @@ impl TestApp {
             let res = self.post("/v1/queue", &p.token, body.clone()).await;
             assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
         }
+        // A minute of waiting widens both windows to any rating gap these tests make.
+        self.clock.advance(Duration::seconds(60));
         assert_eq!(self.wave().await, 1, "one pair");
         let view = self.latest_match(a).await;
         let id = view["match_id"].as_str().expect("an id").to_owned();
@@ -319,7 +321,7 @@ impl TestApp {
     pub async fn project(&self) -> u64 {
         self.state
             .projections
-            .catch_up_all()
+            .sync_all()
             .await
             .expect("projections catch up")
     }
