@@ -1,4 +1,4 @@
-//! Matchmaking benchmarks: one wave over large pools, the block heuristic's gap to the exact
+//! Matchmaking benchmarks: one wave over large pools, the heuristic's gap to the exact
 //! optimum, and a simulated day of 10k players queueing. Prints markdown tables.
 //!
 //! Run with `cargo bench -p domain --bench matchmaking` (a plain `main`, no harness). Every
@@ -101,9 +101,9 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 fn one_wave() {
     println!("## (a) One wave over a large pool (default rules)\n");
     println!(
-        "| tickets | runs | mean ms | max ms | pairs | unpaired | exact | mean gap | repeats |"
+        "| tickets | runs | mean ms | max ms | mean CPU ms | pairs | unpaired | exact | mean gap | repeats |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|:---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|");
     let rules = Rules::default();
     for (n, runs) in [(1_000usize, 10), (10_000, 5), (100_000, 3)] {
         let mut times = Vec::new();
@@ -154,7 +154,7 @@ fn heuristic_gap() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
     println!(
-        "## (b) The block heuristic against the exact optimum ({pools} pools of 200–1000 tickets)\n"
+        "## (b) The heuristic against the exact optimum ({pools} pools of 200–1000 tickets)\n"
     );
     println!(
         "Same realistic pools as (a). Exact: `exact_limit = usize::MAX` (one blossom over each \

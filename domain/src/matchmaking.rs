@@ -55,12 +55,17 @@
 //! solved with Edmonds' blossom algorithm for maximum-weight matching (a port of Van Rantwijk's
 //! `mwmatching`, the algorithm Lichess pools use), which is exact on integers. It is O(n³), so
 //! the pool is first cut, in rating order, wherever no window reaches across (tickets on either
-//! side can never meet), and each component of at most [`Rules::exact_limit`] tickets is solved
-//! exactly. A larger component is solved by blocks: consecutive runs of [`Rules::block`]
-//! tickets by rating are each solved exactly, then the tickets left over are solved the same way
-//! again (their neighbours across block edges now adjacent), until a pass pairs nobody.
-//! [`Pairing::exact`] says whether every component was solved exactly, i.e. whether the result
-//! is proven optimal.
+//! side can never meet), and each component of at most [`Rules::exact_limit`] tickets (128 by
+//! default: a few milliseconds to some tens) is solved exactly.
+//!
+//! A larger component (a busy pool, where everyone's window overlaps a neighbour's) is solved by
+//! a heuristic in two passes. First, the best set of pairs by the same three criteria among the
+//! tickets at most four places apart in rating order, found exactly by dynamic programming along
+//! the rating order (linear time; in a busy pool the best partners are near neighbours). Then the
+//! tickets left over, in rating order, are cut into blocks of [`Rules::block`] and each block is
+//! solved exactly by the blossom algorithm, again until a pass pairs nobody. [`Pairing::exact`]
+//! says whether every component was solved exactly, i.e. whether the result is proven optimal.
+//! The heuristic's distance to the optimum is measured in `bench-results-matchmaking.md`.
 
 mod blossom;
 
@@ -99,9 +104,9 @@ pub struct Rules {
     /// The repeat penalty halves every this many milliseconds of the shorter wait.
     pub repeat_half_life_ms: u64,
     /// Components (tickets whose windows chain together in rating order) up to this size are
-    /// solved exactly; larger ones by blocks.
+    /// solved exactly; larger ones by the heuristic.
     pub exact_limit: usize,
-    /// The size of a block for a component above `exact_limit` (at most 1024 is used).
+    /// The size of the exact blocks of the heuristic's second pass (at most 1024 is used).
     pub block: usize,
 }
 
