@@ -167,7 +167,7 @@ fn heuristic_gaps() {
     heuristic_gap(
         "(b′) The same on sparse pools with narrow windows",
         "Pools of fresh tickets (waits 0–5 s: windows 50–100, provisional 100–200) with ratings \
-         ~ normal(1500, 450), so that many tickets have few or no partners",
+         ~ normal(1500, 450): fewer partners per ticket than in (a)",
         narrow_pool,
     );
 }
