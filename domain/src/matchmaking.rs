@@ -55,12 +55,17 @@
 //! solved with Edmonds' blossom algorithm for maximum-weight matching (a port of Van Rantwijk's
 //! `mwmatching`, the algorithm Lichess pools use), which is exact on integers. It is O(n³), so
 //! the pool is first cut, in rating order, wherever no window reaches across (tickets on either
-//! side can never meet), and each component of at most [`Rules::exact_limit`] tickets is solved
-//! exactly. A larger component is solved by blocks: consecutive runs of [`Rules::block`]
-//! tickets by rating are each solved exactly, then the tickets left over are solved the same way
-//! again (their neighbours across block edges now adjacent), until a pass pairs nobody.
-//! [`Pairing::exact`] says whether every component was solved exactly, i.e. whether the result
-//! is proven optimal.
+//! side can never meet), and each component of at most [`Rules::exact_limit`] tickets (128 by
+//! default: a few milliseconds to some tens) is solved exactly.
+//!
+//! A larger component (a busy pool, where everyone's window overlaps a neighbour's) is solved by
+//! a heuristic in two passes. First, the best set of pairs by the same three criteria among the
+//! tickets at most four places apart in rating order, found exactly by dynamic programming along
+//! the rating order (linear time; in a busy pool the best partners are near neighbours). Then the
+//! tickets left over, in rating order, are cut into blocks of [`Rules::block`] and each block is
+//! solved exactly by the blossom algorithm, again until a pass pairs nobody. [`Pairing::exact`]
+//! says whether every component was solved exactly, i.e. whether the result is proven optimal.
+//! The heuristic's distance to the optimum is measured in `bench-results-matchmaking.md`.
 
 mod blossom;
 
@@ -99,9 +104,9 @@ pub struct Rules {
     /// The repeat penalty halves every this many milliseconds of the shorter wait.
     pub repeat_half_life_ms: u64,
     /// Components (tickets whose windows chain together in rating order) up to this size are
-    /// solved exactly; larger ones by blocks.
+    /// solved exactly; larger ones by the heuristic.
     pub exact_limit: usize,
-    /// The size of a block for a component above `exact_limit` (at most 1024 is used).
+    /// The size of the exact blocks of the heuristic's second pass (at most 1024 is used).
     pub block: usize,
 }
 
@@ -115,7 +120,7 @@ impl Default for Rules {
             provisional_factor: 2.0,
             repeat_penalty: 200.0,
             repeat_half_life_ms: 30_000,
-            exact_limit: 256,
+            exact_limit: 128,
             block: 32,
         }
     }
@@ -127,6 +132,17 @@ const MAX_COST_UNITS: i64 = 10_000_000;
 
 /// The largest block the heuristic uses (see [`MAX_COST_UNITS`]).
 const MAX_BLOCK: usize = 1024;
+
+/// How many places apart in rating order partners may be in the heuristic's first pass.
+const SPAN: usize = 4;
+
+/// The lexicographic objective as the heuristic's dynamic programme adds it up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct Score {
+    pairs: u32,
+    ranks: u64,
+    neg_cost: i64,
+}
 
 impl Rules {
     /// How far from its own rating this ticket accepts an opponent now (see the module docs).
@@ -226,13 +242,16 @@ pub fn objective(candidates: &[Candidate], rules: &Rules, pairs: &[(usize, usize
 
 /// Dense ranks of the members' waits (1 = shortest), indexed like `members`.
 fn wait_ranks(candidates: &[Candidate], members: &[usize]) -> Vec<u64> {
-    let mut by_wait: Vec<usize> = (0..members.len()).collect();
-    by_wait.sort_unstable_by_key(|&k| candidates[members[k]].waited_ms);
+    let mut by_wait: Vec<(u64, usize)> = members
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (candidates[i].waited_ms, k))
+        .collect();
+    by_wait.sort_unstable();
     let mut ranks = vec![0u64; members.len()];
     let mut rank = 0u64;
     let mut last = None;
-    for k in by_wait {
-        let w = candidates[members[k]].waited_ms;
+    for (w, k) in by_wait {
         if last != Some(w) {
             rank += 1;
             last = Some(w);
@@ -244,15 +263,24 @@ fn wait_ranks(candidates: &[Candidate], members: &[usize]) -> Vec<u64> {
 
 /// Runs one wave: the best set of pairs among `candidates` by the criteria of the module docs.
 pub fn pair(candidates: &[Candidate], rules: &Rules) -> Pairing {
-    let mut order: Vec<usize> = (0..candidates.len())
-        .filter(|&i| candidates[i].rating.is_finite())
+    // Sort by rating through integer keys (for finite floats, flipping the sign bit orders
+    // the bit patterns of non-negative ratings; negative ones flip all bits).
+    let mut keyed: Vec<(u64, usize)> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.rating.is_finite())
+        .map(|(i, c)| {
+            let bits = c.rating.to_bits();
+            let key = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | 1 << 63
+            };
+            (key, i)
+        })
         .collect();
-    order.sort_unstable_by(|&a, &b| {
-        candidates[a]
-            .rating
-            .total_cmp(&candidates[b].rating)
-            .then(a.cmp(&b))
-    });
+    keyed.sort_unstable();
+    let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
     let gaps: Vec<f64> = candidates.iter().map(|c| rules.allowed_gap(c)).collect();
     let wave = Wave {
         candidates,
@@ -304,34 +332,123 @@ impl Wave<'_> {
             pairs.extend(found);
             return true;
         }
-        self.by_blocks(members, pairs)
+        self.heuristic(members, pairs)
     }
 
-    /// The heuristic for a large component: exact blocks of consecutive tickets by rating, then
-    /// the same over the tickets left over, until a pass pairs nobody. Returns whether it was
-    /// exact after all (the component fitted in one block).
-    fn by_blocks(&self, members: &[usize], pairs: &mut Vec<(usize, usize)>) -> bool {
+    /// The heuristic for a large component. First pass: the best pairs among those whose
+    /// partners are at most [`SPAN`] places apart in rating order, exactly, by dynamic
+    /// programming over the rating order (linear time). Then the tickets left over, in rating
+    /// order, are solved exactly by blocks of [`Rules::block`], again until a pass pairs
+    /// nobody. Returns whether the result is exact after all (the component fitted in a block).
+    fn heuristic(&self, members: &[usize], pairs: &mut Vec<(usize, usize)>) -> bool {
         let block = self.rules.block.clamp(2, MAX_BLOCK);
-        let exact = members.len() <= block;
+        if members.len() <= block
+            && let Some(found) = self.solve_exactly(members)
+        {
+            pairs.extend(found);
+            return true;
+        }
+        let first = self.local_pairs(members);
+        let mut taken = vec![false; self.candidates.len()];
+        for &(a, b) in &first {
+            taken[a] = true;
+            taken[b] = true;
+        }
+        pairs.extend(first);
         let mut pool = members.to_vec();
-        let mut paired = Vec::new();
         loop {
-            let before = pairs.len();
+            pool.retain(|&i| !taken[i]);
+            if pool.len() < 2 {
+                return false;
+            }
+            let from = pairs.len();
             for chunk in pool.chunks(block) {
                 // Blocks are small enough that the weights always fit (MAX_COST_UNITS).
                 pairs.extend(self.solve_exactly(chunk).unwrap_or_default());
             }
-            if pairs.len() == before || exact {
-                return exact;
-            }
-            paired.clear();
-            paired.extend(pairs[before..].iter().flat_map(|&(a, b)| [a, b]));
-            paired.sort_unstable();
-            pool.retain(|i| paired.binary_search(i).is_err());
-            if pool.len() < 2 {
+            if pairs.len() == from {
                 return false;
             }
+            for &(a, b) in &pairs[from..] {
+                taken[a] = true;
+                taken[b] = true;
+            }
         }
+    }
+
+    /// The optimal pairs among `members` (in rating order) by the module's criteria, among the
+    /// pairs of tickets at most [`SPAN`] places apart: a dynamic programme over the rating order
+    /// whose state is which of the next `SPAN` tickets are already taken.
+    fn local_pairs(&self, members: &[usize]) -> Vec<(usize, usize)> {
+        let c = self.candidates;
+        let m = members.len();
+        let ranks = wait_ranks(c, members);
+        // gain[i * SPAN + d - 1]: what pairing the i-th with the (i + d)-th adds (wait ranks,
+        // cost), the cost negative when they may not pair. Compact and in rating order: this
+        // loop and the programme below are the whole cost of a 100k-ticket wave.
+        let local: Vec<(Candidate, f64)> = members.iter().map(|&i| (c[i], self.gaps[i])).collect();
+        let mut gain: Vec<(u32, i32)> = vec![(0, -1); m * SPAN];
+        for i in 0..m {
+            let (a, gap) = &local[i];
+            for d in 1..=SPAN.min(m - 1 - i) {
+                let (b, other_gap) = &local[i + d];
+                let apart = b.rating - a.rating;
+                if apart > *gap {
+                    break;
+                }
+                if apart <= *other_gap && a.player != b.player {
+                    // Ranks are at most m, costs at most MAX_COST_UNITS: both fit.
+                    let rank = (ranks[i] + ranks[i + d]) as u32;
+                    gain[i * SPAN + d - 1] = (rank, self.rules.cost_units(a, b) as i32);
+                }
+            }
+        }
+        const STATES: usize = 1 << SPAN;
+        let mut next = [Score::default(); STATES];
+        let mut choice = vec![0u8; m * STATES];
+        for i in (0..m).rev() {
+            let mut cur = [Score::default(); STATES];
+            for mask in 0..STATES {
+                if mask & 1 == 1 {
+                    cur[mask] = next[mask >> 1];
+                    continue;
+                }
+                let mut best = next[mask >> 1];
+                for d in 1..=SPAN {
+                    if d < SPAN && mask & (1 << d) != 0 {
+                        continue;
+                    }
+                    let (rank, cost) = gain[i * SPAN + d - 1];
+                    if cost >= 0 {
+                        let after = next[(mask | 1 << d) >> 1];
+                        let v = Score {
+                            pairs: after.pairs + 1,
+                            ranks: after.ranks + u64::from(rank),
+                            neg_cost: after.neg_cost - i64::from(cost),
+                        };
+                        if v > best {
+                            best = v;
+                            choice[i * STATES + mask] = d as u8;
+                        }
+                    }
+                }
+                cur[mask] = best;
+            }
+            next = cur;
+        }
+        let mut out = Vec::with_capacity(m / 2);
+        let mut mask = 0usize;
+        for i in 0..m {
+            if mask & 1 == 0 {
+                let d = usize::from(choice[i * STATES + mask]);
+                if d > 0 {
+                    out.push((members[i], members[i + d]));
+                    mask |= 1 << d;
+                }
+            }
+            mask >>= 1;
+        }
+        out
     }
 
     /// The optimal pairs among `members` (in rating order) by the module's criteria, or `None`

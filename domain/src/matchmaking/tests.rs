@@ -87,6 +87,15 @@ struct Brute {
 }
 
 fn brute_force(pool: &[Candidate], rules: &Rules) -> Brute {
+    brute_force_where(pool, rules, &|_, _| true)
+}
+
+/// [`brute_force`] over the matchings whose pairs all pass `near` as well.
+fn brute_force_where(
+    pool: &[Candidate],
+    rules: &Rules,
+    near: &dyn Fn(usize, usize) -> bool,
+) -> Brute {
     let n = pool.len();
     let all: Vec<usize> = (0..n).collect();
     let ranks = wait_ranks(pool, &all);
@@ -100,10 +109,12 @@ fn brute_force(pool: &[Candidate], rules: &Rules) -> Brute {
     };
     let mut used = vec![false; n];
     let mut chosen = Vec::new();
+    #[allow(clippy::too_many_arguments)]
     fn go(
         i: usize,
         pool: &[Candidate],
         rules: &Rules,
+        near: &dyn Fn(usize, usize) -> bool,
         ranks: &[u64],
         used: &mut Vec<bool>,
         chosen: &mut Vec<(usize, usize)>,
@@ -133,22 +144,31 @@ fn brute_force(pool: &[Candidate], rules: &Rules) -> Brute {
             return;
         }
         if used[i] {
-            return go(i + 1, pool, rules, ranks, used, chosen, brute);
+            return go(i + 1, pool, rules, near, ranks, used, chosen, brute);
         }
-        go(i + 1, pool, rules, ranks, used, chosen, brute);
+        go(i + 1, pool, rules, near, ranks, used, chosen, brute);
         used[i] = true;
         for j in i + 1..pool.len() {
-            if !used[j] && rules.may_pair(&pool[i], &pool[j]) {
+            if !used[j] && rules.may_pair(&pool[i], &pool[j]) && near(i, j) {
                 used[j] = true;
                 chosen.push((i, j));
-                go(i + 1, pool, rules, ranks, used, chosen, brute);
+                go(i + 1, pool, rules, near, ranks, used, chosen, brute);
                 chosen.pop();
                 used[j] = false;
             }
         }
         used[i] = false;
     }
-    go(0, pool, rules, &ranks, &mut used, &mut chosen, &mut brute);
+    go(
+        0,
+        pool,
+        rules,
+        near,
+        &ranks,
+        &mut used,
+        &mut chosen,
+        &mut brute,
+    );
     brute
 }
 
@@ -435,7 +455,7 @@ fn large_pool(rng: &mut Rng, n: usize) -> Vec<Candidate> {
 }
 
 #[test]
-fn the_block_heuristic_always_returns_a_valid_matching_within_the_windows() {
+fn the_heuristic_always_returns_a_valid_matching_within_the_windows() {
     let mut rng = Rng(23);
     for round in 0..60 {
         let n = 20 + rng.below(400) as usize;
@@ -453,7 +473,7 @@ fn the_block_heuristic_always_returns_a_valid_matching_within_the_windows() {
 }
 
 #[test]
-fn the_block_heuristic_stays_close_to_the_optimum() {
+fn the_heuristic_stays_close_to_the_optimum() {
     let mut rng = Rng(29);
     for _ in 0..10 {
         let pool = large_pool(&mut rng, 150);
@@ -479,6 +499,52 @@ fn the_block_heuristic_stays_close_to_the_optimum() {
         );
         assert!(e.key() >= r.key(), "the exact solution is the best");
         assert!(r.pairs + 2 >= e.pairs, "exact {e:?}, heuristic {r:?}");
+    }
+}
+
+#[test]
+fn the_heuristics_first_pass_is_optimal_among_pairs_at_most_span_places_apart() {
+    let mut rng = Rng(31);
+    for _ in 0..300 {
+        let n = rng.below(11) as usize;
+        let pool = random_pool(&mut rng, n);
+        let rules = Rules::default();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| pool[a].rating.total_cmp(&pool[b].rating).then(a.cmp(&b)));
+        let mut place = vec![0; n];
+        for (k, &i) in order.iter().enumerate() {
+            place[i] = k;
+        }
+        let gaps: Vec<f64> = pool.iter().map(|c| rules.allowed_gap(c)).collect();
+        let wave = Wave {
+            candidates: &pool,
+            rules: &rules,
+            gaps: &gaps,
+        };
+        let mut got: Vec<(usize, usize)> = wave
+            .local_pairs(&order)
+            .into_iter()
+            .map(|(a, b)| (a.min(b), a.max(b)))
+            .collect();
+        got.sort_unstable();
+        assert_valid(
+            &pool,
+            &rules,
+            &Pairing {
+                pairs: got.clone(),
+                exact: false,
+            },
+        );
+        assert!(
+            got.iter()
+                .all(|&(a, b)| place[a].abs_diff(place[b]) <= SPAN)
+        );
+        let brute = brute_force_where(&pool, &rules, &|a, b| place[a].abs_diff(place[b]) <= SPAN);
+        assert_eq!(
+            objective(&pool, &rules, &got).key(),
+            brute.best,
+            "{pool:#?}"
+        );
     }
 }
 
