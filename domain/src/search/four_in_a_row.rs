@@ -272,15 +272,27 @@ impl Table {
 struct Run<'t, 'l> {
     table: &'t mut Table,
     limits: &'t Limits<'l>,
+    /// The node count at which the run gives up (the limits' budget unless extended).
+    max_nodes: u64,
     nodes: u64,
     aborted: bool,
 }
 
-impl Run<'_, '_> {
+impl<'t, 'l> Run<'t, 'l> {
+    fn new(table: &'t mut Table, limits: &'t Limits<'l>) -> Run<'t, 'l> {
+        Run {
+            table,
+            limits,
+            max_nodes: limits.max_nodes,
+            nodes: 0,
+            aborted: false,
+        }
+    }
+
     /// Counts a node; false (and `aborted`) once the budget is spent or the caller said stop.
     fn enter(&mut self) -> bool {
         self.nodes += 1;
-        if self.nodes > self.limits.max_nodes
+        if self.nodes > self.max_nodes
             || (self.nodes % STOP_CHECK_EVERY == 1 && self.limits.stopped())
         {
             self.aborted = true;
@@ -475,12 +487,7 @@ impl Solver {
                 nodes: 1,
             };
         }
-        let mut run = Run {
-            table: &mut self.table,
-            limits,
-            nodes: 0,
-            aborted: false,
-        };
+        let mut run = Run::new(&mut self.table, limits);
         let score = match run.score(&p) {
             Ok(score) => score,
             Err((min, max)) => {
@@ -803,9 +810,13 @@ const LEVEL3_MARGIN: i32 = 30;
 /// Level 4: deep search.
 const LEVEL4_DEPTH: u32 = 12;
 const LEVEL4_NODES: u64 = 2_000_000;
-/// Level 5: the exact solver's budget, its table, and the first ply it is tried at (before it
-/// the budget cannot suffice).
-const LEVEL5_SOLVE_NODES: u64 = 4_000_000;
+/// Level 5: the exact solver's budget for the score and then for the moves, its table, and the
+/// first ply it is tried at (before it the budget cannot suffice).
+const LEVEL5_SCORE_NODES: u64 = 4_000_000;
+const LEVEL5_MOVE_NODES: u64 = 2_000_000;
+/// Level 5 picks among equally good moves with a look-ahead of this depth and budget.
+const LEVEL5_PREFERENCE_DEPTH: u32 = 8;
+const LEVEL5_PREFERENCE_NODES: u64 = 300_000;
 const LEVEL5_TABLE: usize = 1 << 21;
 const LEVEL5_SOLVE_FROM_PLY: i32 = 8;
 
@@ -825,7 +836,7 @@ pub fn choose(pos: &FourInARow, level: u8, seed: u64) -> Option<Column> {
     let candidates = match level {
         ..=3 => deep_candidates(&p, LEVEL3_DEPTH, LEVEL3_NODES, LEVEL3_MARGIN),
         4 => deep_candidates(&p, LEVEL4_DEPTH, LEVEL4_NODES, 0),
-        _ => perfect_candidates(pos, &p),
+        _ => perfect_candidates(&p),
     };
     rng.pick(&candidates)
 }
@@ -839,25 +850,111 @@ fn deep_candidates(pos: &Pos, depth: u32, nodes: u64, margin: i32) -> Vec<Column
     }
 }
 
-/// Level 5: moves that are proven best, from the look-ahead when it sees the end, from the
-/// solver when it finishes within budget, or else the deep search's choice.
-fn perfect_candidates(pos: &FourInARow, p: &Pos) -> Vec<Column> {
-    let mut search = Heuristic::new(LEVEL4_NODES);
-    let deep = search.deepen(p, LEVEL4_DEPTH, 0);
-    if let Some(root) = &deep
-        && root.best.abs() >= WIN
-    {
-        return columns_of(root.candidates);
-    }
-    if p.moves >= LEVEL5_SOLVE_FROM_PLY {
-        let verdict = Solver::new(LEVEL5_TABLE).solve(pos, &Limits::nodes(LEVEL5_SOLVE_NODES));
-        if verdict.exact {
-            return verdict.best_moves;
+/// Level 5: the moves proven best by the solver when it finishes within its budget, or by the
+/// look-ahead when it sees the end of the game. When the solver runs out before the exact score
+/// but has proven a bound (say "at least a draw"), the deep search's first choice that keeps the
+/// bound is played; with nothing proven, the deep search's choice.
+fn perfect_candidates(p: &Pos) -> Vec<Column> {
+    let mut table = Table::new(LEVEL5_TABLE);
+    let limits = Limits::nodes(LEVEL5_SCORE_NODES);
+    let mut run = Run::new(&mut table, &limits);
+    let mut bound = None;
+    if p.moves >= LEVEL5_SOLVE_FROM_PLY && p.winning_moves() == 0 {
+        match run.score(p) {
+            Ok(score) => {
+                run.max_nodes = run.nodes + LEVEL5_MOVE_NODES;
+                let mut best = 0;
+                for bit in MoveOrder::new(p, p.possible()) {
+                    match run.reaches(p, bit, score) {
+                        Some(true) => best |= bit,
+                        Some(false) => {}
+                        None => break,
+                    }
+                }
+                if best != 0 && score <= 0 && best.count_ones() > 1 {
+                    run.max_nodes = run.nodes + LEVEL5_MOVE_NODES;
+                    best = fewest_safe_replies(&mut run, p, best, score).unwrap_or(best);
+                }
+                if best != 0 {
+                    return columns_of(most_promising(p, best));
+                }
+                bound = Some(score);
+            }
+            // A bound that every non-losing move keeps tells nothing.
+            Err((min, _)) if min > -(CELLS - 2 - p.moves) / 2 => bound = Some(min),
+            Err(_) => {}
         }
     }
-    match deep {
-        Some(root) => columns_of(root.candidates),
-        None => columns_of(p.possible()),
+    let mut search = Heuristic::new(LEVEL4_NODES);
+    let Some(deep) = search.deepen(p, LEVEL4_DEPTH, 0) else {
+        return columns_of(p.possible());
+    };
+    if deep.best.abs() >= WIN {
+        return columns_of(deep.candidates);
+    }
+    if let Some(bound) = bound {
+        run.max_nodes = run.nodes + LEVEL5_MOVE_NODES;
+        run.aborted = false;
+        for &(bit, _) in &deep.order {
+            match run.reaches(p, bit, bound) {
+                Some(true) => return columns_of(bit),
+                Some(false) => {}
+                None => break,
+            }
+        }
+    }
+    columns_of(deep.candidates)
+}
+
+/// Among `moves`, all reaching `score` (a draw or a loss), those that leave the opponent the
+/// fewest replies keeping its due: against a fallible opponent, the best chances to turn the
+/// game. `None` when the budget ran out first.
+fn fewest_safe_replies(run: &mut Run, p: &Pos, moves: u64, score: i32) -> Option<u64> {
+    let mut fewest = u32::MAX;
+    let mut chosen = 0;
+    let mut rest = moves;
+    while rest != 0 {
+        let bit = rest & rest.wrapping_neg();
+        rest ^= bit;
+        let mut child = *p;
+        child.play(bit);
+        let safe = if child.moves == CELLS || child.winning_moves() != 0 {
+            // The game ends now or at once: nothing to hope for from this move.
+            u32::MAX - 1
+        } else {
+            let mut safe = 0;
+            let mut replies = child.possible();
+            while replies != 0 {
+                let reply = replies & replies.wrapping_neg();
+                replies ^= reply;
+                if run.reaches(&child, reply, -score)? {
+                    safe += 1;
+                }
+            }
+            safe
+        };
+        if safe < fewest {
+            fewest = safe;
+            chosen = bit;
+        } else if safe == fewest {
+            chosen |= bit;
+        }
+    }
+    Some(chosen)
+}
+
+/// Among moves that are all equally good under perfect play, those a shorter look-ahead likes
+/// best: against a fallible opponent, a drawn position is better kept with the move that sets it
+/// the most problems.
+fn most_promising(p: &Pos, moves: u64) -> u64 {
+    if moves.count_ones() <= 1 {
+        return moves;
+    }
+    let order: Vec<u64> = MoveOrder::new(p, moves).collect();
+    let mut search = Heuristic::new(LEVEL5_PREFERENCE_NODES);
+    match search.root(p, LEVEL5_PREFERENCE_DEPTH, &order, 0) {
+        Some(root) if root.candidates != 0 => root.candidates,
+        _ => moves,
     }
 }
 
@@ -880,5 +977,369 @@ impl SplitMix64 {
         }
         let i = ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as usize;
         items.get(i).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::games::AnyPosition;
+
+    const L3_R1: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/connect4/Test_L3_R1"
+    ));
+    const L2_R1: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/connect4/Test_L2_R1"
+    ));
+    const L2_R2: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/connect4/Test_L2_R2"
+    ));
+    const L1_R1: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/connect4/Test_L1_R1"
+    ));
+    const L1_R2: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/connect4/Test_L1_R2"
+    ));
+    const L1_R3: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/connect4/Test_L1_R3"
+    ));
+
+    /// The position after `moves` (column digits from the empty board).
+    fn replay(moves: &str) -> FourInARow {
+        let mut pos = FourInARow::start();
+        for ch in moves.chars() {
+            let mv: Column = ch.to_string().parse().expect("a column digit");
+            assert!(pos.is_legal(mv), "{moves}: {mv} is illegal");
+            pos.play(mv);
+        }
+        pos
+    }
+
+    /// The lines of a test set with the given 1-based numbers: (moves, position, score).
+    fn lines(
+        set: &'static str,
+        numbers: impl IntoIterator<Item = usize>,
+    ) -> Vec<(&'static str, FourInARow, i32)> {
+        let all: Vec<&str> = set.lines().collect();
+        numbers
+            .into_iter()
+            .map(|n| {
+                let line = all[n - 1];
+                let (moves, score) = line.split_once(' ').expect("`<moves> <score>`");
+                (
+                    moves,
+                    replay(moves),
+                    score.parse().expect("an integer score"),
+                )
+            })
+            .collect()
+    }
+
+    fn column(digit: u8) -> Column {
+        Column::new(digit - 1).expect("a column from 1 to 7")
+    }
+
+    /// The exact score of `pos`, solved without limits.
+    fn exact_score(solver: &mut Solver, pos: &FourInARow) -> i32 {
+        let verdict = solver.score(pos, &Limits::UNLIMITED);
+        assert!(verdict.exact);
+        verdict.score
+    }
+
+    /// A sample of every set: scores as published. The first lines of the quick sets, fewer of the
+    /// slow ones, and four Begin-Hard lines that solve in well under half a million nodes (most of
+    /// that set takes seconds a position).
+    #[test]
+    fn the_solver_scores_a_sample_of_every_test_set_as_published() {
+        let sample = [
+            ("Test_L3_R1", lines(L3_R1, 1..=200)),
+            ("Test_L2_R1", lines(L2_R1, 1..=100)),
+            ("Test_L2_R2", lines(L2_R2, 1..=20)),
+            ("Test_L1_R1", lines(L1_R1, 1..=100)),
+            ("Test_L1_R2", lines(L1_R2, 1..=5)),
+            ("Test_L1_R3", lines(L1_R3, [162, 209, 276, 282])),
+        ];
+        let mut solver = Solver::default();
+        for (set, positions) in sample {
+            for (moves, pos, expected) in positions {
+                solver.reset();
+                let verdict = solver.score(&pos, &Limits::UNLIMITED);
+                assert!(verdict.exact, "{set} {moves}");
+                assert_eq!(verdict.score, expected, "{set} {moves}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_listed_best_move_reaches_the_score_and_every_other_move_falls_short() {
+        let mut positions = lines(L3_R1, 1..=5);
+        positions.extend(lines(L2_R1, 1..=5));
+        positions.extend(lines(L2_R2, 1..=2));
+        positions.extend(lines(L1_R1, 1..=5));
+        positions.extend(lines(L1_R3, [282]));
+        let mut solver = Solver::default();
+        let mut several = 0;
+        for (moves, pos, expected) in positions {
+            let verdict = solver.solve(&pos, &Limits::UNLIMITED);
+            assert!(verdict.exact, "{moves}");
+            assert_eq!(verdict.score, expected, "{moves}");
+            assert!(!verdict.best_moves.is_empty(), "{moves}");
+            if verdict.best_moves.len() > 1 {
+                several += 1;
+            }
+            for mv in pos.legal_moves() {
+                let mut child = pos;
+                child.play(mv);
+                let value = -exact_score(&mut solver, &child);
+                if verdict.best_moves.contains(&mv) {
+                    assert_eq!(value, expected, "{moves} then {mv}");
+                } else {
+                    assert!(value < expected, "{moves} then {mv} is missing");
+                }
+            }
+        }
+        assert!(several > 0, "no sampled position had two best moves");
+    }
+
+    #[test]
+    fn the_table_size_changes_the_cost_never_the_score() {
+        let mut tiny = Solver::new(1024);
+        for (moves, pos, expected) in lines(L2_R1, 1..=20).into_iter().chain(lines(L1_R1, 1..=20)) {
+            let verdict = tiny.solve(&pos, &Limits::UNLIMITED);
+            assert!(verdict.exact, "{moves}");
+            assert_eq!(verdict.score, expected, "{moves}");
+        }
+    }
+
+    #[test]
+    fn a_win_with_the_next_disc_scores_by_the_winners_disc_count() {
+        let mut solver = Solver::new(1 << 16);
+        // Red's 4th disc completes column 4: 22 - 4.
+        let verdict = solver.solve(&replay("414141"), &Limits::UNLIMITED);
+        assert_eq!(
+            (verdict.score, verdict.best_moves, verdict.exact),
+            (18, vec![column(4)], true)
+        );
+        // Red has 2, 3 and 4 along the bottom: columns 1 and 5 both win.
+        let verdict = solver.solve(&replay("223344"), &Limits::UNLIMITED);
+        assert_eq!(verdict.score, 18);
+        assert_eq!(verdict.best_moves, vec![column(1), column(5)]);
+        // Yellow (second player) wins with its 4th disc in column 2.
+        let verdict = solver.solve(&replay("1212726"), &Limits::UNLIMITED);
+        assert_eq!((verdict.score, verdict.best_moves), (18, vec![column(2)]));
+    }
+
+    /// Perfect play from oracle positions until someone can win at once: the score there is 22
+    /// minus the disc count the winner reaches, and the best moves are exactly the winning ones.
+    #[test]
+    fn late_immediate_wins_follow_the_same_convention() {
+        let mut solver = Solver::default();
+        let mut checked = 0;
+        for (moves, start, expected) in lines(L3_R1, 1..=40) {
+            if expected == 0 {
+                continue;
+            }
+            let mut pos = start;
+            loop {
+                let verdict = solver.solve(&pos, &Limits::UNLIMITED);
+                let me = pos.side_to_move();
+                let winning: Vec<Column> = pos
+                    .legal_moves()
+                    .filter(|&mv| {
+                        let mut next = pos;
+                        next.play(mv);
+                        next.outcome().is_some_and(|o| o.winner == Some(me))
+                    })
+                    .collect();
+                if !winning.is_empty() {
+                    let discs_at_win = pos.discs()[me.index()] as i32 + 1;
+                    assert_eq!(verdict.score, 22 - discs_at_win, "{moves}");
+                    assert_eq!(verdict.best_moves, winning, "{moves}");
+                    checked += 1;
+                    break;
+                }
+                pos.play(verdict.best_moves[0]);
+            }
+        }
+        assert!(checked >= 20, "only {checked} wins reached");
+    }
+
+    #[test]
+    fn a_finished_game_gets_the_score_of_its_result_and_no_moves() {
+        let mut solver = Solver::new(1 << 16);
+        // Red won with its 4th disc; yellow, to move, has lost that way.
+        let verdict = solver.solve(&replay("4141414"), &Limits::UNLIMITED);
+        assert_eq!(
+            (verdict.score, verdict.best_moves.len(), verdict.exact),
+            (-18, 0, true)
+        );
+    }
+
+    #[test]
+    fn a_stop_flag_set_beforehand_gives_an_inexact_verdict_at_once() {
+        let stop = AtomicBool::new(true);
+        let limits = Limits {
+            max_nodes: u64::MAX,
+            stop: Some(&stop),
+        };
+        let (moves, pos, _) = lines(L1_R3, [1]).remove(0);
+        let verdict = Solver::default().solve(&pos, &limits);
+        assert!(!verdict.exact, "{moves}");
+        assert!(verdict.nodes < 100_000, "{} nodes", verdict.nodes);
+        assert!(!verdict.best_moves.is_empty());
+        assert!(verdict.best_moves.iter().all(|&mv| pos.is_legal(mv)));
+    }
+
+    #[test]
+    fn a_spent_node_budget_gives_an_estimate_within_the_score_range() {
+        let mut solver = Solver::default();
+        for (moves, pos, _) in lines(L1_R2, 1..=10) {
+            solver.reset();
+            let verdict = solver.solve(&pos, &Limits::nodes(5_000));
+            assert!(!verdict.exact, "{moves}");
+            assert!(
+                (-18..=18).contains(&verdict.score),
+                "{moves}: {}",
+                verdict.score
+            );
+            assert!(!verdict.best_moves.is_empty(), "{moves}");
+            assert!(
+                verdict.best_moves.iter().all(|&mv| pos.is_legal(mv)),
+                "{moves}"
+            );
+        }
+    }
+
+    /// The proven bounds of a cut-short search are kept: a won position is never estimated as
+    /// lost, nor the other way round, once the first probe has settled it.
+    #[test]
+    fn an_estimate_never_contradicts_what_the_search_proved() {
+        let mut solver = Solver::default();
+        for (moves, pos, expected) in lines(L2_R2, 1..=10) {
+            let full = solver.score(&pos, &Limits::UNLIMITED).nodes;
+            solver.reset();
+            let verdict = solver.solve(&pos, &Limits::nodes(full - 1));
+            solver.reset();
+            if !verdict.exact {
+                assert!(
+                    verdict.score.signum() * expected.signum() >= 0,
+                    "{moves}: {} vs {expected}",
+                    verdict.score
+                );
+            }
+        }
+    }
+
+    /// Level 2 of `crate::cpu`, as the API plays it.
+    fn level_two(pos: &FourInARow, seed: u64) -> Option<Column> {
+        let mv = crate::cpu::choose_move(&AnyPosition::FourInARow(*pos), 2, seed as u32)?;
+        Some(mv.parse().expect("level 2 names a column"))
+    }
+
+    /// A game between two CPU players from the empty board; the winner, if any.
+    fn play_out(
+        first: impl Fn(&FourInARow, u64) -> Option<Column>,
+        second: impl Fn(&FourInARow, u64) -> Option<Column>,
+        seed: u64,
+    ) -> (Option<crate::games::Side>, String) {
+        let mut pos = FourInARow::start();
+        let mut moves = String::new();
+        while pos.outcome().is_none() {
+            let mv = if pos.ply() % 2 == 0 {
+                first(&pos, seed)
+            } else {
+                second(&pos, seed)
+            }
+            .expect("a move while the game is on");
+            assert!(pos.is_legal(mv), "{moves}: {mv}");
+            pos.play(mv);
+            moves.push_str(&mv.to_string());
+        }
+        (pos.outcome().and_then(|o| o.winner), moves)
+    }
+
+    #[test]
+    fn level_five_moving_first_beats_levels_one_two_and_three_every_time() {
+        type Player = fn(&FourInARow, u64) -> Option<Column>;
+        let opponents: [(&str, Player); 3] = [
+            ("level 1", |p, seed| {
+                let mv = crate::cpu::choose_move(&AnyPosition::FourInARow(*p), 1, seed as u32)?;
+                Some(mv.parse().expect("level 1 names a column"))
+            }),
+            ("level 2", level_two),
+            ("level 3", |p, seed| choose(p, 3, seed)),
+        ];
+        for (name, opponent) in opponents {
+            for seed in 0..20 {
+                let (winner, moves) = play_out(|p, s| choose(p, 5, s), opponent, seed);
+                assert_eq!(
+                    winner,
+                    Some(crate::games::Side::First),
+                    "{name}, seed {seed}: {moves}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_position_level_and_seed_give_the_same_move() {
+        for (moves, pos, _) in lines(L1_R1, 1..=3).into_iter().chain(lines(L2_R1, 1..=3)) {
+            for level in 3..=5 {
+                let first = choose(&pos, level, 7);
+                assert!(first.is_some_and(|mv| pos.is_legal(mv)), "{moves}");
+                assert_eq!(choose(&pos, level, 7), first, "{moves} level {level}");
+            }
+        }
+    }
+
+    #[test]
+    fn level_three_varies_its_play_with_the_seed() {
+        let start = FourInARow::start();
+        let seen: std::collections::BTreeSet<Column> =
+            (0..40).filter_map(|seed| choose(&start, 3, seed)).collect();
+        assert!(seen.len() > 1, "{seen:?}");
+    }
+
+    #[test]
+    fn every_level_takes_a_win_and_blocks_a_loss() {
+        // Red can complete column 4.
+        let win = replay("414141");
+        // Red threatens column 4; yellow must block.
+        let block = replay("41424");
+        for level in 3..=5 {
+            for seed in 0..5 {
+                assert_eq!(choose(&win, level, seed), Some(column(4)), "level {level}");
+                assert_eq!(
+                    choose(&block, level, seed),
+                    Some(column(4)),
+                    "level {level}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn level_five_plays_only_best_moves_once_the_solver_can_finish() {
+        let mut solver = Solver::default();
+        for (moves, pos, _) in lines(L2_R1, 1..=10).into_iter().chain(lines(L1_R1, 1..=10)) {
+            let best = solver.solve(&pos, &Limits::UNLIMITED).best_moves;
+            for seed in 0..3 {
+                let mv = choose(&pos, 5, seed).expect("a move");
+                assert!(best.contains(&mv), "{moves}: {mv} is not among {best:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn there_is_no_move_in_a_finished_game() {
+        assert_eq!(choose(&replay("4141414"), 5, 1), None);
     }
 }
