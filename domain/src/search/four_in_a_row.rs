@@ -289,6 +289,12 @@ impl<'t, 'l> Run<'t, 'l> {
         }
     }
 
+    /// Gives a run (cut short or not) `nodes` more to spend.
+    fn extend(&mut self, nodes: u64) {
+        self.max_nodes = self.nodes + nodes;
+        self.aborted = false;
+    }
+
     /// Counts a node; false (and `aborted`) once the budget is spent or the caller said stop.
     fn enter(&mut self) -> bool {
         self.nodes += 1;
@@ -862,7 +868,7 @@ fn perfect_candidates(p: &Pos) -> Vec<Column> {
     if p.moves >= LEVEL5_SOLVE_FROM_PLY && p.winning_moves() == 0 {
         match run.score(p) {
             Ok(score) => {
-                run.max_nodes = run.nodes + LEVEL5_MOVE_NODES;
+                run.extend(LEVEL5_MOVE_NODES);
                 let mut best = 0;
                 for bit in MoveOrder::new(p, p.possible()) {
                     match run.reaches(p, bit, score) {
@@ -872,7 +878,7 @@ fn perfect_candidates(p: &Pos) -> Vec<Column> {
                     }
                 }
                 if best != 0 && score <= 0 && best.count_ones() > 1 {
-                    run.max_nodes = run.nodes + LEVEL5_MOVE_NODES;
+                    run.extend(LEVEL5_MOVE_NODES);
                     best = fewest_safe_replies(&mut run, p, best, score).unwrap_or(best);
                 }
                 if best != 0 {
@@ -893,8 +899,7 @@ fn perfect_candidates(p: &Pos) -> Vec<Column> {
         return columns_of(deep.candidates);
     }
     if let Some(bound) = bound {
-        run.max_nodes = run.nodes + LEVEL5_MOVE_NODES;
-        run.aborted = false;
+        run.extend(LEVEL5_MOVE_NODES);
         for &(bit, _) in &deep.order {
             match run.reaches(p, bit, bound) {
                 Some(true) => return columns_of(bit),
