@@ -10,18 +10,18 @@ use std::str::FromStr;
 
 use super::{EndReason, Game, GameId, GameOutcome, ParseError, Side};
 
-const WIDTH: u8 = 7;
-const HEIGHT: u8 = 6;
+pub(crate) const WIDTH: u8 = 7;
+pub(crate) const HEIGHT: u8 = 6;
 /// Bits per column: the six cells plus the sentinel.
-const STRIDE: u8 = HEIGHT + 1;
+pub(crate) const STRIDE: u8 = HEIGHT + 1;
 const CELLS: u32 = (WIDTH as u32) * (HEIGHT as u32);
 
 /// The bottom cell of every column.
-const BOTTOM: u64 = repeat_per_column(1);
+pub(crate) const BOTTOM: u64 = repeat_per_column(1);
 /// The six cells of the leftmost column.
-const BOARD_COLUMN: u64 = (1 << HEIGHT) - 1;
+pub(crate) const BOARD_COLUMN: u64 = (1 << HEIGHT) - 1;
 /// Every playable cell (no sentinels).
-const BOARD: u64 = repeat_per_column(BOARD_COLUMN);
+pub(crate) const BOARD: u64 = repeat_per_column(BOARD_COLUMN);
 
 /// `column_bits` placed in each of the seven columns.
 const fn repeat_per_column(column_bits: u64) -> u64 {
@@ -84,6 +84,12 @@ pub struct FourInARow {
 }
 
 impl FourInARow {
+    /// The raw bitboards `(mask, first)` in the layout described at the top of this file, for the
+    /// solver, which searches on its own copy of them.
+    pub(crate) fn bitboards(&self) -> (u64, u64) {
+        (self.mask, self.first)
+    }
+
     /// The discs of one side.
     fn board(&self, side: Side) -> u64 {
         match side {
