@@ -1,5 +1,6 @@
 //! `eventlog-bench`: throughput of the event log on a real PostgreSQL — appends per second at
-//! several concurrencies, and replay of a million events next to a raw `COPY` of the same rows.
+//! several concurrencies, replay of a million events next to a raw `COPY` of the same rows, and
+//! a full rebuild of the ratings and history projections from such a log.
 //!
 //! It creates its own database `discs_bench_<pid>_<random>` on the server of `DATABASE_URL`
 //! and drops it at the end (unless `--keep`). Results are printed as `key=value` lines that
@@ -75,6 +76,16 @@ enum Command {
         #[arg(long)]
         verify: bool,
     },
+    /// Bulk-load whole ranked matches between a pool of players, then rebuild the `ratings`
+    /// and `history` projections from position 0 and compare with a raw COPY of the log.
+    Rebuild {
+        /// Matches to load (about 43 events each: whole games of both kinds).
+        #[arg(long, default_value_t = 23_500)]
+        streams: usize,
+        /// Distinct players the matches are drawn between.
+        #[arg(long, default_value_t = 2_000)]
+        players: usize,
+    },
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -140,6 +151,7 @@ async fn run(cli: &Cli, url: &str) -> Result<()> {
                 batch,
                 verify,
             } => bench_replay(url, streams, events_per_stream, batch, verify).await?,
+            Command::Rebuild { streams, players } => bench_rebuild(url, streams, players).await?,
         }
     }
     Ok(())
@@ -242,7 +254,7 @@ async fn bench_replay(
 ) -> Result<()> {
     let client = raw_client(url).await?;
     let started = Instant::now();
-    let loaded = load(&client, streams, events_per_stream).await?;
+    let loaded = load(&client, streams, events_per_stream, streams * 2).await?;
     let load_secs = started.elapsed().as_secs_f64();
     println!(
         "load events={loaded} seconds={load_secs:.2} events_per_s={:.0}",
@@ -314,6 +326,54 @@ async fn bench_replay(
     Ok(())
 }
 
+async fn bench_rebuild(url: &str, streams: usize, players: usize) -> Result<()> {
+    use projections::{Projection, Runner, rebuild};
+    let client = raw_client(url).await?;
+    let started = Instant::now();
+    // Whole games: no Reversi game has more than 60 moves, passes and its two bookends.
+    let loaded = load(&client, streams, 200, players).await?;
+    println!(
+        "load events={loaded} matches={streams} players={players} seconds={:.2}",
+        started.elapsed().as_secs_f64()
+    );
+    client.batch_execute("VACUUM (ANALYZE) events").await?;
+    let pool = eventlog::connect(url, 4).await?;
+    let runner = Runner::new(EventLog::new(pool));
+    for round in 1..=2 {
+        for format in ["text", "binary"] {
+            let started = Instant::now();
+            let (rows, bytes) = raw_copy(&client, format).await?;
+            println!(
+                "copy round={round} format={format} rows={rows} bytes={bytes} seconds={:.2}",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        let mut total = 0.0;
+        for p in [Projection::Ratings, Projection::History] {
+            let id = rebuild::register(&runner, p).await?;
+            let started = Instant::now();
+            let applied = rebuild::rebuild(&runner, p, id, |_| {}).await?;
+            let secs = started.elapsed().as_secs_f64();
+            total += secs;
+            println!(
+                "rebuild round={round} projection={p} events_applied={applied} seconds={secs:.2}"
+            );
+        }
+        let rated: i64 = client
+            .query_one("SELECT count(*) FROM rating_points", &[])
+            .await?
+            .get(0);
+        let history: i64 = client
+            .query_one("SELECT count(*) FROM match_history", &[])
+            .await?
+            .get(0);
+        println!(
+            "rebuild round={round} both_seconds={total:.2} rating_points={rated} history_rows={history}"
+        );
+    }
+    Ok(())
+}
+
 /// Reads the whole log after `from` in batches, handing every event to `fold`.
 async fn replay(
     log: &EventLog,
@@ -357,7 +417,7 @@ async fn raw_copy(client: &Client, format: &str) -> Result<(u64, u64)> {
 /// matches do), one transaction per group.
 /// The first `limit` events of a real match: Reversi (even seeds) or Four in a Row (odd seeds)
 /// between two CPU players at level 1, decided by the domain like any match.
-fn real_game(seed: u32, limit: usize) -> Vec<MatchEvent> {
+fn real_game(seed: u32, limit: usize, players: u32) -> Vec<MatchEvent> {
     let game = if seed.is_multiple_of(2) {
         GameId::Reversi
     } else {
@@ -370,10 +430,10 @@ fn real_game(seed: u32, limit: usize) -> Vec<MatchEvent> {
         game,
         seats: [
             Occupant::Human {
-                player_id: player(seed * 2),
+                player_id: player((seed * 2) % players),
             },
             Occupant::Human {
-                player_id: player(seed * 2 + 1),
+                player_id: player((seed * 2 + 1) % players),
             },
         ],
         settings: Settings::default(),
@@ -413,7 +473,14 @@ fn real_game(seed: u32, limit: usize) -> Vec<MatchEvent> {
     out
 }
 
-async fn load(client: &Client, streams: usize, events_per_stream: usize) -> Result<u64> {
+/// `players` distinct players (an even number) share the matches.
+async fn load(
+    client: &Client,
+    streams: usize,
+    events_per_stream: usize,
+    players: usize,
+) -> Result<u64> {
+    let players = u32::try_from(players.max(2) & !1).unwrap_or(u32::MAX - 1);
     const GROUP: usize = 1000;
     let columns = [
         Type::TEXT,
@@ -445,7 +512,7 @@ async fn load(client: &Client, streams: usize, events_per_stream: usize) -> Resu
         let mut writer = pin!(BinaryCopyInWriter::new(sink, &columns));
         let games: Vec<Vec<MatchEvent>> = ids
             .iter()
-            .map(|&i| real_game(i as u32, events_per_stream))
+            .map(|&i| real_game(i as u32, events_per_stream, players))
             .collect();
         for v in 0..events_per_stream {
             let version = v as i64 + 1;
