@@ -480,7 +480,7 @@ async fn load(
     events_per_stream: usize,
     players: usize,
 ) -> Result<u64> {
-    let players = u32::try_from(players.max(2) & !1).unwrap_or(u32::MAX - 1);
+    let player_pool = u32::try_from(players.max(2) & !1).unwrap_or(u32::MAX - 1);
     const GROUP: usize = 1000;
     let columns = [
         Type::TEXT,
@@ -512,7 +512,7 @@ async fn load(
         let mut writer = pin!(BinaryCopyInWriter::new(sink, &columns));
         let games: Vec<Vec<MatchEvent>> = ids
             .iter()
-            .map(|&i| real_game(i as u32, events_per_stream, players))
+            .map(|&i| real_game(i as u32, events_per_stream, player_pool))
             .collect();
         for v in 0..events_per_stream {
             let version = v as i64 + 1;

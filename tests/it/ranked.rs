@@ -516,6 +516,10 @@ async fn the_audit_finds_a_planted_mismatch_and_a_tampered_event() {
         clean.body["broken_chains"]
     );
     assert_eq!(clean.body["players_checked"], 4);
+    let report = projections::audit::ratings(&app.state.log, None, &[])
+        .await
+        .expect("audit");
+    assert!(api::cli::audit_table(&report).contains("every stored rating equals the log's"));
 
     // Plant a wrong rating: the current row and the step of the player's second match.
     let client = eventlog::testing::raw_client(&app.db_url).await;
