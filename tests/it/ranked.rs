@@ -750,3 +750,34 @@ async fn every_admin_call_refuses_a_player_token() {
     assert_eq!(state.body["name"], "queue");
     assert_eq!(state.body["rebuild"]["rebuild_id"], res.body["rebuild_id"]);
 }
+
+#[tokio::test]
+async fn two_runners_racing_on_one_projection_apply_each_event_once() {
+    let app = spawn_app().await;
+    let players = league(&app, 2).await;
+    for i in 0..3 {
+        let (id, first, second) = app
+            .ranked_with(&players[i], &players[i + 1], "four_in_a_row")
+            .await;
+        app.finish_four(&id, &first, &second, i % 2 == 0).await;
+    }
+    let one = projections::Runner::new(app.state.log.clone()).with_batch(1);
+    let two = projections::Runner::new(app.state.log.clone()).with_batch(1);
+    let (a, b) = tokio::join!(one.sync_all(), two.sync_all());
+    let applied = a.expect("runner one") + b.expect("runner two");
+    assert!(applied > 0);
+    assert_eq!(dump(&app.db_url, "match_history").await.len(), 10);
+    assert_eq!(dump(&app.db_url, "rating_points").await.len(), 10);
+    let audit = projections::audit::ratings(&app.state.log, None, &[])
+        .await
+        .expect("audit");
+    assert!(audit.mismatches.is_empty(), "{:?}", audit.mismatches);
+    let (_, events) = app
+        .state
+        .projections
+        .checkpoint(projections::Projection::History)
+        .await
+        .expect("checkpoint");
+    // Every match_created and match_ended once: 5 matches.
+    assert_eq!(events, 10);
+}
