@@ -500,7 +500,10 @@ async fn load(
     let mut bytes = Vec::with_capacity(256);
     for group in (0..streams).step_by(GROUP) {
         let ids: Vec<usize> = (group..(group + GROUP).min(streams)).collect();
-        let names: Vec<String> = ids.iter().map(|i| format!("match-{i:08}")).collect();
+        let names: Vec<String> = ids
+            .iter()
+            .map(|&i| format!("match-{}", Uuid::from_u128(i as u128)))
+            .collect();
         let players: Vec<Uuid> = ids.iter().map(|_| Uuid::new_v4()).collect();
         let mut last: Vec<Hash> = vec![GENESIS; ids.len()];
         let sink = client
