@@ -182,22 +182,19 @@ pub async fn open_ticket(
         expected_version: 0,
         events: vec![new_event(&event, Some(player), now)],
     };
-    match EventLog::append_on(&tx, command_id, vec![append]).await {
-        Ok(AppendOutcome::Appended(_)) => {}
-        Ok(AppendOutcome::AlreadyApplied(_)) => {
-            drop(tx);
-            return own_ticket(app, player, id).await;
-        }
-        Err(AppendError::Conflict { .. }) => return Err(ApiError::AlreadyQueued),
-        Err(e) => return Err(unexpected(e)),
-    }
-    tx.execute(
+    let outcome = append_with_slot(
+        tx,
+        command_id,
+        vec![append],
         "UPDATE queue_slots SET ticket_id = $2, match_id = NULL WHERE player_id = $1",
         &[&player.as_uuid(), &id.as_uuid()],
     )
-    .await
-    .map_err(unexpected)?;
-    tx.commit().await.map_err(unexpected)?;
+    .await?;
+    match outcome {
+        Ok(AppendOutcome::Appended(_)) => {}
+        Ok(AppendOutcome::AlreadyApplied(_)) => return own_ticket(app, player, id).await,
+        Err(_) => return Err(ApiError::AlreadyQueued),
+    }
     app.wake_projections();
     app.waves.notify_one();
     let t = Ticket::fold([(now, &event)]).ok_or(ApiError::NotFound("ticket"))?;
@@ -225,24 +222,43 @@ pub async fn cancel_ticket(
     let command_id = Uuid::new_v5(&id.as_uuid(), b"cancel");
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
-    match EventLog::append_on(&tx, command_id, vec![append]).await {
-        Ok(AppendOutcome::Appended(_)) => {}
-        Ok(AppendOutcome::AlreadyApplied(_)) | Err(AppendError::Conflict { .. }) => {
-            return Err(ApiError::TicketClosed);
-        }
-        Err(e) => return Err(unexpected(e)),
-    }
-    tx.execute(
+    let outcome = append_with_slot(
+        tx,
+        command_id,
+        vec![append],
         "UPDATE queue_slots SET ticket_id = NULL WHERE player_id = $1 AND ticket_id = $2",
         &[&player.as_uuid(), &id.as_uuid()],
     )
-    .await
-    .map_err(unexpected)?;
-    tx.commit().await.map_err(unexpected)?;
+    .await?;
+    if !matches!(outcome, Ok(AppendOutcome::Appended(_))) {
+        return Err(ApiError::TicketClosed);
+    }
     app.wake_projections();
     let mut view = TicketView::new(id, &t);
     view.status = Status::Cancelled;
     Ok(view)
+}
+
+/// Appends a queue command and changes the players' `queue_slots` rows in `tx`: both commit or
+/// neither. The inner result is the log's answer; a conflict rolls the transaction back.
+async fn append_with_slot(
+    tx: deadpool_postgres::Transaction<'_>,
+    command_id: Uuid,
+    appends: Vec<StreamAppend>,
+    slot_sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Result<AppendOutcome, AppendError>, ApiError> {
+    match EventLog::append_on(&tx, command_id, appends).await {
+        Ok(AppendOutcome::Appended(written)) => {
+            tx.execute(slot_sql, params).await.map_err(unexpected)?;
+            tx.commit().await.map_err(unexpected)?;
+            Ok(Ok(AppendOutcome::Appended(written)))
+        }
+        // Written before by this very command: nothing to change.
+        Ok(already) => Ok(Ok(already)),
+        Err(conflict @ AppendError::Conflict { .. }) => Ok(Err(conflict)),
+        Err(e) => Err(unexpected(e)),
+    }
 }
 
 /// What one wave over one pool did.
@@ -488,22 +504,12 @@ async fn write_pairing(
             events: vec![new_event(&matched(b, a.player), None, now)],
         },
     ];
-    let command_id = Uuid::now_v7();
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
-    match EventLog::append_on(&tx, command_id, appends).await {
-        Ok(_) => {}
-        Err(AppendError::Conflict {
-            expected, actual, ..
-        }) => {
-            return Err(ApiError::VersionConflict {
-                expected: expected as u64,
-                actual: actual as u64,
-            });
-        }
-        Err(e) => return Err(unexpected(e)),
-    }
-    tx.execute(
+    let outcome = append_with_slot(
+        tx,
+        Uuid::now_v7(),
+        appends,
         "UPDATE queue_slots SET ticket_id = NULL, match_id = $3 \
          WHERE (player_id, ticket_id) IN (($1, $4), ($2, $5))",
         &[
@@ -514,9 +520,16 @@ async fn write_pairing(
             &b.ticket.as_uuid(),
         ],
     )
-    .await
-    .map_err(unexpected)?;
-    tx.commit().await.map_err(unexpected)?;
+    .await?;
+    if let Err(AppendError::Conflict {
+        expected, actual, ..
+    }) = outcome
+    {
+        return Err(ApiError::VersionConflict {
+            expected: expected as u64,
+            actual: actual as u64,
+        });
+    }
     let mut state = MatchState::default();
     for e in &events {
         evolve(

@@ -25,6 +25,17 @@ pub struct Progress {
     pub rate: f64,
 }
 
+impl Progress {
+    fn now(events: u64, at: Checkpoint, last_position: i64, started: Instant) -> Progress {
+        Progress {
+            events,
+            position: at.position,
+            last_position,
+            rate: events as f64 / started.elapsed().as_secs_f64().max(1e-9),
+        }
+    }
+}
+
 /// Rebuilds `p` from position 0 and swaps it in; calls `progress` after every batch. Returns the
 /// events applied. Refuses to run while another rebuild of the same projection runs.
 pub async fn rebuild(
@@ -141,13 +152,7 @@ async fn run(
             )
             .await?;
             tx.commit().await?;
-            let secs = started.elapsed().as_secs_f64().max(1e-9);
-            progress(Progress {
-                events: applied,
-                position: checkpoint.position,
-                last_position,
-                rate: applied as f64 / secs,
-            });
+            progress(Progress::now(applied, checkpoint, last_position, started));
             continue;
         }
         // Caught up: hold the live checkpoint (the live runner waits), apply what came in
@@ -189,13 +194,7 @@ async fn run(
         )
         .await?;
         tx.commit().await?;
-        let secs = started.elapsed().as_secs_f64().max(1e-9);
-        progress(Progress {
-            events: applied,
-            position: checkpoint.position,
-            last_position,
-            rate: applied as f64 / secs,
-        });
+        progress(Progress::now(applied, checkpoint, last_position, started));
         return Ok(applied);
     }
 }
