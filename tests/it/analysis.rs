@@ -252,3 +252,26 @@ async fn solo_games_against_levels_three_to_five_get_legal_replies_in_both_games
         }
     }
 }
+
+#[tokio::test]
+async fn an_instance_busy_with_analyses_refuses_one_more_with_a_429() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let available = app.state.analyses.available_permits() as u32;
+    let held = std::sync::Arc::clone(&app.state.analyses)
+        .try_acquire_many_owned(available)
+        .expect("every permit");
+    let body = json!({"game": "four_in_a_row", "moves": "44"});
+    let busy = app.analyse(&ada, body.clone(), None).await;
+    assert_eq!(
+        busy.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{:?}",
+        busy.body
+    );
+    assert_eq!(busy.code(), "rate_limited");
+    assert!(busy.headers.contains_key("retry-after"));
+    drop(held);
+    let free = app.analyse(&ada, body, Some(50)).await;
+    assert_eq!(free.status, StatusCode::OK, "{:?}", free.body);
+}

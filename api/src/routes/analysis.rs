@@ -115,7 +115,7 @@ pub async fn position(
             AnalysisError::Finished.to_string(),
         ));
     }
-    let analysis = budgeted(budget, move |stop| {
+    let analysis = budgeted(&app, budget, move |stop| {
         let limits = Limits {
             max_nodes: u64::MAX,
             stop: Some(stop),
@@ -151,7 +151,7 @@ pub async fn of_match(
         ));
     }
     let (game, moves) = (m.game, m.moves.clone());
-    let plies = budgeted(budget, move |stop| {
+    let plies = budgeted(&app, budget, move |stop| {
         Analyser::new().analyse_game(game, &moves, MATCH_PLY_NODES, Some(stop))
     })
     .await?
@@ -181,12 +181,17 @@ impl Drop for StopOnDrop {
     }
 }
 
-/// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed.
-async fn budgeted<T, F>(budget: Duration, search: F) -> Result<T, ApiError>
+/// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed. When the
+/// instance already runs as many searches as it allows, the answer is a 429 at once.
+async fn budgeted<T, F>(app: &AppState, budget: Duration, search: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
     F: FnOnce(&AtomicBool) -> T + Send + 'static,
 {
+    let _permit = app
+        .analyses
+        .try_acquire()
+        .map_err(|_| ApiError::RateLimited(1))?;
     let stop = Arc::new(AtomicBool::new(false));
     let guard = StopOnDrop(Arc::clone(&stop));
     let flag = Arc::clone(&stop);
