@@ -118,9 +118,9 @@ fn ffo(range: (usize, usize)) {
 }
 
 /// Positions from a few games between levels 4 and 5 (every ply), to time each level on.
-fn game_positions() -> Vec<Reversi> {
+fn game_positions(games: u64) -> Vec<Reversi> {
     let mut out = Vec::new();
-    for game in 0..3u64 {
+    for game in 0..games {
         let mut pos = Reversi::start();
         let mut ply = 0u64;
         while pos.outcome().is_none() {
@@ -138,15 +138,15 @@ fn game_positions() -> Vec<Reversi> {
     out
 }
 
-fn cpu() {
-    let positions = game_positions();
+fn cpu(games: u64) {
+    let positions = game_positions(games);
     println!(
-        "CPU move latency over {} positions (every move of 3 games):\n",
+        "CPU move latency over {} positions (every move of {games} games between levels 3 and 4):\n",
         positions.len()
     );
     println!("| level | mean | max | max at empties |");
     println!("|---|---|---|---|");
-    for level in 3..=5u8 {
+    for level in levels() {
         let mut total = Duration::ZERO;
         let mut max = (Duration::ZERO, 0);
         for (i, pos) in positions.iter().enumerate() {
@@ -178,7 +178,24 @@ fn main() {
         })
         .unwrap_or((40, 49));
     ffo(range);
+    let games = args
+        .iter()
+        .find_map(|a| a.strip_prefix("games=")?.parse().ok())
+        .unwrap_or(3);
     if !args.iter().any(|a| a == "skip-cpu") {
-        cpu();
+        cpu(games);
     }
+}
+
+/// The levels to time: `LEVELS=5` (for example) narrows them down.
+fn levels() -> Vec<u8> {
+    std::env::var("LEVELS")
+        .ok()
+        .map(|l| {
+            l.bytes()
+                .filter(u8::is_ascii_digit)
+                .map(|b| b - b'0')
+                .collect()
+        })
+        .unwrap_or_else(|| vec![3, 4, 5])
 }

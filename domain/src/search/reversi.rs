@@ -708,6 +708,15 @@ impl<'a> Search<'a> {
     /// The exact value of the root and every move reaching it, or `None` when the budget ran
     /// out. `order` holds the root moves best first by the midgame estimate.
     fn solve_root(&mut self, p: u64, o: u64, order: &[RootMove]) -> Option<(i32, Vec<u8>)> {
+        // The last few empties are solved without a look at the flag: look once first.
+        if self.aborted
+            || self
+                .stop
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            self.aborted = true;
+            return None;
+        }
         let mut best = -65;
         let mut best_moves = Vec::new();
         for m in order {
@@ -1028,10 +1037,10 @@ fn level(level: u8) -> Level {
             table_bytes: 4 << 20,
         },
         _ => Level {
-            depth: 12,
-            nodes: 3_000_000,
-            exact_empties: 18,
-            solve_nodes: 25_000_000,
+            depth: 9,
+            nodes: 1_500_000,
+            exact_empties: 16,
+            solve_nodes: 10_000_000,
             margin: 0,
             table_bytes: Engine::DEFAULT_TABLE_BYTES,
         },
@@ -1127,5 +1136,417 @@ impl SplitMix64 {
     /// A number in `0..n` (`n` > 0), by multiply-shift.
     fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::{Game, Side, SplitMix64 as TestRng};
+    use std::sync::atomic::AtomicBool;
+
+    /// One FFO line: the position and every legal move with its exact score.
+    struct Ffo {
+        pos: Reversi,
+        scored: Vec<(Square, i32)>,
+    }
+
+    impl Ffo {
+        fn score(&self) -> i32 {
+            self.scored
+                .iter()
+                .map(|s| s.1)
+                .max()
+                .expect("FFO lines list moves")
+        }
+
+        /// Every move that reaches the best score, a1 first.
+        fn best(&self) -> Vec<Square> {
+            let score = self.score();
+            let mut best: Vec<Square> = self
+                .scored
+                .iter()
+                .filter(|s| s.1 == score)
+                .map(|s| s.0)
+                .collect();
+            best.sort();
+            best
+        }
+    }
+
+    fn ffo_file(text: &str) -> Vec<Ffo> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|line| {
+                let (board, rest) = line.split_once(' ').expect("board, then side to move");
+                let rows: Vec<String> = board
+                    .as_bytes()
+                    .chunks(8)
+                    .map(|row| {
+                        row.iter()
+                            .map(|b| match b {
+                                b'X' => 'B',
+                                b'O' => 'W',
+                                b'-' => '.',
+                                _ => panic!("unexpected square in {line}"),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+                let mut fields = rest.split(';').map(str::trim).filter(|f| !f.is_empty());
+                let side = match fields.next() {
+                    Some("X") => Side::First,
+                    Some("O") => Side::Second,
+                    other => panic!("unexpected side {other:?} in {line}"),
+                };
+                let scored = fields
+                    .map(|f| {
+                        let (mv, score) = f.split_once(':').expect("MOVE:SCORE");
+                        (
+                            mv.parse().expect("a square"),
+                            score.parse().expect("a score"),
+                        )
+                    })
+                    .collect();
+                Ffo {
+                    pos: Reversi::from_rows(&rows, side).expect("a valid FFO board"),
+                    scored,
+                }
+            })
+            .collect()
+    }
+
+    const FFO_1_19: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/reversi/fforum-1-19.obf"
+    ));
+    const FFO_20_39: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/reversi/fforum-20-39.obf"
+    ));
+
+    /// Solves each position exactly and compares the score and the whole set of best moves.
+    fn solves_exactly(positions: &[(usize, &Ffo)]) {
+        let mut engine = Engine::new(16 << 20);
+        for &(number, ffo) in positions {
+            let v = engine.analyse(&ffo.pos, &Limits::UNLIMITED);
+            assert!(v.exact, "FFO #{number}");
+            assert_eq!(v.score, ffo.score(), "FFO #{number}");
+            assert_eq!(v.best_moves, ffo.best(), "FFO #{number}");
+        }
+    }
+
+    #[test]
+    fn ffo_1_to_19_are_solved_with_every_best_move() {
+        let set = ffo_file(FFO_1_19);
+        assert_eq!(set.len(), 19);
+        let numbered: Vec<(usize, &Ffo)> = (1..).zip(&set).collect();
+        solves_exactly(&numbered);
+    }
+
+    /// The quick ones of #20–#39 (up to 20 empties, solved in well under a second each).
+    #[test]
+    fn ffo_20_to_31_are_solved_with_every_best_move() {
+        let set = ffo_file(FFO_20_39);
+        assert_eq!(set.len(), 20);
+        let numbered: Vec<(usize, &Ffo)> = (20..).zip(&set).filter(|(n, _)| *n <= 31).collect();
+        solves_exactly(&numbered);
+    }
+
+    /// Plays `games` random games from a fixed seed and hands every position to `visit`.
+    fn random_positions(games: usize, seed: u64, mut visit: impl FnMut(&Reversi)) {
+        let mut rng = TestRng(seed);
+        for _ in 0..games {
+            let mut pos = Reversi::start();
+            visit(&pos);
+            while pos.outcome().is_none() {
+                if pos.must_pass() {
+                    pos.pass();
+                    visit(&pos);
+                }
+                let legal: Vec<Square> = pos.legal_moves().collect();
+                pos.play(legal[rng.below(legal.len())]);
+                visit(&pos);
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_primitives_agree_with_the_rules_engine() {
+        random_positions(100, 1, |pos| {
+            let (p, o) = pos.boards();
+            let legal: Vec<u8> = pos.legal_moves().map(Square::index).collect();
+            assert_eq!(squares(moves(p, o)).collect::<Vec<_>>(), legal, "{pos:?}");
+            for sq in 0..64u8 {
+                let f = flips(p, o, sq as usize);
+                let empty = (p | o) & (1 << sq) == 0;
+                assert_eq!(empty && f != 0, legal.contains(&sq), "{pos:?} {sq}");
+                if empty && f != 0 {
+                    let mut next = *pos;
+                    next.play(square(sq));
+                    assert_eq!(next.boards(), (o ^ f, p ^ f ^ (1 << sq)), "{pos:?} {sq}");
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn stable_discs_never_flip() {
+        let mut checked = 0;
+        random_positions(60, 2, |pos| {
+            let (p, o) = pos.boards();
+            let (stable_p, stable_o) = (stable_discs(p, o), stable_discs(o, p));
+            assert_eq!(stable_p & !p, 0);
+            assert_eq!(stable_o & !o, 0);
+            checked += (stable_p | stable_o).count_ones();
+            // Whoever plays next, in whatever order: no stable disc changes colour.
+            for (mover, other, mine, theirs) in
+                [(p, o, stable_p, stable_o), (o, p, stable_o, stable_p)]
+            {
+                for sq in squares(moves(mover, other)) {
+                    let f = flips(mover, other, sq as usize);
+                    assert_eq!(f & theirs, 0, "{pos:?} {sq}");
+                    assert_eq!(mine & !(mover | f | (1 << sq)), 0);
+                }
+            }
+        });
+        assert!(
+            checked > 1000,
+            "the random games gave too few stable discs: {checked}"
+        );
+    }
+
+    /// Plain negamax over the rules engine, the FFO score convention spelt out.
+    fn minimax(pos: &Reversi) -> i32 {
+        if let Some(outcome) = pos.outcome() {
+            let [first, second] = pos.discs();
+            let empty = 64 - first as i32 - second as i32;
+            let mine = pos.side_to_move().index();
+            let diff = pos.discs()[mine] as i32 - pos.discs()[1 - mine] as i32;
+            return match outcome.winner {
+                None => 0,
+                Some(w) if w == pos.side_to_move() => diff + empty,
+                Some(_) => diff - empty,
+            };
+        }
+        if pos.must_pass() {
+            let mut next = *pos;
+            next.pass();
+            return -minimax(&next);
+        }
+        pos.legal_moves()
+            .map(|mv| {
+                let mut next = *pos;
+                next.play(mv);
+                -minimax(&next)
+            })
+            .max()
+            .expect("a legal move")
+    }
+
+    #[test]
+    fn the_solver_agrees_with_plain_minimax_near_the_end() {
+        let mut engine = Engine::new(1 << 20);
+        let mut positions = 0;
+        random_positions(40, 3, |pos| {
+            let empties = 60 - pos.ply();
+            if empties > 9 {
+                return;
+            }
+            positions += 1;
+            let v = engine.analyse(pos, &Limits::UNLIMITED);
+            assert!(v.exact);
+            assert_eq!(v.score, minimax(pos), "{pos:?}");
+            if pos.outcome().is_some() || pos.must_pass() {
+                assert!(v.best_moves.is_empty());
+                return;
+            }
+            let mut best: Vec<Square> = pos
+                .legal_moves()
+                .filter(|&mv| {
+                    let mut next = *pos;
+                    next.play(mv);
+                    -minimax(&next) == v.score
+                })
+                .collect();
+            best.sort();
+            assert_eq!(v.best_moves, best, "{pos:?}");
+        });
+        assert!(positions > 300, "{positions}");
+    }
+
+    /// A position from a random game where the side to move must pass with few empties left.
+    fn a_pass_position() -> Reversi {
+        let mut found = None;
+        random_positions(400, 4, |pos| {
+            if found.is_none() && pos.must_pass() && 60 - pos.ply() >= 6 && 60 - pos.ply() <= 14 {
+                found = Some(*pos);
+            }
+        });
+        found.expect("random games have passes near their end")
+    }
+
+    #[test]
+    fn a_side_that_must_pass_scores_minus_the_position_after_the_pass_and_has_no_move() {
+        let pos = a_pass_position();
+        let mut after = pos;
+        after.pass();
+        let mut engine = Engine::new(1 << 20);
+        let v = engine.analyse(&pos, &Limits::UNLIMITED);
+        let w = engine.analyse(&after, &Limits::UNLIMITED);
+        assert!(v.exact && w.exact);
+        assert_eq!(v.score, -w.score);
+        assert_eq!(v.score, minimax(&pos));
+        assert_eq!(v.best_moves, Vec::<Square>::new());
+        assert!(!w.best_moves.is_empty());
+        assert_eq!(choose(&pos, 5, 7), None);
+    }
+
+    #[test]
+    fn a_finished_game_scores_its_discs_with_the_empties_to_the_winner() {
+        // d3c3b3d2e1d6d7e3f4: black has 13 discs, white none, 51 empties.
+        let mut pos = Reversi::start();
+        for mv in ["d3", "c3", "b3", "d2", "e1", "d6", "d7", "e3", "f4"] {
+            pos.play(mv.parse().expect("a square"));
+        }
+        assert!(pos.outcome().is_some());
+        assert_eq!(pos.side_to_move(), Side::Second);
+        let v = Engine::new(1 << 16).analyse(&pos, &Limits::UNLIMITED);
+        assert_eq!(
+            v,
+            Verdict {
+                score: -64,
+                best_moves: Vec::new(),
+                exact: true,
+                nodes: 0
+            }
+        );
+        assert_eq!(choose(&pos, 3, 1), None);
+    }
+
+    #[test]
+    fn a_stop_flag_set_beforehand_gives_an_estimate_with_a_legal_move() {
+        let set = ffo_file(FFO_20_39);
+        let stop = AtomicBool::new(true);
+        let limits = Limits {
+            max_nodes: u64::MAX,
+            stop: Some(&stop),
+        };
+        for ffo in &set {
+            let v = Engine::new(1 << 20).analyse(&ffo.pos, &limits);
+            assert!(!v.exact);
+            assert_eq!(v.best_moves.len(), 1);
+            assert!(ffo.pos.is_legal(v.best_moves[0]));
+            assert!(v.nodes < 100_000, "{}", v.nodes);
+        }
+    }
+
+    #[test]
+    fn a_spent_node_budget_falls_back_to_the_midgame_estimate() {
+        // FFO #38, 24 empties: far more than 20,000 nodes to prove.
+        let set = ffo_file(FFO_20_39);
+        let ffo = &set[18];
+        let v = Engine::new(1 << 20).analyse(&ffo.pos, &Limits::nodes(20_000));
+        assert!(!v.exact);
+        assert!(ffo.pos.is_legal(v.best_moves[0]));
+        assert!(v.nodes <= 20_000 + CHECK_EVERY, "{}", v.nodes);
+        assert!((-64..=64).contains(&v.score));
+    }
+
+    #[test]
+    fn a_midgame_analysis_within_a_budget_estimates_and_names_a_legal_move() {
+        let mut pos = Reversi::start();
+        for mv in ["f5", "d6", "c3", "d3", "c4"] {
+            pos.play(mv.parse().expect("a square"));
+        }
+        let v = Engine::new(1 << 20).analyse(&pos, &Limits::nodes(200_000));
+        assert!(!v.exact);
+        assert_eq!(v.best_moves.len(), 1);
+        assert!(pos.is_legal(v.best_moves[0]));
+        assert!(
+            v.score.abs() <= 20,
+            "an opening is not lost by much: {}",
+            v.score
+        );
+        // The same search twice gives the same answer.
+        let again = Engine::new(1 << 20).analyse(&pos, &Limits::nodes(200_000));
+        assert_eq!(v, again);
+    }
+
+    /// Plays one game between two levels; `first` is the level of black. Returns black's
+    /// final disc difference.
+    fn play(first: u8, second: u8, seed: u64) -> i32 {
+        let mut pos = Reversi::start();
+        while pos.outcome().is_none() {
+            if pos.must_pass() {
+                pos.pass();
+                continue;
+            }
+            let level = if pos.side_to_move() == Side::First {
+                first
+            } else {
+                second
+            };
+            let mv = choose(&pos, level, seed ^ u64::from(pos.ply())).expect("a move");
+            assert!(pos.is_legal(mv), "level {level} played {mv} in {pos:?}");
+            pos.play(mv);
+        }
+        let [black, white] = pos.discs();
+        black as i32 - white as i32
+    }
+
+    #[test]
+    fn level_5_beats_level_3_in_at_least_18_of_20_games() {
+        let mut wins = 0;
+        for game in 0..20u64 {
+            let diff = if game % 2 == 0 {
+                play(5, 3, game)
+            } else {
+                -play(3, 5, game)
+            };
+            if diff > 0 {
+                wins += 1;
+            }
+        }
+        assert!(wins >= 18, "level 5 won {wins} of 20");
+    }
+
+    #[test]
+    fn the_cpu_is_deterministic_and_plays_legal_moves_at_every_level() {
+        let mut rng = TestRng(5);
+        let mut pos = Reversi::start();
+        let mut moves_seen = 0;
+        while pos.outcome().is_none() {
+            if pos.must_pass() {
+                assert_eq!(choose(&pos, 4, 9), None);
+                pos.pass();
+                continue;
+            }
+            // Level 5 takes the longest: every fourth position is enough for it.
+            let levels: &[u8] = if moves_seen % 4 == 0 {
+                &[3, 4, 5]
+            } else {
+                &[3, 4]
+            };
+            for &level in levels {
+                let seed = rng.next_u64();
+                let mv = choose(&pos, level, seed).expect("a move");
+                assert!(pos.is_legal(mv));
+                assert_eq!(choose(&pos, level, seed), Some(mv));
+            }
+            let legal: Vec<Square> = pos.legal_moves().collect();
+            pos.play(legal[rng.below(legal.len())]);
+            moves_seen += 1;
+        }
+        assert!(moves_seen > 40);
+    }
+
+    #[test]
+    fn lower_levels_vary_their_choice_with_the_seed() {
+        let pos = Reversi::start();
+        let level_3: std::collections::BTreeSet<Square> =
+            (0..16).filter_map(|seed| choose(&pos, 3, seed)).collect();
+        assert!(level_3.len() > 1, "{level_3:?}");
     }
 }
