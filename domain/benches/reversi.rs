@@ -129,7 +129,7 @@ fn game_positions(games: u64) -> Vec<Reversi> {
                 continue;
             }
             out.push(pos);
-            let level = if (ply + game) % 2 == 0 { 4 } else { 3 };
+            let level = if (ply + game).is_multiple_of(2) { 4 } else { 3 };
             let mv = choose(&pos, level, game * 1000 + ply).expect("a move");
             pos.play(mv);
             ply += 1;
