@@ -30,7 +30,7 @@ pub const SCALE: i32 = 100;
 
 /// The most empties at which [`Engine::analyse`] tries an exact solve straight away (it also
 /// solves any position whose midgame search reached the end of the game within the budget).
-pub const EXACT_MAX_EMPTIES: u32 = 24;
+pub const EXACT_MAX_EMPTIES: u32 = 26;
 
 /// Below this many empties the solver walks the empty squares without a table.
 const SHALLOW_EMPTIES: u32 = 6;
