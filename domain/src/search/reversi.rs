@@ -956,8 +956,8 @@ fn square(sq: u8) -> Square {
     Square::new(sq).unwrap_or_else(|| unreachable!("bit indexes are below 64"))
 }
 
-/// More than the most legal moves a Reversi position can have (33 are known to be reachable;
-/// a square with no disc next to it is never legal, and 60 empties bound it anyway).
+/// Room for every move of any board: the four centre squares are never empty, so no position
+/// has more than 60 legal moves (33 is the most known in a reachable one).
 const MAX_MOVES: usize = 60;
 
 /// The moves of a node with their flips and ordering keys (lower first), picked lazily: a cut
