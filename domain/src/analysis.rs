@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::games::{AnyPosition, GameId, MoveError, ParseError, Side, split_moves};
 use crate::search::four_in_a_row::Solver;
+use crate::search::reversi::Engine;
 use crate::search::{Limits, Verdict};
 
 /// The verdict on one position, moves in canonical notation.
@@ -63,11 +64,14 @@ pub enum AnalysisError {
 #[derive(Default)]
 pub struct Analyser {
     four_in_a_row: Option<Solver>,
+    reversi: Option<Engine>,
 }
 
 impl Analyser {
     /// Four in a Row table slots (8 bytes each: 32 MiB, touched lazily).
     pub const FOUR_IN_A_ROW_ENTRIES: usize = 1 << 22;
+    /// Reversi table size in bytes.
+    pub const REVERSI_TABLE_BYTES: usize = 32 << 20;
 
     pub fn new() -> Analyser {
         Analyser::default()
@@ -148,6 +152,8 @@ impl Analyser {
     }
 
     /// The verdict on any position, finished ones included (the score of their result).
+    /// `with_moves: false` spares Four in a Row the per-move searches; the Reversi engine finds
+    /// its moves as it goes.
     fn judge(&mut self, pos: &AnyPosition, limits: &Limits, with_moves: bool) -> Analysis {
         match pos {
             AnyPosition::FourInARow(p) => {
@@ -161,11 +167,12 @@ impl Analyser {
                 };
                 canonical(verdict)
             }
-            AnyPosition::Reversi(_) => Analysis {
-                score: 0,
-                best_moves: Vec::new(),
-                exact: false,
-            },
+            AnyPosition::Reversi(p) => {
+                let engine = self
+                    .reversi
+                    .get_or_insert_with(|| Engine::new(Analyser::REVERSI_TABLE_BYTES));
+                canonical(engine.analyse(p, limits))
+            }
         }
     }
 }
@@ -267,6 +274,90 @@ mod tests {
         assert_eq!(sixth.best_moves, ["4"], "only the block keeps yellow alive");
         for p in plies.iter().filter(|p| p.exact) {
             assert!(p.score_after <= p.score_before, "{p:?}");
+        }
+    }
+
+    const FFO_1_19: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/reversi/fforum-1-19.obf"
+    ));
+
+    /// An FFO line as a position, its best score and every move reaching it.
+    fn ffo(line: &str) -> (AnyPosition, i32, Vec<String>) {
+        let (board, rest) = line.split_once(' ').expect("`<board> <side>; ...`");
+        let cells: Vec<char> = board
+            .chars()
+            .map(|c| match c {
+                'X' => 'B',
+                'O' => 'W',
+                _ => '.',
+            })
+            .collect();
+        let rows: Vec<String> = cells.chunks(8).map(|r| r.iter().collect()).collect();
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let mut fields = rest.split(';').map(str::trim);
+        let side = match fields.next() {
+            Some("X") => Side::First,
+            _ => Side::Second,
+        };
+        let scored: Vec<(String, i32)> = fields
+            .filter_map(|f| f.split_once(':'))
+            .map(|(m, v)| (m.to_lowercase(), v.parse().expect("a score")))
+            .collect();
+        let best = scored.iter().map(|(_, v)| *v).max().expect("a move");
+        let moves = scored
+            .into_iter()
+            .filter(|(_, v)| *v == best)
+            .map(|(m, _)| m)
+            .collect();
+        let pos = AnyPosition::from_rows(GameId::Reversi, &rows, side).expect("a board");
+        (pos, best, moves)
+    }
+
+    #[test]
+    fn reversi_endgames_get_the_ffo_scores_and_every_best_move() {
+        let mut analyser = Analyser::new();
+        for line in FFO_1_19.lines().take(3) {
+            let (pos, score, mut best) = ffo(line);
+            let mut a = analyser
+                .analyse(&pos, &Limits::UNLIMITED)
+                .expect("a live position");
+            a.best_moves.sort();
+            best.sort();
+            assert_eq!(
+                (a.score, a.best_moves, a.exact),
+                (score, best, true),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reversi_side_that_must_pass_gets_the_score_after_the_pass_negated_and_no_moves() {
+        // Black's only disc (b1) flanks nothing; white takes it with c1 and wipes black out:
+        // 7 white discs and 57 empties, +64 for white, so -64 for black.
+        let mut rows = vec!["WB......", "........", "........", "...WW...", "...WW..."];
+        rows.extend(["........"; 3]);
+        let pos = AnyPosition::from_rows(GameId::Reversi, &rows, Side::First).expect("a board");
+        assert!(pos.must_pass());
+        let a = Analyser::new()
+            .analyse(&pos, &Limits::UNLIMITED)
+            .expect("a live position");
+        assert_eq!((a.score, a.best_moves.len(), a.exact), (-64, 0, true));
+    }
+
+    #[test]
+    fn a_reversi_game_is_judged_ply_by_ply() {
+        let record = moves(GameId::Reversi, "f5d6c3d3c4f4");
+        let plies = Analyser::new()
+            .analyse_game(GameId::Reversi, &record, 20_000, None)
+            .expect("a legal game");
+        let played: Vec<&str> = plies.iter().map(|p| p.mv.as_str()).collect();
+        assert_eq!(played, ["f5", "d6", "c3", "d3", "c4", "f4"]);
+        for p in &plies {
+            assert!(!p.best_moves.is_empty(), "{p:?}");
+            assert!((-64..=64).contains(&p.score_before), "{p:?}");
+            assert!((-64..=64).contains(&p.score_after), "{p:?}");
         }
     }
 

@@ -27,15 +27,12 @@ pub fn choose_move(position: &AnyPosition, level: u8, seed: u32) -> Option<Strin
         AnyPosition::FourInARow(p) if level >= 3 => {
             search::four_in_a_row::choose(p, level.min(5), wide).map(|m| m.to_string())
         }
-        AnyPosition::Reversi(p) if level >= 3 => reversi_search(p, level.min(5), wide),
+        AnyPosition::Reversi(p) if level >= 3 => {
+            search::reversi::choose(p, level.min(5), wide).map(|m| m.to_string())
+        }
         AnyPosition::FourInARow(p) => choose(p, level, seed, centre_weight).map(|m| m.to_string()),
         AnyPosition::Reversi(p) => choose(p, level, seed, mobility_weight).map(|m| m.to_string()),
     }
-}
-
-fn reversi_search(pos: &Reversi, level: u8, seed: u64) -> Option<String> {
-    let _ = (level, seed);
-    choose(pos, 2, seed as u32, mobility_weight).map(|m| m.to_string())
 }
 
 fn choose<G: Game>(
