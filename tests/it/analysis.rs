@@ -22,6 +22,42 @@ const L1_R1: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../oracles/connect4/Test_L1_R1"
 ));
+const FFO_1_19: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../oracles/reversi/fforum-1-19.obf"
+));
+
+/// An FFO line as a board-and-side body, with its best score and every move reaching it.
+fn ffo(line: &str) -> (Value, i64, Vec<String>) {
+    let (board, rest) = line.split_once(' ').expect("`<board> <side>; ...`");
+    let cells: Vec<char> = board
+        .chars()
+        .map(|c| match c {
+            'X' => 'B',
+            'O' => 'W',
+            _ => '.',
+        })
+        .collect();
+    let rows: Vec<String> = cells.chunks(8).map(|r| r.iter().collect()).collect();
+    let mut fields = rest.split(';').map(str::trim);
+    let side = if fields.next() == Some("X") { "B" } else { "W" };
+    let scored: Vec<(String, i64)> = fields
+        .filter_map(|f| f.split_once(':'))
+        .map(|(m, v)| (m.to_lowercase(), v.parse().expect("a score")))
+        .collect();
+    let best = scored.iter().map(|(_, v)| *v).max().expect("a move");
+    let mut moves: Vec<String> = scored
+        .into_iter()
+        .filter(|(_, v)| *v == best)
+        .map(|(m, _)| m)
+        .collect();
+    moves.sort();
+    (
+        json!({"game": "reversi", "board": rows, "side": side}),
+        best,
+        moves,
+    )
+}
 
 /// The first `n` lines of a Connect Four test set: (moves, score).
 fn sample(set: &str, n: usize) -> Vec<(String, i64)> {
@@ -72,6 +108,58 @@ async fn four_in_a_row_positions_score_as_the_published_test_sets() {
             assert!(best.iter().all(|m| legal.contains(m)), "{moves}: {best:?}");
         }
     }
+}
+
+#[tokio::test]
+async fn reversi_endgames_score_as_the_ffo_suite_says() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    for line in FFO_1_19.lines().take(3) {
+        let (body, score, best) = ffo(line);
+        let res = app.analyse(&ada, body, Some(30_000)).await;
+        assert_eq!(res.status, StatusCode::OK, "{line}: {:?}", res.body);
+        assert_eq!(res.body["score"], score, "{line}");
+        assert_eq!(res.body["exact"], true, "{line}");
+        let mut found = strings(&res.body["best_moves"]);
+        found.sort();
+        assert_eq!(found, best, "{line}");
+    }
+}
+
+#[tokio::test]
+async fn a_reversi_side_that_must_pass_gets_the_negated_score_after_the_pass() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    // Black (b1) flanks nothing; white takes b1 with c1 and wipes black out: +64 for white.
+    let board = [
+        "WB......", "........", "........", "...WW...", "...WW...", "........", "........",
+        "........",
+    ];
+    let res = app
+        .analyse(
+            &ada,
+            json!({"game": "reversi", "board": board, "side": "b"}),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(
+        res.body,
+        json!({"score": -64, "best_moves": [], "exact": true})
+    );
+    // The opening by moves, upper case accepted: moves come back canonical.
+    let opening = app
+        .analyse(&ada, json!({"game": "reversi", "moves": "F5D6"}), Some(200))
+        .await;
+    assert_eq!(opening.status, StatusCode::OK, "{:?}", opening.body);
+    let legal = position_after(GameId::Reversi, "f5d6")
+        .expect("a position")
+        .legal_moves();
+    let best = strings(&opening.body["best_moves"]);
+    assert!(
+        !best.is_empty() && best.iter().all(|m| legal.contains(m)),
+        "{best:?}"
+    );
 }
 
 #[tokio::test]
@@ -207,6 +295,41 @@ async fn a_finished_match_is_judged_ply_by_ply_and_an_active_one_is_not() {
 
     let budget = app.get(&format!("{path}?budget_ms=0"), &ada.token).await;
     assert_eq!(budget.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[tokio::test]
+async fn a_finished_reversi_match_is_judged_ply_by_ply() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = app.room_match(&ada, &bob, "reversi").await;
+    for (p, mv) in [(&ada, "f5"), (&bob, "d6"), (&ada, "c3"), (&bob, "d3")] {
+        let res = app.play(p, &id, mv).await;
+        assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
+    }
+    let resigned = app
+        .post(&format!("/v1/matches/{id}/resign"), &bob.token, json!({}))
+        .await;
+    assert_eq!(resigned.status, StatusCode::OK, "{:?}", resigned.body);
+    let res = app
+        .get(
+            &format!("/v1/matches/{id}/analysis?budget_ms=3000"),
+            &ada.token,
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let plies = res.body["plies"].as_array().expect("plies");
+    let moves: Vec<&str> = plies
+        .iter()
+        .map(|p| p["move"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(moves, ["f5", "d6", "c3", "d3"]);
+    for p in plies {
+        for key in ["score_before", "score_after"] {
+            let score = p[key].as_i64().expect("a score");
+            assert!((-64..=64).contains(&score), "{p}");
+        }
+        assert!(!strings(&p["best_moves"]).is_empty(), "{p}");
+    }
 }
 
 /// Plays `turns` of a solo game against the CPU at `level`, the player always taking their
