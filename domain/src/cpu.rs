@@ -16,8 +16,9 @@
 use crate::games::{AnyPosition, FourInARow, Game, Reversi};
 use crate::search;
 
-/// The levels a CPU seat can play at (1 weakest .. 5 strongest, SPEC §2).
-pub const LEVELS: std::ops::RangeInclusive<u8> = 1..=5;
+/// The levels a CPU seat can play at (1 weakest .. 5 strongest, SPEC §2): the very range the
+/// match aggregate accepts.
+pub const LEVELS: std::ops::RangeInclusive<u8> = crate::matches::CPU_LEVELS;
 
 /// The CPU's move in `position` at `level`, in canonical notation, or `None` when the side to
 /// move has no move (the game is over or a pass is due). Levels above 5 play as 5.
