@@ -20,7 +20,7 @@ use domain::search::Limits;
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::input;
-use crate::play::{self, unexpected};
+use crate::play::unexpected;
 use crate::routes::matches;
 use crate::state::AppState;
 
@@ -156,7 +156,7 @@ pub async fn of_match(
     })
     .await?
     // The record was replayed from the log: a move that does not replay is a broken log.
-    .map_err(play::unexpected)?;
+    .map_err(unexpected)?;
     let plies: Vec<_> = plies.into_iter().map(ply_json).collect();
     Ok(HttpResponse::Ok().json(json!({ "plies": plies })))
 }
