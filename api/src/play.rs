@@ -7,6 +7,7 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use domain::cpu;
+use domain::games::AnyPosition;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
     Action, Command, CreateMatch, DomainError, Match, MatchEvent, MatchState, MovedBy, Occupant,
@@ -177,6 +178,18 @@ pub async fn execute_from(
     }
 }
 
+/// The CPU's choice, made on a blocking thread: the strongest levels search for up to about a
+/// second, which must not hold up the async workers.
+pub async fn cpu_move(
+    position: AnyPosition,
+    level: u8,
+    seed: u32,
+) -> Result<Option<String>, ApiError> {
+    tokio::task::spawn_blocking(move || cpu::choose_move(&position, level, seed))
+        .await
+        .map_err(unexpected)
+}
+
 /// Lets the CPU play while it is to move (CPU seats, stand-ins); each move is a command of its
 /// own whose id follows from the match version, so two instances never play it twice.
 pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiError> {
@@ -185,7 +198,7 @@ pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiEr
         let Some((seat, level)) = m.cpu_to_move() else {
             break;
         };
-        let Some(mv) = cpu::choose_move(&m.position, level, m.cpu_seed) else {
+        let Some(mv) = cpu_move(m.position, level, m.cpu_seed).await? else {
             break;
         };
         let version = loaded.state.version();

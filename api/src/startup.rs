@@ -20,6 +20,10 @@ use crate::ratelimit::RateLimiter;
 use crate::state::AppState;
 use crate::{routes, workers};
 
+/// Analysis searches one instance runs at once (`POST /v1/analysis`, match analyses): each holds
+/// a blocking thread and a core for up to its `budget_ms`.
+const ANALYSES_AT_ONCE: usize = 4;
+
 pub struct Application {
     port: u16,
     server: Server,
@@ -61,6 +65,7 @@ impl Application {
             projections,
             waves: Arc::new(tokio::sync::Notify::new()),
             metrics: Arc::new(crate::metrics::Metrics::default()),
+            analyses: Arc::new(tokio::sync::Semaphore::new(ANALYSES_AT_ONCE)),
         };
         let listener = TcpListener::bind(&config.addr)
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 use eventlog::EventLog;
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::{Notify, Semaphore, broadcast};
 
 use domain::ids::MatchId;
 
@@ -31,6 +31,9 @@ pub struct AppState {
     /// Wakes this instance's wave loop when a ticket opens here (the size trigger).
     pub waves: Arc<Notify>,
     pub metrics: Arc<Metrics>,
+    /// Analysis searches this instance may run at once (more are refused with a 429), so that
+    /// long analyses cannot crowd out the CPU players' moves.
+    pub analyses: Arc<Semaphore>,
 }
 
 impl AppState {

@@ -11,7 +11,6 @@ use std::time::Duration as StdDuration;
 use time::Duration;
 use uuid::Uuid;
 
-use domain::cpu;
 use domain::ids::{MatchId, Seat};
 use domain::matches::{Action, LeaveReason, Occupant, Presence};
 
@@ -89,7 +88,7 @@ async fn work_on(
     let presence = Duration::seconds(i64::from(app.play.presence_seconds));
     let mut loaded = play::load(app, id).await?;
     for _ in 0..128 {
-        let Some(action) = due_action(app, &loaded, seen, presence, now) else {
+        let Some(action) = due_action(app, &loaded, seen, presence, now).await? else {
             break;
         };
         let version = loaded.state.version();
@@ -124,42 +123,44 @@ fn action_name(a: &Action) -> &'static str {
 }
 
 /// The first thing due on a match at `now`, in order: a CPU move, a timed-out turn, a stand-in
-/// for a player away too long, a player gone silent.
-fn due_action(
+/// for a player away too long, a player gone silent. CPU choices run on a blocking thread.
+async fn due_action(
     app: &AppState,
     loaded: &Loaded,
     seen: [time::OffsetDateTime; 2],
     presence: Duration,
     now: time::OffsetDateTime,
-) -> Option<Action> {
-    let m = loaded.state.get()?;
+) -> Result<Option<Action>, ApiError> {
+    let Some(m) = loaded.state.get() else {
+        return Ok(None);
+    };
     if m.is_finished() {
-        return None;
+        return Ok(None);
     }
     if let Some((seat, level)) = m.cpu_to_move() {
-        let mv = cpu::choose_move(&m.position, level, m.cpu_seed)?;
-        return Some(Action::PlayMove {
+        let mv = play::cpu_move(m.position, level, m.cpu_seed).await?;
+        return Ok(mv.map(|mv| Action::PlayMove {
             seat,
             mv,
             by: domain::matches::MovedBy::Cpu,
-        });
+        }));
     }
     if let (Some(deadline), Some(seat)) = (m.deadline(), m.to_move())
         && deadline <= now
     {
-        let cpu_move = cpu::choose_move(&m.position, STAND_IN_LEVEL, m.cpu_seed)?;
-        return Some(Action::TimeOutTurn { seat, cpu_move });
+        let cpu_move = play::cpu_move(m.position, STAND_IN_LEVEL, m.cpu_seed).await?;
+        return Ok(cpu_move.map(|cpu_move| Action::TimeOutTurn { seat, cpu_move }));
     }
     let return_after = Duration::seconds(i64::from(app.play.return_seconds));
     for seat in Seat::BOTH {
         if let Presence::Away { since, .. } = m.seat(seat).presence
             && since + return_after <= now
         {
-            return Some(Action::TakeOver {
+            return Ok(Some(Action::TakeOver {
                 seat,
                 level: STAND_IN_LEVEL,
                 return_seconds: app.play.return_seconds,
-            });
+            }));
         }
     }
     for seat in Seat::BOTH {
@@ -168,11 +169,11 @@ fn due_action(
             && s.presence == Presence::Here
             && seen[seat.index()] + presence <= now
         {
-            return Some(Action::Leave {
+            return Ok(Some(Action::Leave {
                 seat,
                 reason: LeaveReason::Absent,
-            });
+            }));
         }
     }
-    None
+    Ok(None)
 }

@@ -1,20 +1,36 @@
-//! CPU players, levels 1 and 2: pure functions of a position and a seed.
+//! CPU players, levels 1 to 5: pure functions of a position, a level and a seed.
 //!
 //! A CPU choice depends only on the position, the level and the match's `cpu_seed` (recorded in
-//! `match_created`), so a replay makes the very same choices on any machine. Level 1 plays a
-//! uniformly random legal move; level 2 (also the stand-in for absent players) wins when it can,
-//! blocks an immediate loss, and otherwise draws a move weighted to the centre in Four in a Row
-//! and to its own mobility (and away from the opponent's) in Reversi.
+//! `match_created`), so a replay makes the very same choices on any machine: every search is
+//! bounded by node counts, never by a clock.
+//!
+//! - Level 1 plays a uniformly random legal move.
+//! - Level 2 (also the stand-in for absent players) wins when it can, blocks an immediate loss,
+//!   and otherwise draws a move weighted to the centre in Four in a Row and to its own mobility
+//!   (and away from the opponent's) in Reversi.
+//! - Levels 3 to 5 are the search engines of [`crate::search`]: 3 a shallow search, 4 a deep one,
+//!   5 the exact solvers wherever their budgets reach (see `search::four_in_a_row::choose` and
+//!   `search::reversi::choose`). Level 5 can take up to about a second: callers on an async
+//!   executor run it on a blocking thread.
 
 use crate::games::{AnyPosition, FourInARow, Game, Reversi};
+use crate::search;
 
-/// The levels implemented here.
-pub const LEVELS: std::ops::RangeInclusive<u8> = 1..=2;
+/// The levels a CPU seat can play at (1 weakest .. 5 strongest, SPEC §2): the very range the
+/// match aggregate accepts.
+pub const LEVELS: std::ops::RangeInclusive<u8> = crate::matches::CPU_LEVELS;
 
-/// The CPU's move in `position` at `level`, or `None` when the side to move has no move (the game
-/// is over or a pass is due). Levels above those implemented play as the strongest one.
+/// The CPU's move in `position` at `level`, in canonical notation, or `None` when the side to
+/// move has no move (the game is over or a pass is due). Levels above 5 play as 5.
 pub fn choose_move(position: &AnyPosition, level: u8, seed: u32) -> Option<String> {
+    let wide = u64::from(seed);
     match position {
+        AnyPosition::FourInARow(p) if level >= 3 => {
+            search::four_in_a_row::choose(p, level.min(5), wide).map(|m| m.to_string())
+        }
+        AnyPosition::Reversi(p) if level >= 3 => {
+            search::reversi::choose(p, level.min(5), wide).map(|m| m.to_string())
+        }
         AnyPosition::FourInARow(p) => choose(p, level, seed, centre_weight).map(|m| m.to_string()),
         AnyPosition::Reversi(p) => choose(p, level, seed, mobility_weight).map(|m| m.to_string()),
     }
@@ -134,14 +150,70 @@ mod tests {
     }
 
     #[test]
-    fn the_same_position_and_seed_give_the_same_move() {
-        let p = position(GameId::Reversi, "f5d6c3");
-        for level in [1, 2] {
-            let first = choose_move(&p, level, 99);
-            for _ in 0..10 {
-                assert_eq!(choose_move(&p, level, 99), first);
+    fn the_same_position_and_seed_give_the_same_move_at_every_level() {
+        let positions = [
+            position(GameId::Reversi, "f5d6c3"),
+            position(GameId::FourInARow, "4453"),
+        ];
+        for p in &positions {
+            for level in LEVELS {
+                let first = choose_move(p, level, 99);
+                assert!(first.is_some(), "level {level} has a move");
+                for _ in 0..3 {
+                    assert_eq!(choose_move(p, level, 99), first, "level {level}");
+                }
             }
         }
+    }
+
+    /// A position reached by `plies` random legal moves (fewer if the game ends first), drawn
+    /// from `seed`.
+    fn random_position(game: GameId, seed: u32, plies: u32) -> AnyPosition {
+        let mut p = AnyPosition::start(game);
+        for turn in 0..plies {
+            if p.outcome().is_some() {
+                break;
+            }
+            if p.must_pass() {
+                p.pass();
+            }
+            let mv = choose_move(&p, 1, seed.wrapping_mul(7919) ^ turn).expect("a move");
+            p.play(&mv).expect("legal");
+        }
+        p
+    }
+
+    #[test]
+    fn every_level_plays_only_legal_moves_in_random_positions() {
+        // Plies chosen to cover openings, middle games and endgames while keeping the level-5
+        // solves short.
+        let cases = [
+            (GameId::FourInARow, [1, 5, 17, 23, 29, 35]),
+            (GameId::Reversi, [3, 14, 38, 46, 52, 57]),
+        ];
+        for (game, plies) in cases {
+            for (seed, n) in (0u32..).zip(plies) {
+                let p = random_position(game, seed, n);
+                for level in LEVELS {
+                    match choose_move(&p, level, seed) {
+                        Some(mv) => assert!(
+                            p.check_move(&mv).is_ok(),
+                            "{game} seed {seed} ply {n} level {level}: {mv} is illegal"
+                        ),
+                        None => assert!(
+                            p.outcome().is_some() || p.must_pass(),
+                            "{game} seed {seed} ply {n} level {level}: no move in a live game"
+                        ),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn levels_above_five_play_as_five() {
+        let p = position(GameId::FourInARow, "4453");
+        assert_eq!(choose_move(&p, 9, 3), choose_move(&p, 5, 3));
     }
 
     #[test]

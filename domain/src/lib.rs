@@ -3,6 +3,7 @@
 //! Nothing in this crate does I/O, reads a clock or draws a random number: time, ids and random
 //! draws arrive inside commands, so that replaying a stream of events is exact and repeatable.
 
+pub mod analysis;
 pub mod cpu;
 pub mod games;
 pub mod ids;

@@ -311,6 +311,34 @@ impl TestApp {
         joined.body
     }
 
+    /// Starts a match in a fresh room of `host` (seat 1, moves first) and `guest`; returns its
+    /// id.
+    pub async fn room_match(&self, host: &Player, guest: &Player, game: &str) -> String {
+        let room = self.room(host, guest, game, json!({})).await;
+        let room_id = room["room_id"].as_str().expect("a room id");
+        let started = self
+            .post(
+                &format!("/v1/rooms/{room_id}/matches"),
+                &host.token,
+                json!({}),
+            )
+            .await;
+        assert_eq!(started.status, StatusCode::CREATED, "{:?}", started.body);
+        started.body["match_id"]
+            .as_str()
+            .expect("a match id")
+            .to_owned()
+    }
+
+    /// `POST /v1/analysis` with `body`, and `?budget_ms=` when given.
+    pub async fn analyse(&self, p: &Player, body: Value, budget_ms: Option<i64>) -> Res {
+        let path = match budget_ms {
+            Some(ms) => format!("/v1/analysis?budget_ms={ms}"),
+            None => "/v1/analysis".to_owned(),
+        };
+        self.post(&path, &p.token, body).await
+    }
+
     /// Moves the clock and runs the background work until nothing is due.
     pub async fn advance(&self, seconds: i64) {
         self.clock.advance(Duration::seconds(seconds));

@@ -1,6 +1,7 @@
 //! One integration-test binary: the real application on a random port against a database of
 //! its own, cloned from a migrated template. Logs are silent unless `TEST_LOG=1`.
 
+mod analysis;
 mod cli;
 mod errors;
 mod helpers;

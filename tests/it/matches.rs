@@ -202,7 +202,7 @@ async fn a_solo_game_against_the_cpu_runs_to_its_end() {
 async fn unknown_and_unplayable_cpu_levels_are_refused() {
     let app = spawn_app().await;
     let ada = app.player("Ada").await;
-    for level in [0, 3, 9] {
+    for level in [0, 6, 9] {
         let res = app
             .post(
                 "/v1/matches",

@@ -49,7 +49,7 @@ fn me() -> FirstChoice {
     FirstChoice::Me
 }
 
-/// The CPU levels playable now; higher levels arrive with the search engines.
+/// The CPU levels a seat can play at (1 to 5).
 pub fn check_level(level: u8) -> Result<(), ApiError> {
     if cpu::LEVELS.contains(&level) {
         Ok(())
@@ -107,7 +107,7 @@ pub async fn create_solo(
 }
 
 /// Loads a match for a caller; a seated caller counts as present (and comes back if away).
-async fn open(app: &AppState, auth: &Auth, raw_id: &str) -> Result<Loaded, ApiError> {
+pub(crate) async fn open(app: &AppState, auth: &Auth, raw_id: &str) -> Result<Loaded, ApiError> {
     let id: MatchId = input::id(raw_id)?;
     let loaded = play::load(app, id).await?;
     play::presence(app, loaded, auth.player).await

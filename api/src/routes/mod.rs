@@ -5,6 +5,7 @@ use actix_web::{HttpResponse, web};
 use serde_json::{Value, json};
 
 pub mod admin;
+pub mod analysis;
 pub mod games;
 pub mod health;
 pub mod leaderboards;
@@ -78,6 +79,8 @@ routes! {
     post "/v1/matches/{id}/heartbeat" => matches::heartbeat, 200, auth = true, body = no_body(), "Say you are here (writes no event).";
     get "/v1/matches/{id}/events" => matches::events, 200, auth = true, body = no_body(), "Every event of the match.";
     get "/v1/matches/{id}/replay" => matches::replay, 200, auth = true, body = no_body(), "The match ply by ply (?ply=n for one).";
+    get "/v1/matches/{id}/analysis" => analysis::of_match, 200, auth = true, body = no_body(), "A finished match ply by ply: each move's score before and after it for the mover, the best moves, whether exact (?budget_ms, default 5000, at most 30000; 409 conflict while the match is active).";
+    post "/v1/analysis" => analysis::position, 200, auth = true, body = Some(schemas::analysis), "The score and every best move of a position given by moves or by board and side (?budget_ms, default 2000, at most 30000); changes nothing, so takes no Idempotency-Key.";
     get "/v1/matches/{id}/stream" => stream::stream, 200, auth = true, body = no_body(), "Server-sent events: each new event with the match view; resumable with Last-Event-ID; ?access_token= accepted.";
     get "/v1/admin/audits/ratings" => admin::audit_ratings, 200, auth = true, body = no_body(), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; ?game&exclude_players=id,id for a what-if.";
     get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, 200, auth = true, body = no_body(), "Admin: a player's rating step by step, each with its match and event positions.";
@@ -150,6 +153,17 @@ mod schemas {
         }})
     }
 
+    pub fn analysis() -> Value {
+        json!({"type": "object", "required": ["game"], "additionalProperties": false,
+               "description": "Either `moves`, or `board` and `side`.", "properties": {
+            "game": game(),
+            "moves": {"type": "string", "description": "the game so far, passes omitted (\"4453\", \"f5d6c3\")"},
+            "board": {"type": "array", "items": {"type": "string"},
+                      "description": "rows as in the match view: 6 of 7 cells top row first (Four in a Row), 8 of 8 row 1 first (Reversi)"},
+            "side": {"type": "string", "enum": ["R", "Y", "B", "W"], "description": "the colour to move"}
+        }})
+    }
+
     pub fn version_only() -> Value {
         json!({"type": "object", "additionalProperties": false,
                "properties": {"expected_version": {"type": "integer", "minimum": 0}}})
@@ -174,7 +188,8 @@ pub fn openapi_document() -> Value {
             op["requestBody"] =
                 json!({"required": true, "content": {"application/json": {"schema": schema()}}});
         }
-        if r.method == "post" {
+        // Every POST changes state and takes an Idempotency-Key, except the analysis of a position.
+        if r.method == "post" && r.path != "/v1/analysis" {
             op["parameters"] = json!([{"name": "Idempotency-Key", "in": "header", "required": false,
                 "schema": {"type": "string", "maxLength": 200},
                 "description": "A retry with the same key and body gets the first answer and writes nothing."}]);

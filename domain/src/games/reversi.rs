@@ -146,6 +146,12 @@ impl Reversi {
     fn legal_mask(&self) -> u64 {
         moves(self.player, self.opponent)
     }
+
+    /// The discs of the side to move and of its opponent, for the search engines, which work on
+    /// the raw bitboards (bit = [`Square::index`]).
+    pub(crate) fn boards(&self) -> (u64, u64) {
+        (self.player, self.opponent)
+    }
 }
 
 /// The legal squares of a position in a1, b1, .., h8 order, read off a move mask.

@@ -1,1 +1,1552 @@
-//! Reversi engine and exact endgame solver (to be written).
+//! Reversi engine: a PVS midgame search with iterative deepening and an exact endgame solver.
+//!
+//! Everything works on two raw bitboards, `p` (the side to move) and `o` (its opponent), with the
+//! square numbering of [`Square::index`] (`a1` = bit 0, `h8` = bit 63).
+//!
+//! Scores are final disc differences from the side to move's point of view, empty squares going
+//! to the winner (the FFO convention of SPEC §6). The midgame search works in hundredths of a
+//! disc ([`SCALE`]) and reports its estimate rounded to whole discs.
+//!
+//! - The **midgame** search is a principal variation search (PVS) with iterative deepening, a
+//!   transposition table and move ordering (table move first, then children by their static
+//!   value). The evaluation weighs mobility, potential mobility, corners, the squares next to
+//!   empty corners, stable discs and parity, with weights that shift as the board fills.
+//! - The **endgame** solver is exact. Above a few empties it orders moves fastest-first (fewest
+//!   replies for the opponent, corners counted twice, odd regions first), probes the table and
+//!   cuts on stability (discs of the opponent that can never flip bound the score from above);
+//!   for the last [`SHALLOW_EMPTIES`] squares it walks the empty squares directly, those in
+//!   regions with an odd number of empties first, and counts the last move's flips alone.
+//!
+//! Searches are bounded by node counts (and an optional stop flag), never by a clock, so a CPU
+//! move is the same on every machine.
+
+use std::sync::atomic::AtomicBool;
+
+use super::{Limits, Verdict};
+use crate::games::{Reversi, Square};
+
+/// Evaluation units per disc.
+pub const SCALE: i32 = 100;
+
+/// The most empties at which [`Engine::analyse`] tries an exact solve straight away (it also
+/// solves any position whose midgame search reached the end of the game within the budget).
+pub const EXACT_MAX_EMPTIES: u32 = 26;
+
+/// Below this many empties the solver walks the empty squares without a table.
+const SHALLOW_EMPTIES: u32 = 6;
+
+/// From this many empties the solver stores and probes the transposition table.
+const TABLE_MIN_EMPTIES: u32 = 9;
+
+const NOT_A: u64 = 0xFEFE_FEFE_FEFE_FEFE;
+const NOT_H: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+const INNER_COLUMNS: u64 = NOT_A & NOT_H;
+const CORNERS: u64 = 0x8100_0000_0000_0081;
+const EDGES: u64 = 0xFF81_8181_8181_81FF;
+const COLUMNS_A_H: u64 = 0x8181_8181_8181_8181;
+const ROWS_1_8: u64 = 0xFF00_0000_0000_00FF;
+/// The four 4x4 quadrants, for parity.
+const QUADRANTS: [u64; 4] = [
+    0x0000_0000_0F0F_0F0F,
+    0x0000_0000_F0F0_F0F0,
+    0x0F0F_0F0F_0000_0000,
+    0xF0F0_F0F0_0000_0000,
+];
+
+// ---------------------------------------------------------------------------------------------
+// Bitboard primitives
+// ---------------------------------------------------------------------------------------------
+
+/// The moves in one direction and its opposite (`d` = 1, 7, 8 or 9) from `p` through runs of
+/// `m` (the opponent, masked to the inner columns for sideways directions). Runs are filled two
+/// squares at a time after the first two single steps, so four steps cover six discs.
+#[inline(always)]
+fn line_moves(p: u64, m: u64, d: u32) -> u64 {
+    let d2 = d + d;
+    let mut fl = m & (p << d);
+    let mut fr = m & (p >> d);
+    fl |= m & (fl << d);
+    fr |= m & (fr >> d);
+    let ml = m & (m << d);
+    let mr = ml >> d;
+    fl |= ml & (fl << d2);
+    fr |= mr & (fr >> d2);
+    fl |= ml & (fl << d2);
+    fr |= mr & (fr >> d2);
+    (fl << d) | (fr >> d)
+}
+
+/// The legal moves of `p` against `o`.
+#[inline]
+fn moves(p: u64, o: u64) -> u64 {
+    let m = o & INNER_COLUMNS;
+    (line_moves(p, m, 1) | line_moves(p, o, 8) | line_moves(p, m, 7) | line_moves(p, m, 9))
+        & !(p | o)
+}
+
+/// The squares from `sq` to the board's edge (excluded `sq`) in direction (`dr`, `dc`).
+const fn ray(sq: usize, dr: i32, dc: i32) -> u64 {
+    let mut r = (sq / 8) as i32 + dr;
+    let mut c = (sq % 8) as i32 + dc;
+    let mut mask = 0u64;
+    while r >= 0 && r < 8 && c >= 0 && c < 8 {
+        mask |= 1u64 << (r * 8 + c);
+        r += dr;
+        c += dc;
+    }
+    mask
+}
+
+/// Rays per square: the first four run towards higher bits (east, south-west, south,
+/// south-east), the last four towards lower bits (west, north-east, north, north-west).
+const RAYS: [[u64; 8]; 64] = {
+    let mut rays = [[0u64; 8]; 64];
+    let dirs: [(i32, i32); 8] = [
+        (0, 1),
+        (1, -1),
+        (1, 0),
+        (1, 1),
+        (0, -1),
+        (-1, 1),
+        (-1, 0),
+        (-1, -1),
+    ];
+    let mut sq = 0;
+    while sq < 64 {
+        let mut d = 0;
+        while d < 8 {
+            rays[sq][d] = ray(sq, dirs[d].0, dirs[d].1);
+            d += 1;
+        }
+        sq += 1;
+    }
+    rays
+};
+
+/// The discs of `o` that flip when `p` plays on the empty square `sq` (0 if the move is
+/// illegal): along each ray, the first square that is not `o`'s must be `p`'s.
+#[inline]
+fn flips(p: u64, o: u64, sq: usize) -> u64 {
+    let rays = &RAYS[sq & 63];
+    let mut f = 0;
+    for &ray in &rays[..4] {
+        let block = ray & !o;
+        let first = block & block.wrapping_neg();
+        if first & p != 0 {
+            f |= ray & (first - 1);
+        }
+    }
+    for &ray in &rays[4..] {
+        let block = ray & !o;
+        if block != 0 {
+            let at = 63 - block.leading_zeros();
+            if (p >> at) & 1 != 0 {
+                f |= ray & ((u64::MAX << at) << 1);
+            }
+        }
+    }
+    f
+}
+
+/// The final score of a finished game for `p`: disc difference, empties to the winner.
+#[inline]
+fn final_score(p: u64, o: u64) -> i32 {
+    let np = p.count_ones() as i32;
+    let no = o.count_ones() as i32;
+    let empties = 64 - np - no;
+    match np.cmp(&no) {
+        std::cmp::Ordering::Greater => np - no + empties,
+        std::cmp::Ordering::Less => np - no - empties,
+        std::cmp::Ordering::Equal => 0,
+    }
+}
+
+/// The diagonals running towards h8 (`DIAGONALS[0]`) and towards a8 (`DIAGONALS[1]`).
+const DIAGONALS: [[u64; 15]; 2] = {
+    let mut diagonals = [[0u64; 15]; 2];
+    let mut sq = 0;
+    while sq < 64 {
+        let (r, c) = (sq / 8, sq % 8);
+        diagonals[0][c + 7 - r] |= 1u64 << sq;
+        diagonals[1][c + r] |= 1u64 << sq;
+        sq += 1;
+    }
+    diagonals
+};
+
+/// The squares whose row, column, and two diagonals are full (each as one mask).
+#[inline]
+fn full_lines(filled: u64) -> [u64; 4] {
+    let mut h = filled & (filled >> 4);
+    h &= h >> 2;
+    h &= h >> 1;
+    let rows = (h & 0x0101_0101_0101_0101) * 0xFF;
+    let mut v = filled & (filled >> 32);
+    v &= v >> 16;
+    v &= v >> 8;
+    let columns = (v & 0xFF) * 0x0101_0101_0101_0101;
+    let mut d9 = 0;
+    let mut d7 = 0;
+    for (&a, &b) in DIAGONALS[0].iter().zip(&DIAGONALS[1]) {
+        if filled & a == a {
+            d9 |= a;
+        }
+        if filled & b == b {
+            d7 |= b;
+        }
+    }
+    [rows, columns, d9, d7]
+}
+
+/// Discs of `p` that can never flip: along each of the four lines through a disc, the line is
+/// full, or a neighbour on it is the board's edge or a stable disc of the same colour.
+fn stable_discs(p: u64, o: u64) -> u64 {
+    if p & CORNERS == 0 && (p | o) != u64::MAX {
+        // Without a corner, a stable disc needs a full line in every direction; rare enough
+        // before the board fills that the search does not pay to look.
+        return 0;
+    }
+    let [rows, columns, d9, d7] = full_lines(p | o);
+    let mut stable = 0u64;
+    loop {
+        let h = ((stable << 1) & NOT_A) | ((stable >> 1) & NOT_H) | rows | COLUMNS_A_H;
+        let v = (stable << 8) | (stable >> 8) | columns | ROWS_1_8;
+        let a = ((stable << 9) & NOT_A) | ((stable >> 9) & NOT_H) | d9 | EDGES;
+        let b = ((stable << 7) & NOT_H) | ((stable >> 7) & NOT_A) | d7 | EDGES;
+        let next = p & h & v & a & b;
+        if next == stable {
+            return stable;
+        }
+        stable = next;
+    }
+}
+
+/// The empty squares next to a disc of `b`.
+#[inline]
+fn neighbours(b: u64) -> u64 {
+    let h = ((b << 1) & NOT_A) | ((b >> 1) & NOT_H);
+    let hv = b | h;
+    h | (hv << 8) | (hv >> 8)
+}
+
+/// The quadrants holding an odd number of empty squares.
+#[inline]
+fn odd_regions(empty: u64) -> u64 {
+    QUADRANTS
+        .iter()
+        .filter(|&&q| (empty & q).count_ones() & 1 == 1)
+        .fold(0, |acc, &q| acc | q)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+// ---------------------------------------------------------------------------------------------
+
+/// X-squares (b2, g2, b7, g7) and the corner each one sits next to.
+const X_SQUARES: [(u64, u64); 4] = [
+    (1 << 9, 1 << 0),
+    (1 << 14, 1 << 7),
+    (1 << 49, 1 << 56),
+    (1 << 54, 1 << 63),
+];
+
+/// C-squares (the edge squares next to a corner) and their corner.
+const C_SQUARES: [(u64, u64); 4] = [
+    ((1 << 1) | (1 << 8), 1 << 0),
+    ((1 << 6) | (1 << 15), 1 << 7),
+    ((1 << 48) | (1 << 57), 1 << 56),
+    ((1 << 55) | (1 << 62), 1 << 63),
+];
+
+/// The static value of a position for `p`, in [`SCALE`] units of final disc difference.
+fn evaluate(p: u64, o: u64) -> i32 {
+    let mp = moves(p, o);
+    let mo = moves(o, p);
+    if mp | mo == 0 {
+        return final_score(p, o) * SCALE;
+    }
+    let empty = !(p | o);
+    let empties = empty.count_ones() as i32;
+    // 0 at the start of the game, 60 at its end.
+    let phase = 60 - empties;
+
+    let count = |b: u64| b.count_ones() as i32;
+    let mobility = count(mp) + count(mp & CORNERS) - count(mo) - count(mo & CORNERS);
+    let potential = count(neighbours(o) & empty) - count(neighbours(p) & empty);
+    let corners = count(p & CORNERS) - count(o & CORNERS);
+    let mut near_corners = 0;
+    for &(x, corner) in &X_SQUARES {
+        if corner & empty != 0 {
+            near_corners += 3 * (count(p & x) - count(o & x));
+        }
+    }
+    for &(c, corner) in &C_SQUARES {
+        if corner & empty != 0 {
+            near_corners += count(p & c) - count(o & c);
+        }
+    }
+    let stable = count(stable_discs(p, o)) - count(stable_discs(o, p));
+    let discs = count(p) - count(o);
+    // The side to move gets the last move of the game when the number of empties is odd.
+    let parity = if empties % 2 == 1 { 1 } else { -1 };
+
+    let score = mobility * (160 - phase) + potential * (50 - phase / 2) + corners * 700
+        - near_corners * 120
+        + stable * 180
+        + discs * (phase - 35).max(0) * 4
+        + parity * phase * 2;
+    score.clamp(-63 * SCALE, 63 * SCALE)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transposition table
+// ---------------------------------------------------------------------------------------------
+
+const NO_MOVE: u8 = 64;
+
+/// One remembered position: its two boards, bounds on its value, the depth they hold for (or the
+/// empties of an exact solve) and the best move found.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    p: u64,
+    o: u64,
+    lower: i16,
+    upper: i16,
+    /// Midgame: the search depth; exact entries: the number of empties (the work behind them).
+    draft: u8,
+    /// Bounds in whole discs from the exact solver, rather than midgame [`SCALE`] units.
+    exact: bool,
+    mv: u8,
+    age: u8,
+}
+
+const EMPTY_ENTRY: Entry = Entry {
+    p: 0,
+    o: 0,
+    lower: 0,
+    upper: 0,
+    draft: 0,
+    exact: false,
+    mv: NO_MOVE,
+    age: 0,
+};
+
+/// A fixed-size table of positions, indexed by a hash of the boards; an entry is replaced when it
+/// comes from an earlier search or holds less work than the new one.
+struct Table {
+    entries: Vec<Entry>,
+    mask: usize,
+    age: u8,
+}
+
+impl Table {
+    fn new(bytes: usize) -> Table {
+        let wanted = (bytes / std::mem::size_of::<Entry>()).max(1);
+        // The largest power of two that fits (so that indexing is a mask).
+        let len = 1usize << (usize::BITS - 1 - wanted.leading_zeros());
+        Table {
+            entries: vec![EMPTY_ENTRY; len],
+            mask: len - 1,
+            age: 0,
+        }
+    }
+
+    #[inline]
+    fn index(&self, p: u64, o: u64) -> usize {
+        let h = p.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ o.rotate_left(29).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        ((h ^ (h >> 29)) as usize) & self.mask
+    }
+
+    #[inline]
+    fn probe(&self, p: u64, o: u64) -> Option<&Entry> {
+        let e = &self.entries[self.index(p, o)];
+        (e.p == p && e.o == o && (p | o) != 0).then_some(e)
+    }
+
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn store(&mut self, p: u64, o: u64, lower: i32, upper: i32, draft: u8, exact: bool, mv: u8) {
+        let age = self.age;
+        let i = self.index(p, o);
+        let e = &mut self.entries[i];
+        if e.p == p && e.o == o && e.exact == exact && e.draft == draft {
+            // The same search again: both sets of bounds hold, keep the tighter.
+            e.lower = e.lower.max(lower as i16);
+            e.upper = e.upper.min(upper as i16);
+            e.age = age;
+            if mv != NO_MOVE {
+                e.mv = mv;
+            }
+            return;
+        }
+        if e.age != age || draft >= e.draft || (exact && !e.exact) {
+            *e = Entry {
+                p,
+                o,
+                lower: lower as i16,
+                upper: upper as i16,
+                draft,
+                exact,
+                mv,
+                age,
+            };
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine
+// ---------------------------------------------------------------------------------------------
+
+/// A Reversi analyser: owns its transposition table, so that consecutive analyses of one game
+/// share what they learned. Build it once per match (or per worker) and reuse it.
+pub struct Engine {
+    table: Table,
+}
+
+impl Engine {
+    /// The table size [`choose`] uses at its strongest level.
+    pub const DEFAULT_TABLE_BYTES: usize = 16 << 20;
+
+    /// An engine whose transposition table takes at most `table_bytes` bytes (rounded down to a
+    /// power-of-two number of entries, at least one).
+    pub fn new(table_bytes: usize) -> Engine {
+        Engine {
+            table: Table::new(table_bytes),
+        }
+    }
+
+    /// The value of `pos` for the side to move and its best moves (SPEC §6).
+    ///
+    /// With at most [`EXACT_MAX_EMPTIES`] empties (or once the midgame search has reached the end
+    /// of the game within the budget) the endgame solver proves the score and lists every move
+    /// that reaches it. When the node budget or the stop flag ends the search first, the answer
+    /// is the deepest completed midgame estimate, `exact: false`, with one best move (a one-ply
+    /// estimate is always completed, so there is always a move). A side that must pass gets the
+    /// negated score of the position after the pass and no moves; a finished game its final
+    /// score. Without a node budget a midgame position runs to the end of the game: callers
+    /// give one.
+    pub fn analyse(&mut self, pos: &Reversi, limits: &Limits) -> Verdict<Square> {
+        let (p, o) = pos.boards();
+        self.table.age = self.table.age.wrapping_add(1);
+        let mut search = Search::new(&mut self.table, limits);
+        if moves(p, o) == 0 {
+            if moves(o, p) == 0 {
+                return Verdict {
+                    score: final_score(p, o),
+                    best_moves: Vec::new(),
+                    exact: true,
+                    nodes: 0,
+                };
+            }
+            let after = search.analyse(o, p, u32::MAX, EXACT_MAX_EMPTIES);
+            return Verdict {
+                score: -after.score,
+                best_moves: Vec::new(),
+                exact: after.exact,
+                nodes: search.nodes,
+            };
+        }
+        let verdict = search.analyse(p, o, u32::MAX, EXACT_MAX_EMPTIES);
+        Verdict {
+            nodes: search.nodes,
+            ..verdict
+        }
+    }
+}
+
+/// One search: the table, the budget and the counters.
+struct Search<'a> {
+    table: &'a mut Table,
+    stop: Option<&'a AtomicBool>,
+    max_nodes: u64,
+    nodes: u64,
+    next_check: u64,
+    aborted: bool,
+}
+
+/// How often (in nodes) the stop flag is read.
+const CHECK_EVERY: u64 = 4096;
+
+/// A root move with the value found for it.
+#[derive(Clone, Copy, Debug)]
+struct RootMove {
+    sq: u8,
+    score: i32,
+}
+
+impl<'a> Search<'a> {
+    fn new(table: &'a mut Table, limits: &Limits<'a>) -> Search<'a> {
+        Search {
+            table,
+            stop: limits.stop,
+            max_nodes: limits.max_nodes,
+            nodes: 0,
+            next_check: 0,
+            aborted: false,
+        }
+    }
+
+    /// Counts a node; true once the search must unwind (budget spent or stop asked).
+    #[inline]
+    fn out_of_budget(&mut self) -> bool {
+        self.nodes += 1;
+        if self.nodes >= self.next_check {
+            if self.nodes >= self.max_nodes
+                || self
+                    .stop
+                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                self.aborted = true;
+            }
+            self.next_check = self.nodes.saturating_add(CHECK_EVERY).min(self.max_nodes);
+        }
+        self.aborted
+    }
+
+    /// The analysis of a position where `p` has a move: midgame iterative deepening up to
+    /// `max_depth`, then an exact solve when the empties allow (`exact_empties`) or the midgame
+    /// search reached the end of the game.
+    fn analyse(&mut self, p: u64, o: u64, max_depth: u32, exact_empties: u32) -> Verdict<Square> {
+        let empties = (!(p | o)).count_ones();
+        let eligible = empties <= exact_empties;
+        let depth_cap = if eligible {
+            ((empties as i32 - 8) / 2).clamp(1, 8) as u32
+        } else {
+            max_depth
+        }
+        .min(empties.saturating_sub(1))
+        .min(max_depth)
+        .max(1);
+        let (root, reached) = self.iterate(p, o, depth_cap);
+        let estimate = Verdict {
+            score: ((root[0].score as f64) / f64::from(SCALE)).round() as i32,
+            best_moves: vec![square(root[0].sq)],
+            exact: false,
+            nodes: 0,
+        };
+        if !eligible && reached + 1 < empties {
+            return estimate;
+        }
+        match self.solve_root(p, o, &root) {
+            Some((score, best)) => Verdict {
+                score,
+                best_moves: best.into_iter().map(square).collect(),
+                exact: true,
+                nodes: 0,
+            },
+            None => estimate,
+        }
+    }
+
+    /// Iterative deepening from depth 1 to `max_depth` (at least 1, less than the empties): the
+    /// root moves sorted best first with their values at the deepest completed depth, and that
+    /// depth. Depth 1 always completes.
+    fn iterate(&mut self, p: u64, o: u64, max_depth: u32) -> (Vec<RootMove>, u32) {
+        let mut root: Vec<RootMove> = squares(moves(p, o))
+            .map(|sq| {
+                let f = flips(p, o, sq as usize);
+                let bit = 1u64 << sq;
+                RootMove {
+                    sq,
+                    score: -evaluate(o ^ f, p ^ f ^ bit),
+                }
+            })
+            .collect();
+        self.nodes += root.len() as u64;
+        root.sort_by_key(|m| std::cmp::Reverse(m.score));
+        let mut reached = 1;
+        for depth in 2..=max_depth {
+            match self.root_search(p, o, &root, depth as i32) {
+                Some(next) => {
+                    root = next;
+                    reached = depth;
+                }
+                None => break,
+            }
+        }
+        (root, reached)
+    }
+
+    /// One PVS iteration at the root: the best move's exact value at `depth` and the others'
+    /// bounds, sorted best first; `None` when the budget ran out.
+    fn root_search(
+        &mut self,
+        p: u64,
+        o: u64,
+        order: &[RootMove],
+        depth: i32,
+    ) -> Option<Vec<RootMove>> {
+        let mut alpha = -64 * SCALE - 1;
+        let beta = 64 * SCALE + 1;
+        let mut out = Vec::with_capacity(order.len());
+        for (i, m) in order.iter().enumerate() {
+            let bit = 1u64 << m.sq;
+            let f = flips(p, o, m.sq as usize);
+            let (np, no) = (o ^ f, p ^ f ^ bit);
+            let mut v;
+            if i == 0 {
+                v = -self.pvs(np, no, depth - 1, -beta, -alpha, false);
+            } else {
+                v = -self.pvs(np, no, depth - 1, -alpha - 1, -alpha, false);
+                if v > alpha && !self.aborted {
+                    v = -self.pvs(np, no, depth - 1, -beta, -alpha, false);
+                }
+            }
+            if self.aborted {
+                return None;
+            }
+            out.push(RootMove { sq: m.sq, score: v });
+            alpha = alpha.max(v);
+        }
+        // Stable: among equal values, the earlier (better ordered) move stays first.
+        out.sort_by_key(|m| std::cmp::Reverse(m.score));
+        Some(out)
+    }
+
+    /// Principal variation search for `p` to `depth` plies, in [`SCALE`] units (fail-soft).
+    fn pvs(
+        &mut self,
+        p: u64,
+        o: u64,
+        depth: i32,
+        mut alpha: i32,
+        mut beta: i32,
+        passed: bool,
+    ) -> i32 {
+        if self.out_of_budget() {
+            return 0;
+        }
+        if depth <= 0 {
+            return evaluate(p, o);
+        }
+        let empties = (!(p | o)).count_ones();
+        if depth as u32 >= empties {
+            // The search reaches the end of the game: solve it.
+            let a = alpha.div_euclid(SCALE).clamp(-65, 65);
+            let b = (-((-beta).div_euclid(SCALE))).clamp(-65, 65);
+            return self.solve(p, o, a, b, passed) * SCALE;
+        }
+        let mut table_move = NO_MOVE;
+        if let Some(e) = self.table.probe(p, o) {
+            table_move = e.mv;
+            let usable = e.exact || e.draft as i32 >= depth;
+            if usable {
+                let unit = if e.exact { SCALE } else { 1 };
+                let (lower, upper) = (e.lower as i32 * unit, e.upper as i32 * unit);
+                if lower >= beta {
+                    return lower;
+                }
+                if upper <= alpha {
+                    return upper;
+                }
+                if lower == upper {
+                    return lower;
+                }
+                alpha = alpha.max(lower);
+                beta = beta.min(upper);
+            }
+        }
+        let mp = moves(p, o);
+        if mp == 0 {
+            if passed {
+                return final_score(p, o) * SCALE;
+            }
+            return -self.pvs(o, p, depth, -beta, -alpha, true);
+        }
+        let mut list = MoveList::new();
+        for sq in squares(mp) {
+            let f = flips(p, o, sq as usize);
+            let bit = 1u64 << sq;
+            let key = if sq == table_move {
+                i32::MIN
+            } else if depth >= 2 {
+                evaluate(o ^ f, p ^ f ^ bit)
+            } else {
+                0
+            };
+            list.push(sq, f, key);
+        }
+        let alpha0 = alpha;
+        let mut best = -64 * SCALE - 1;
+        let mut best_move = NO_MOVE;
+        let mut i = 0;
+        while let Some((sq, f)) = list.next_best(i) {
+            let bit = 1u64 << sq;
+            let (np, no) = (o ^ f, p ^ f ^ bit);
+            let mut v;
+            if i == 0 {
+                v = -self.pvs(np, no, depth - 1, -beta, -alpha, false);
+            } else {
+                v = -self.pvs(np, no, depth - 1, -alpha - 1, -alpha, false);
+                if v > alpha && v < beta && !self.aborted {
+                    v = -self.pvs(np, no, depth - 1, -beta, -alpha, false);
+                }
+            }
+            if self.aborted {
+                return 0;
+            }
+            i += 1;
+            if v > best {
+                best = v;
+                best_move = sq;
+                if v > alpha {
+                    alpha = v;
+                    if v >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        let (lower, upper) = bounds(best, alpha0, beta, -64 * SCALE, 64 * SCALE);
+        self.table
+            .store(p, o, lower, upper, depth as u8, false, best_move);
+        best
+    }
+
+    /// The exact value of the root and every move reaching it, or `None` when the budget ran
+    /// out. `order` holds the root moves best first by the midgame estimate.
+    fn solve_root(&mut self, p: u64, o: u64, order: &[RootMove]) -> Option<(i32, Vec<u8>)> {
+        // The last few empties are solved without a look at the flag: look once first.
+        if self.aborted
+            || self
+                .stop
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            self.aborted = true;
+            return None;
+        }
+        let mut best = -65;
+        let mut best_moves = Vec::new();
+        for m in order {
+            let bit = 1u64 << m.sq;
+            let f = flips(p, o, m.sq as usize);
+            let (np, no) = (o ^ f, p ^ f ^ bit);
+            if best_moves.is_empty() {
+                best = -self.solve(np, no, -64, 64, false);
+                best_moves.push(m.sq);
+            } else {
+                // Does this move reach `best` too? A null window at best - 1 answers.
+                let at_least = -self.solve(np, no, -best, -best + 1, false);
+                if self.aborted {
+                    return None;
+                }
+                if at_least >= best {
+                    let v = -self.solve(np, no, -64, -best + 1, false);
+                    if self.aborted {
+                        return None;
+                    }
+                    if v > best {
+                        best = v;
+                        best_moves.clear();
+                    }
+                    best_moves.push(m.sq);
+                }
+            }
+            if self.aborted {
+                return None;
+            }
+        }
+        best_moves.sort_unstable();
+        Some((best, best_moves))
+    }
+
+    /// The exact value for `p` (fail-soft within `alpha`..`beta`). `passed`: the opponent has
+    /// just passed, so if `p` cannot move either the game is over.
+    #[inline]
+    fn solve(&mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool) -> i32 {
+        let empty = !(p | o);
+        if empty.count_ones() <= SHALLOW_EMPTIES {
+            self.solve_shallow(p, o, alpha, beta, passed)
+        } else {
+            self.solve_deep(p, o, alpha, beta, passed)
+        }
+    }
+
+    /// The solver above [`SHALLOW_EMPTIES`]: fastest-first ordering, table, stability cutoff.
+    fn solve_deep(&mut self, p: u64, o: u64, mut alpha: i32, mut beta: i32, passed: bool) -> i32 {
+        if self.out_of_budget() {
+            return 0;
+        }
+        let empty = !(p | o);
+        let empties = empty.count_ones();
+        // Stability cutoff: `p` can never own the opponent's stable discs.
+        if alpha >= stability_threshold(empties) {
+            let max = 64 - 2 * stable_discs(o, p).count_ones() as i32;
+            if max <= alpha {
+                return max;
+            }
+            beta = beta.min(max);
+        }
+        let use_table = empties >= TABLE_MIN_EMPTIES;
+        let mut table_move = NO_MOVE;
+        if use_table && let Some(e) = self.table.probe(p, o) {
+            table_move = e.mv;
+            if e.exact {
+                let (lower, upper) = (e.lower as i32, e.upper as i32);
+                if lower >= beta {
+                    return lower;
+                }
+                if upper <= alpha {
+                    return upper;
+                }
+                if lower == upper {
+                    return lower;
+                }
+                alpha = alpha.max(lower);
+                beta = beta.min(upper);
+            }
+        }
+        let mp = moves(p, o);
+        if mp == 0 {
+            if passed {
+                return final_score(p, o);
+            }
+            return -self.solve_deep(o, p, -beta, -alpha, true);
+        }
+        let odd = odd_regions(empty);
+        let mut list = MoveList::new();
+        for sq in squares(mp) {
+            let f = flips(p, o, sq as usize);
+            let bit = 1u64 << sq;
+            let key = if sq == table_move {
+                i32::MIN
+            } else {
+                let (np, no) = (o ^ f, p ^ f ^ bit);
+                let replies = moves(np, no);
+                let mut key = (replies.count_ones() + (replies & CORNERS).count_ones()) as i32 * 16;
+                if bit & odd != 0 {
+                    key -= 8;
+                }
+                if bit & CORNERS != 0 {
+                    key -= 12;
+                }
+                // Fewer of our discs exposed next to empties: a quieter move.
+                key + (neighbours(empty) & (p ^ f ^ bit)).count_ones() as i32 / 4
+            };
+            list.push(sq, f, key);
+        }
+        let alpha0 = alpha;
+        let mut best = -65;
+        let mut best_move = NO_MOVE;
+        let mut i = 0;
+        while let Some((sq, f)) = list.next_best(i) {
+            let bit = 1u64 << sq;
+            let (np, no) = (o ^ f, p ^ f ^ bit);
+            let mut v;
+            if i == 0 {
+                v = -self.solve(np, no, -beta, -alpha, false);
+            } else {
+                v = -self.solve(np, no, -alpha - 1, -alpha, false);
+                if v > alpha && v < beta && !self.aborted {
+                    v = -self.solve(np, no, -beta, -alpha, false);
+                }
+            }
+            if self.aborted {
+                return 0;
+            }
+            i += 1;
+            if v > best {
+                best = v;
+                best_move = sq;
+                if v > alpha {
+                    alpha = v;
+                    if v >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        if use_table {
+            let (lower, upper) = bounds(best, alpha0, beta, -64, 64);
+            self.table
+                .store(p, o, lower, upper, empties as u8, true, best_move);
+        }
+        best
+    }
+
+    /// The solver for the last few empties: no move generation, no table; the empty squares of
+    /// odd regions first.
+    fn solve_shallow(&mut self, p: u64, o: u64, mut alpha: i32, beta: i32, passed: bool) -> i32 {
+        self.nodes += 1;
+        let empty = !(p | o);
+        if empty.count_ones() == 1 {
+            return solve_last(p, o, empty.trailing_zeros() as usize);
+        }
+        let odd = odd_regions(empty);
+        let mut best = -65;
+        for sq in squares(empty & odd).chain(squares(empty & !odd)) {
+            let f = flips(p, o, sq as usize);
+            if f == 0 {
+                continue;
+            }
+            let bit = 1u64 << sq;
+            let v = -self.solve_shallow(o ^ f, p ^ f ^ bit, -beta, -alpha, false);
+            if v > best {
+                best = v;
+                if v > alpha {
+                    alpha = v;
+                    if v >= beta {
+                        return v;
+                    }
+                }
+            }
+        }
+        if best == -65 {
+            // No move for `p`.
+            if passed {
+                return final_score(p, o);
+            }
+            return -self.solve_shallow(o, p, -beta, -alpha, true);
+        }
+        best
+    }
+}
+
+/// The final score for `p` with one empty square `sq` left: `p` plays it if it can, else the
+/// opponent does if it can, else the game ends with the square empty.
+#[inline]
+fn solve_last(p: u64, o: u64, sq: usize) -> i32 {
+    let np = p.count_ones() as i32;
+    let f = flips(p, o, sq).count_ones() as i32;
+    if f > 0 {
+        return 2 * (np + f + 1) - 64;
+    }
+    let f = flips(o, p, sq).count_ones() as i32;
+    if f > 0 {
+        return 2 * (np - f) - 64;
+    }
+    if np >= 32 { 2 * np - 62 } else { 2 * np - 64 }
+}
+
+/// The alpha from which the stability cutoff is worth computing, by empties: with many empties
+/// few discs are stable, so only a high alpha can be cut (after Edax's thresholds).
+#[inline]
+fn stability_threshold(empties: u32) -> i32 {
+    (2 * empties as i32 - 2).min(64)
+}
+
+/// The table bounds of a fail-soft result `best` searched with window `alpha`..`beta`.
+#[inline]
+fn bounds(best: i32, alpha: i32, beta: i32, min: i32, max: i32) -> (i32, i32) {
+    if best <= alpha {
+        (min, best)
+    } else if best >= beta {
+        (best, max)
+    } else {
+        (best, best)
+    }
+}
+
+/// The squares of a mask, a1 first.
+#[inline]
+fn squares(mut mask: u64) -> impl Iterator<Item = u8> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let sq = mask.trailing_zeros() as u8;
+        mask &= mask - 1;
+        Some(sq)
+    })
+}
+
+fn square(sq: u8) -> Square {
+    Square::new(sq).unwrap_or_else(|| unreachable!("bit indexes are below 64"))
+}
+
+/// Room for every move of any board: the four centre squares are never empty, so no position
+/// has more than 60 legal moves (33 is the most known in a reachable one).
+const MAX_MOVES: usize = 60;
+
+/// The moves of a node with their flips and ordering keys (lower first), picked lazily: a cut
+/// after the first move or two leaves the rest unsorted.
+struct MoveList {
+    items: [(u8, u64, i32); MAX_MOVES],
+    len: usize,
+}
+
+impl MoveList {
+    #[inline]
+    fn new() -> MoveList {
+        MoveList {
+            items: [(0, 0, 0); MAX_MOVES],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, sq: u8, flips: u64, key: i32) {
+        self.items[self.len] = (sq, flips, key);
+        self.len += 1;
+    }
+
+    /// The move with the lowest key among those from position `i` on, swapped into `i`.
+    #[inline]
+    fn next_best(&mut self, i: usize) -> Option<(u8, u64)> {
+        if i >= self.len {
+            return None;
+        }
+        let mut best = i;
+        for j in i + 1..self.len {
+            if self.items[j].2 < self.items[best].2 {
+                best = j;
+            }
+        }
+        self.items.swap(i, best);
+        let (sq, f, _) = self.items[i];
+        Some((sq, f))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU levels
+// ---------------------------------------------------------------------------------------------
+
+/// What a CPU level may spend, and how far from the best a move it may pick.
+struct Level {
+    /// Deepest midgame iteration.
+    depth: u32,
+    /// Node budget of the midgame search (and again of the near-equal test).
+    nodes: u64,
+    /// At most this many empties: solve exactly first (with `solve_nodes`).
+    exact_empties: u32,
+    solve_nodes: u64,
+    /// Moves within this many [`SCALE`] units of the best are picked at random.
+    margin: i32,
+    table_bytes: usize,
+}
+
+fn level(level: u8) -> Level {
+    match level {
+        ..=3 => Level {
+            depth: 3,
+            nodes: 200_000,
+            exact_empties: 0,
+            solve_nodes: 0,
+            margin: 150,
+            table_bytes: 1 << 20,
+        },
+        4 => Level {
+            depth: 7,
+            nodes: 1_500_000,
+            exact_empties: 12,
+            solve_nodes: 2_000_000,
+            margin: 50,
+            table_bytes: 4 << 20,
+        },
+        _ => Level {
+            depth: 9,
+            nodes: 1_500_000,
+            exact_empties: 16,
+            solve_nodes: 10_000_000,
+            margin: 0,
+            table_bytes: Engine::DEFAULT_TABLE_BYTES,
+        },
+    }
+}
+
+/// The CPU's move at `level` (3: a shallow search, 4: a deep one, 5: deeper still and perfect
+/// play from 18 empties; levels below 3 play as 3, above 5 as 5), or `None` when the side to move
+/// has no move (a pass is due or the game is over).
+///
+/// Bounded by depth and node counts only, and drawing from a SplitMix64 keyed by `seed` and the
+/// position, so the same position and seed give the same move on every machine. Levels 3 and 4
+/// pick at random among the moves their search finds close to the best; level 5 picks among its
+/// best moves.
+pub fn choose(pos: &Reversi, level_number: u8, seed: u64) -> Option<Square> {
+    let (p, o) = pos.boards();
+    let mp = moves(p, o);
+    if mp == 0 {
+        return None;
+    }
+    if mp.count_ones() == 1 {
+        return Some(square(mp.trailing_zeros() as u8));
+    }
+    let cfg = level(level_number);
+    let mut rng = SplitMix64(seed ^ p.wrapping_mul(0xA24B_AED4_963E_E407) ^ o.rotate_left(17));
+    let empties = (!(p | o)).count_ones();
+    let mut table = Table::new(cfg.table_bytes);
+    let limits = Limits::nodes(cfg.solve_nodes);
+    let mut search = Search::new(&mut table, &limits);
+
+    if empties <= cfg.exact_empties {
+        let depth = ((empties as i32 - 8) / 2).clamp(1, 8) as u32;
+        let (root, _) = search.iterate(p, o, depth.min(empties - 1).max(1));
+        if let Some((_, best)) = search.solve_root(p, o, &root) {
+            return Some(square(best[rng.below(best.len())]));
+        }
+    }
+
+    search.max_nodes = search.nodes.saturating_add(cfg.nodes);
+    search.next_check = 0;
+    search.aborted = false;
+    let depth = cfg.depth.min(empties.saturating_sub(1)).max(1);
+    let (root, reached) = search.iterate(p, o, depth);
+    let best = root[0];
+    if cfg.margin == 0 {
+        return Some(square(best.sq));
+    }
+    // The moves worth at least `best - margin` at the depth reached: at depth 1 the scores are
+    // exact; deeper, only the first is, and each other move takes a null-window test.
+    let floor = best.score - cfg.margin;
+    let mut near = vec![best.sq];
+    search.max_nodes = search.nodes.saturating_add(cfg.nodes);
+    search.next_check = 0;
+    for m in &root[1..] {
+        let good = if reached == 1 {
+            m.score >= floor
+        } else {
+            let bit = 1u64 << m.sq;
+            let f = flips(p, o, m.sq as usize);
+            let v = -search.pvs(
+                o ^ f,
+                p ^ f ^ bit,
+                reached as i32 - 1,
+                -floor,
+                -floor + 1,
+                false,
+            );
+            if search.aborted {
+                break;
+            }
+            v >= floor
+        };
+        if good {
+            near.push(m.sq);
+        }
+    }
+    near.sort_unstable();
+    Some(square(near[rng.below(near.len())]))
+}
+
+/// SplitMix64: the CPU's reproducible draws.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n` > 0), by multiply-shift.
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::{Game, Side, SplitMix64 as TestRng};
+    use std::sync::atomic::AtomicBool;
+
+    /// One FFO line: the position and every legal move with its exact score.
+    struct Ffo {
+        pos: Reversi,
+        scored: Vec<(Square, i32)>,
+    }
+
+    impl Ffo {
+        fn score(&self) -> i32 {
+            self.scored
+                .iter()
+                .map(|s| s.1)
+                .max()
+                .expect("FFO lines list moves")
+        }
+
+        /// Every move that reaches the best score, a1 first.
+        fn best(&self) -> Vec<Square> {
+            let score = self.score();
+            let mut best: Vec<Square> = self
+                .scored
+                .iter()
+                .filter(|s| s.1 == score)
+                .map(|s| s.0)
+                .collect();
+            best.sort();
+            best
+        }
+    }
+
+    fn ffo_file(text: &str) -> Vec<Ffo> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|line| {
+                let (board, rest) = line.split_once(' ').expect("board, then side to move");
+                let rows: Vec<String> = board
+                    .as_bytes()
+                    .chunks(8)
+                    .map(|row| {
+                        row.iter()
+                            .map(|b| match b {
+                                b'X' => 'B',
+                                b'O' => 'W',
+                                b'-' => '.',
+                                _ => panic!("unexpected square in {line}"),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+                let mut fields = rest.split(';').map(str::trim).filter(|f| !f.is_empty());
+                let side = match fields.next() {
+                    Some("X") => Side::First,
+                    Some("O") => Side::Second,
+                    other => panic!("unexpected side {other:?} in {line}"),
+                };
+                let scored = fields
+                    .map(|f| {
+                        let (mv, score) = f.split_once(':').expect("MOVE:SCORE");
+                        (
+                            mv.parse().expect("a square"),
+                            score.parse().expect("a score"),
+                        )
+                    })
+                    .collect();
+                Ffo {
+                    pos: Reversi::from_rows(&rows, side).expect("a valid FFO board"),
+                    scored,
+                }
+            })
+            .collect()
+    }
+
+    const FFO_1_19: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/reversi/fforum-1-19.obf"
+    ));
+    const FFO_20_39: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/reversi/fforum-20-39.obf"
+    ));
+
+    /// Solves each position exactly and compares the score and the whole set of best moves.
+    fn solves_exactly(positions: &[(usize, &Ffo)]) {
+        let mut engine = Engine::new(16 << 20);
+        for &(number, ffo) in positions {
+            let v = engine.analyse(&ffo.pos, &Limits::UNLIMITED);
+            assert!(v.exact, "FFO #{number}");
+            assert_eq!(v.score, ffo.score(), "FFO #{number}");
+            assert_eq!(v.best_moves, ffo.best(), "FFO #{number}");
+        }
+    }
+
+    #[test]
+    fn ffo_1_to_19_are_solved_with_every_best_move() {
+        let set = ffo_file(FFO_1_19);
+        assert_eq!(set.len(), 19);
+        let numbered: Vec<(usize, &Ffo)> = (1..).zip(&set).collect();
+        solves_exactly(&numbered);
+    }
+
+    /// The quick ones of #20–#39 (up to 20 empties, solved in well under a second each).
+    #[test]
+    fn ffo_20_to_31_are_solved_with_every_best_move() {
+        let set = ffo_file(FFO_20_39);
+        assert_eq!(set.len(), 20);
+        let numbered: Vec<(usize, &Ffo)> = (20..).zip(&set).filter(|(n, _)| *n <= 31).collect();
+        solves_exactly(&numbered);
+    }
+
+    /// Plays `games` random games from a fixed seed and hands every position to `visit`.
+    fn random_positions(games: usize, seed: u64, mut visit: impl FnMut(&Reversi)) {
+        let mut rng = TestRng(seed);
+        for _ in 0..games {
+            let mut pos = Reversi::start();
+            visit(&pos);
+            while pos.outcome().is_none() {
+                if pos.must_pass() {
+                    pos.pass();
+                    visit(&pos);
+                }
+                let legal: Vec<Square> = pos.legal_moves().collect();
+                pos.play(legal[rng.below(legal.len())]);
+                visit(&pos);
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_primitives_agree_with_the_rules_engine() {
+        random_positions(100, 1, |pos| {
+            let (p, o) = pos.boards();
+            let legal: Vec<u8> = pos.legal_moves().map(Square::index).collect();
+            assert_eq!(squares(moves(p, o)).collect::<Vec<_>>(), legal, "{pos:?}");
+            for sq in 0..64u8 {
+                let f = flips(p, o, sq as usize);
+                let empty = (p | o) & (1 << sq) == 0;
+                assert_eq!(empty && f != 0, legal.contains(&sq), "{pos:?} {sq}");
+                if empty && f != 0 {
+                    let mut next = *pos;
+                    next.play(square(sq));
+                    assert_eq!(next.boards(), (o ^ f, p ^ f ^ (1 << sq)), "{pos:?} {sq}");
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn stable_discs_never_flip() {
+        let mut checked = 0;
+        random_positions(60, 2, |pos| {
+            let (p, o) = pos.boards();
+            let (stable_p, stable_o) = (stable_discs(p, o), stable_discs(o, p));
+            assert_eq!(stable_p & !p, 0);
+            assert_eq!(stable_o & !o, 0);
+            checked += (stable_p | stable_o).count_ones();
+            // Whoever plays next, in whatever order: no stable disc changes colour.
+            for (mover, other, mine, theirs) in
+                [(p, o, stable_p, stable_o), (o, p, stable_o, stable_p)]
+            {
+                for sq in squares(moves(mover, other)) {
+                    let f = flips(mover, other, sq as usize);
+                    assert_eq!(f & theirs, 0, "{pos:?} {sq}");
+                    assert_eq!(mine & !(mover | f | (1 << sq)), 0);
+                }
+            }
+        });
+        assert!(
+            checked > 1000,
+            "the random games gave too few stable discs: {checked}"
+        );
+    }
+
+    /// Plain negamax over the rules engine, the FFO score convention spelt out.
+    fn minimax(pos: &Reversi) -> i32 {
+        if let Some(outcome) = pos.outcome() {
+            let [first, second] = pos.discs();
+            let empty = 64 - first as i32 - second as i32;
+            let mine = pos.side_to_move().index();
+            let diff = pos.discs()[mine] as i32 - pos.discs()[1 - mine] as i32;
+            return match outcome.winner {
+                None => 0,
+                Some(w) if w == pos.side_to_move() => diff + empty,
+                Some(_) => diff - empty,
+            };
+        }
+        if pos.must_pass() {
+            let mut next = *pos;
+            next.pass();
+            return -minimax(&next);
+        }
+        pos.legal_moves()
+            .map(|mv| {
+                let mut next = *pos;
+                next.play(mv);
+                -minimax(&next)
+            })
+            .max()
+            .expect("a legal move")
+    }
+
+    #[test]
+    fn the_solver_agrees_with_plain_minimax_near_the_end() {
+        let mut engine = Engine::new(1 << 20);
+        let mut positions = 0;
+        random_positions(40, 3, |pos| {
+            let empties = 60 - pos.ply();
+            if empties > 9 {
+                return;
+            }
+            positions += 1;
+            let v = engine.analyse(pos, &Limits::UNLIMITED);
+            assert!(v.exact);
+            assert_eq!(v.score, minimax(pos), "{pos:?}");
+            if pos.outcome().is_some() || pos.must_pass() {
+                assert!(v.best_moves.is_empty());
+                return;
+            }
+            let mut best: Vec<Square> = pos
+                .legal_moves()
+                .filter(|&mv| {
+                    let mut next = *pos;
+                    next.play(mv);
+                    -minimax(&next) == v.score
+                })
+                .collect();
+            best.sort();
+            assert_eq!(v.best_moves, best, "{pos:?}");
+        });
+        assert!(positions > 300, "{positions}");
+    }
+
+    /// A position from a random game where the side to move must pass with few empties left.
+    fn a_pass_position() -> Reversi {
+        let mut found = None;
+        random_positions(400, 4, |pos| {
+            if found.is_none() && pos.must_pass() && 60 - pos.ply() >= 6 && 60 - pos.ply() <= 14 {
+                found = Some(*pos);
+            }
+        });
+        found.expect("random games have passes near their end")
+    }
+
+    #[test]
+    fn a_side_that_must_pass_scores_minus_the_position_after_the_pass_and_has_no_move() {
+        let pos = a_pass_position();
+        let mut after = pos;
+        after.pass();
+        let mut engine = Engine::new(1 << 20);
+        let v = engine.analyse(&pos, &Limits::UNLIMITED);
+        let w = engine.analyse(&after, &Limits::UNLIMITED);
+        assert!(v.exact && w.exact);
+        assert_eq!(v.score, -w.score);
+        assert_eq!(v.score, minimax(&pos));
+        assert_eq!(v.best_moves, Vec::<Square>::new());
+        assert!(!w.best_moves.is_empty());
+        assert_eq!(choose(&pos, 5, 7), None);
+    }
+
+    #[test]
+    fn a_finished_game_scores_its_discs_with_the_empties_to_the_winner() {
+        // d3c3b3d2e1d6d7e3f4: black has 13 discs, white none, 51 empties.
+        let mut pos = Reversi::start();
+        for mv in ["d3", "c3", "b3", "d2", "e1", "d6", "d7", "e3", "f4"] {
+            pos.play(mv.parse().expect("a square"));
+        }
+        assert!(pos.outcome().is_some());
+        assert_eq!(pos.side_to_move(), Side::Second);
+        let v = Engine::new(1 << 16).analyse(&pos, &Limits::UNLIMITED);
+        assert_eq!(
+            v,
+            Verdict {
+                score: -64,
+                best_moves: Vec::new(),
+                exact: true,
+                nodes: 0
+            }
+        );
+        assert_eq!(choose(&pos, 3, 1), None);
+    }
+
+    #[test]
+    fn a_stop_flag_set_beforehand_gives_an_estimate_with_a_legal_move() {
+        let set = ffo_file(FFO_20_39);
+        let stop = AtomicBool::new(true);
+        let limits = Limits {
+            max_nodes: u64::MAX,
+            stop: Some(&stop),
+        };
+        for ffo in &set {
+            let v = Engine::new(1 << 20).analyse(&ffo.pos, &limits);
+            assert!(!v.exact);
+            assert_eq!(v.best_moves.len(), 1);
+            assert!(ffo.pos.is_legal(v.best_moves[0]));
+            assert!(v.nodes < 100_000, "{}", v.nodes);
+        }
+    }
+
+    #[test]
+    fn a_spent_node_budget_falls_back_to_the_midgame_estimate() {
+        // FFO #38, 24 empties: far more than 20,000 nodes to prove.
+        let set = ffo_file(FFO_20_39);
+        let ffo = &set[18];
+        let v = Engine::new(1 << 20).analyse(&ffo.pos, &Limits::nodes(20_000));
+        assert!(!v.exact);
+        assert!(ffo.pos.is_legal(v.best_moves[0]));
+        assert!(v.nodes <= 20_000 + CHECK_EVERY, "{}", v.nodes);
+        assert!((-64..=64).contains(&v.score));
+    }
+
+    #[test]
+    fn a_midgame_analysis_within_a_budget_estimates_and_names_a_legal_move() {
+        let mut pos = Reversi::start();
+        for mv in ["f5", "d6", "c3", "d3", "c4"] {
+            pos.play(mv.parse().expect("a square"));
+        }
+        let v = Engine::new(1 << 20).analyse(&pos, &Limits::nodes(200_000));
+        assert!(!v.exact);
+        assert_eq!(v.best_moves.len(), 1);
+        assert!(pos.is_legal(v.best_moves[0]));
+        assert!(
+            v.score.abs() <= 20,
+            "an opening is not lost by much: {}",
+            v.score
+        );
+        // The same search twice gives the same answer.
+        let again = Engine::new(1 << 20).analyse(&pos, &Limits::nodes(200_000));
+        assert_eq!(v, again);
+    }
+
+    /// Plays one game between two levels; `first` is the level of black. Returns black's
+    /// final disc difference.
+    fn play(first: u8, second: u8, seed: u64) -> i32 {
+        let mut pos = Reversi::start();
+        while pos.outcome().is_none() {
+            if pos.must_pass() {
+                pos.pass();
+                continue;
+            }
+            let level = if pos.side_to_move() == Side::First {
+                first
+            } else {
+                second
+            };
+            let mv = choose(&pos, level, seed ^ u64::from(pos.ply())).expect("a move");
+            assert!(pos.is_legal(mv), "level {level} played {mv} in {pos:?}");
+            pos.play(mv);
+        }
+        let [black, white] = pos.discs();
+        black as i32 - white as i32
+    }
+
+    #[test]
+    fn level_5_beats_level_3_in_at_least_18_of_20_games() {
+        let mut wins = 0;
+        for game in 0..20u64 {
+            let diff = if game % 2 == 0 {
+                play(5, 3, game)
+            } else {
+                -play(3, 5, game)
+            };
+            if diff > 0 {
+                wins += 1;
+            }
+        }
+        assert!(wins >= 18, "level 5 won {wins} of 20");
+    }
+
+    #[test]
+    fn the_cpu_is_deterministic_and_plays_legal_moves_at_every_level() {
+        let mut rng = TestRng(5);
+        let mut pos = Reversi::start();
+        let mut moves_seen = 0;
+        while pos.outcome().is_none() {
+            if pos.must_pass() {
+                assert_eq!(choose(&pos, 4, 9), None);
+                pos.pass();
+                continue;
+            }
+            // Level 5 takes the longest: every fourth position is enough for it.
+            let levels: &[u8] = if moves_seen % 4 == 0 {
+                &[3, 4, 5]
+            } else {
+                &[3, 4]
+            };
+            for &level in levels {
+                let seed = rng.next_u64();
+                let mv = choose(&pos, level, seed).expect("a move");
+                assert!(pos.is_legal(mv));
+                assert_eq!(choose(&pos, level, seed), Some(mv));
+            }
+            let legal: Vec<Square> = pos.legal_moves().collect();
+            pos.play(legal[rng.below(legal.len())]);
+            moves_seen += 1;
+        }
+        assert!(moves_seen > 40);
+    }
+
+    #[test]
+    fn lower_levels_vary_their_choice_with_the_seed() {
+        let pos = Reversi::start();
+        let level_3: std::collections::BTreeSet<Square> =
+            (0..16).filter_map(|seed| choose(&pos, 3, seed)).collect();
+        assert!(level_3.len() > 1, "{level_3:?}");
+    }
+}

@@ -1,0 +1,208 @@
+//! Analysis: the exact (or, out of budget, estimated) score and best moves of any position, and
+//! a finished match judged ply by ply (SPEC §6).
+//!
+//! The searches are pure ([`domain::analysis`]) and run on a blocking thread, so a long solve
+//! never holds up the async workers. Their time budget lives here: a timer sets the search's stop
+//! flag when `budget_ms` runs out (the domain reads no clock), and so does a dropped request.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+
+use domain::analysis::{Analyser, Analysis, AnalysisError, PlyAnalysis, position_after};
+use domain::games::{AnyPosition, GameId, Side};
+use domain::search::Limits;
+
+use crate::auth::Auth;
+use crate::error::ApiError;
+use crate::input;
+use crate::play::unexpected;
+use crate::routes::matches;
+use crate::state::AppState;
+
+/// `budget_ms` when the client names none, for one position.
+const DEFAULT_BUDGET_MS: u64 = 2_000;
+/// `budget_ms` when the client names none, for a whole match.
+const DEFAULT_MATCH_BUDGET_MS: u64 = 5_000;
+/// The most a client may ask for.
+const MAX_BUDGET_MS: u64 = 30_000;
+/// Each position of a match analysis gets at most this many nodes, so that one hard opening
+/// position cannot eat the budget of all the others.
+const MATCH_PLY_NODES: u64 = 2_000_000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetQuery {
+    budget_ms: Option<u64>,
+}
+
+impl BudgetQuery {
+    fn budget(&self, default_ms: u64) -> Result<Duration, ApiError> {
+        match self.budget_ms.unwrap_or(default_ms) {
+            ms @ 1..=MAX_BUDGET_MS => Ok(Duration::from_millis(ms)),
+            ms => Err(ApiError::InvalidRequest(format!(
+                "budget_ms must be 1 to {MAX_BUDGET_MS}, not {ms}"
+            ))),
+        }
+    }
+}
+
+/// A position given by its game record or by its board and side to move.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PositionBody {
+    game: GameId,
+    moves: Option<String>,
+    board: Option<Vec<String>>,
+    side: Option<String>,
+}
+
+impl PositionBody {
+    fn position(&self) -> Result<AnyPosition, ApiError> {
+        match (&self.moves, &self.board, &self.side) {
+            (Some(moves), None, None) => position_after(self.game, moves).map_err(|e| match e {
+                AnalysisError::Finished => ApiError::InvalidRequest(e.to_string()),
+                AnalysisError::Parse(_) | AnalysisError::Move { .. } => {
+                    ApiError::IllegalMove(e.to_string())
+                }
+            }),
+            (None, Some(board), Some(side)) => {
+                let side = side_of(self.game, side)?;
+                let rows: Vec<&str> = board.iter().map(String::as_str).collect();
+                AnyPosition::from_rows(self.game, &rows, side)
+                    .map_err(|e| ApiError::InvalidRequest(e.to_string()))
+            }
+            _ => Err(ApiError::InvalidRequest(
+                "give either `moves`, or `board` and `side`".to_owned(),
+            )),
+        }
+    }
+}
+
+/// The side whose colour letter is `letter` (`R`/`Y`, `B`/`W`; any case).
+fn side_of(game: GameId, letter: &str) -> Result<Side, ApiError> {
+    let start = AnyPosition::start(game);
+    [Side::First, Side::Second]
+        .into_iter()
+        .find(|&s| letter.eq_ignore_ascii_case(&start.color(s).to_string()))
+        .ok_or_else(|| {
+            ApiError::InvalidRequest(format!(
+                "side must be `{}` or `{}` in {game}",
+                start.color(Side::First),
+                start.color(Side::Second)
+            ))
+        })
+}
+
+/// `POST /v1/analysis[?budget_ms=n]`: the score and best moves of one position.
+pub async fn position(
+    app: web::Data<AppState>,
+    auth: Auth,
+    query: Result<web::Query<BudgetQuery>, actix_web::Error>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.token)?;
+    let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let budget = query.budget(DEFAULT_BUDGET_MS)?;
+    let body = input::body(payload).await?;
+    let pos = input::json::<PositionBody>(&body)?.position()?;
+    if pos.outcome().is_some() {
+        return Err(ApiError::InvalidRequest(
+            AnalysisError::Finished.to_string(),
+        ));
+    }
+    let analysis = budgeted(&app, budget, move |stop| {
+        let limits = Limits {
+            max_nodes: u64::MAX,
+            stop: Some(stop),
+        };
+        Analyser::new().analyse(&pos, &limits)
+    })
+    .await?
+    .map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let Analysis {
+        score,
+        best_moves,
+        exact,
+    } = analysis;
+    Ok(HttpResponse::Ok().json(json!({"score": score, "best_moves": best_moves, "exact": exact})))
+}
+
+/// `GET /v1/matches/{id}/analysis[?budget_ms=n]`: a finished match ply by ply. A seated caller
+/// counts as present, as for every read of a match.
+pub async fn of_match(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+    query: Result<web::Query<BudgetQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.token)?;
+    let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let budget = query.budget(DEFAULT_MATCH_BUDGET_MS)?;
+    let loaded = matches::open(&app, &auth, &path).await?;
+    let m = loaded.get()?;
+    if !m.is_finished() {
+        return Err(ApiError::Conflict(
+            "the match is still being played: only finished matches are analysed".to_owned(),
+        ));
+    }
+    let (game, moves) = (m.game, m.moves.clone());
+    let plies = budgeted(&app, budget, move |stop| {
+        Analyser::new().analyse_game(game, &moves, MATCH_PLY_NODES, Some(stop))
+    })
+    .await?
+    // The record was replayed from the log: a move that does not replay is a broken log.
+    .map_err(unexpected)?;
+    let plies: Vec<_> = plies.into_iter().map(ply_json).collect();
+    Ok(HttpResponse::Ok().json(json!({ "plies": plies })))
+}
+
+fn ply_json(p: PlyAnalysis) -> serde_json::Value {
+    json!({
+        "ply": p.ply,
+        "move": p.mv,
+        "score_before": p.score_before,
+        "score_after": p.score_after,
+        "best_moves": p.best_moves,
+        "exact": p.exact,
+    })
+}
+
+/// Sets the flag when dropped: a request the client gave up on stops its search.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed. When the
+/// instance already runs as many searches as it allows, the answer is a 429 at once.
+async fn budgeted<T, F>(app: &AppState, budget: Duration, search: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&AtomicBool) -> T + Send + 'static,
+{
+    let _permit = app
+        .analyses
+        .try_acquire()
+        .map_err(|_| ApiError::RateLimited(1))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let guard = StopOnDrop(Arc::clone(&stop));
+    let flag = Arc::clone(&stop);
+    let mut task = tokio::task::spawn_blocking(move || search(&flag));
+    let out = tokio::select! {
+        out = &mut task => out,
+        () = tokio::time::sleep(budget) => {
+            stop.store(true, Ordering::Relaxed);
+            task.await
+        }
+    };
+    drop(guard);
+    out.map_err(unexpected)
+}

@@ -1,0 +1,372 @@
+//! Position analysis (SPEC §6): the score and best moves of one position, and a game ply by ply.
+//!
+//! This is the pure half of the analysis calls: it knows the games, the engines of
+//! [`crate::search`] and the score conventions, and nothing of HTTP or clocks. The caller bounds
+//! the work with [`Limits`]: a node budget, and a stop flag it sets when its time runs out.
+//!
+//! Scores are from the side to move's point of view in the game's convention (Four in a Row: the
+//! solver test sets' `22 - k` for a win with the k-th disc; Reversi: the final disc difference,
+//! empties to the winner). A Reversi side that must pass gets the negated score of the position
+//! after the pass and no best moves; a finished position gets the score its result stands for.
+
+use std::sync::atomic::AtomicBool;
+
+use crate::games::{AnyPosition, GameId, MoveError, ParseError, Side, split_moves};
+use crate::search::four_in_a_row::Solver;
+use crate::search::reversi::Engine;
+use crate::search::{Limits, Verdict};
+
+/// The verdict on one position, moves in canonical notation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Analysis {
+    /// In the game's convention, from the side to move's point of view.
+    pub score: i32,
+    /// Every move reaching `score` when `exact`; the best found otherwise; `[]` for a pass.
+    pub best_moves: Vec<String>,
+    /// Whether `score` is proven under perfect play.
+    pub exact: bool,
+}
+
+/// One ply of a game, judged from the point of view of the side that played it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlyAnalysis {
+    /// 1 for the first disc placed (passes are not plies).
+    pub ply: u32,
+    /// The move played, canonical.
+    pub mv: String,
+    /// The value of the position before the move, for the mover.
+    pub score_before: i32,
+    /// The value of the position after the move, for the mover: equal to `score_before` for a
+    /// best move, lower for a mistake.
+    pub score_after: i32,
+    /// The moves that kept `score_before` (the best found when not exact).
+    pub best_moves: Vec<String>,
+    /// Whether both scores are proven.
+    pub exact: bool,
+}
+
+/// Why a position cannot be analysed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnalysisError {
+    /// The game is over: there is no move to judge.
+    #[error("the game is over in this position: there is nothing to analyse")]
+    Finished,
+    /// A board or a move that does not parse.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// A move of a game record that cannot be played.
+    #[error("move {ply}: {error}")]
+    Move { ply: usize, error: MoveError },
+}
+
+/// The engines of both games, each created when first needed and kept, so that the plies of one
+/// game share what their transposition tables learned.
+#[derive(Default)]
+pub struct Analyser {
+    four_in_a_row: Option<Solver>,
+    reversi: Option<Engine>,
+}
+
+impl Analyser {
+    /// Four in a Row table slots (8 bytes each: 32 MiB, touched lazily).
+    pub const FOUR_IN_A_ROW_ENTRIES: usize = 1 << 22;
+    /// Reversi table size in bytes.
+    pub const REVERSI_TABLE_BYTES: usize = 32 << 20;
+
+    pub fn new() -> Analyser {
+        Analyser::default()
+    }
+
+    /// The score and best moves of `pos` for its side to move; a finished position is an error.
+    pub fn analyse(
+        &mut self,
+        pos: &AnyPosition,
+        limits: &Limits,
+    ) -> Result<Analysis, AnalysisError> {
+        if pos.outcome().is_some() {
+            return Err(AnalysisError::Finished);
+        }
+        Ok(self.judge(pos, limits, true))
+    }
+
+    /// Every ply of the game `moves` (passes omitted, as in a match record), each position
+    /// searched under `per_ply` nodes and the shared `stop` flag.
+    ///
+    /// Positions are searched from the last to the first: late positions are cheap and what they
+    /// leave in the tables speeds up the earlier ones, and a budget that runs out leaves the
+    /// opening plies (the hardest) as estimates rather than the decisive last ones. Each position
+    /// is searched once: the score after ply n is the score before ply n + 1, negated unless the
+    /// opponent had to pass in between.
+    pub fn analyse_game(
+        &mut self,
+        game: GameId,
+        moves: &[String],
+        per_ply: u64,
+        stop: Option<&AtomicBool>,
+    ) -> Result<Vec<PlyAnalysis>, AnalysisError> {
+        let mut pos = AnyPosition::start(game);
+        let mut before = Vec::with_capacity(moves.len());
+        for (i, mv) in moves.iter().enumerate() {
+            if pos.outcome().is_none() && pos.must_pass() {
+                pos.pass();
+            }
+            let canonical = pos
+                .check_move(mv)
+                .map_err(|error| AnalysisError::Move { ply: i + 1, error })?;
+            before.push((pos, canonical.clone()));
+            pos.play(&canonical)
+                .map_err(|error| AnalysisError::Move { ply: i + 1, error })?;
+        }
+        if before.is_empty() {
+            return Ok(Vec::new());
+        }
+        let limits = Limits {
+            max_nodes: per_ply,
+            stop,
+        };
+        // `pos` is now the position right after the last move (a due pass not yet made).
+        let end = self.judge(&pos, &limits, false);
+        let mut next: (Side, Analysis) = (pos.side_to_move(), end);
+        let mut plies = Vec::with_capacity(before.len());
+        for (i, (position, mv)) in before.iter().enumerate().rev() {
+            let mover = position.side_to_move();
+            let here = self.judge(position, &limits, true);
+            let (next_side, after) = &next;
+            let score_after = if *next_side == mover {
+                after.score
+            } else {
+                -after.score
+            };
+            plies.push(PlyAnalysis {
+                ply: i as u32 + 1,
+                mv: mv.clone(),
+                score_before: here.score,
+                score_after,
+                best_moves: here.best_moves.clone(),
+                exact: here.exact && after.exact,
+            });
+            next = (mover, here);
+        }
+        plies.reverse();
+        Ok(plies)
+    }
+
+    /// The verdict on any position, finished ones included (the score of their result).
+    /// `with_moves: false` spares Four in a Row the per-move searches; the Reversi engine finds
+    /// its moves as it goes.
+    fn judge(&mut self, pos: &AnyPosition, limits: &Limits, with_moves: bool) -> Analysis {
+        match pos {
+            AnyPosition::FourInARow(p) => {
+                let solver = self
+                    .four_in_a_row
+                    .get_or_insert_with(|| Solver::new(Analyser::FOUR_IN_A_ROW_ENTRIES));
+                let verdict = if with_moves {
+                    solver.solve(p, limits)
+                } else {
+                    solver.score(p, limits)
+                };
+                canonical(verdict)
+            }
+            AnyPosition::Reversi(p) => {
+                let engine = self
+                    .reversi
+                    .get_or_insert_with(|| Engine::new(Analyser::REVERSI_TABLE_BYTES));
+                canonical(engine.analyse(p, limits))
+            }
+        }
+    }
+}
+
+fn canonical<M: std::fmt::Display>(v: Verdict<M>) -> Analysis {
+    Analysis {
+        score: v.score,
+        best_moves: v.best_moves.iter().map(M::to_string).collect(),
+        exact: v.exact,
+    }
+}
+
+/// The position after a game record (passes made as they fall due), for analysis by moves.
+pub fn position_after(game: GameId, moves: &str) -> Result<AnyPosition, AnalysisError> {
+    let mut pos = AnyPosition::start(game);
+    for (i, mv) in split_moves(game, moves)?.iter().enumerate() {
+        if pos.outcome().is_none() && pos.must_pass() {
+            pos.pass();
+        }
+        pos.play(mv)
+            .map_err(|error| AnalysisError::Move { ply: i + 1, error })?;
+    }
+    // A pass due now is left to the analysis, which scores it (SPEC §6).
+    Ok(pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+
+    const L2_R1: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/connect4/Test_L2_R1"
+    ));
+
+    fn moves(game: GameId, record: &str) -> Vec<String> {
+        split_moves(game, record).expect("a record")
+    }
+
+    #[test]
+    fn positions_get_the_scores_of_the_published_test_set() {
+        let mut analyser = Analyser::new();
+        for line in L2_R1.lines().take(20) {
+            let (record, score) = line.split_once(' ').expect("`<moves> <score>`");
+            let pos = position_after(GameId::FourInARow, record).expect("a position");
+            let a = analyser
+                .analyse(&pos, &Limits::UNLIMITED)
+                .expect("a live position");
+            assert!(a.exact, "{record}");
+            assert_eq!(a.score.to_string(), score, "{record}");
+            assert!(!a.best_moves.is_empty(), "{record}");
+        }
+    }
+
+    #[test]
+    fn a_finished_position_is_not_analysed() {
+        let over = position_after(GameId::FourInARow, "4141414").expect("a position");
+        assert_eq!(
+            Analyser::new().analyse(&over, &Limits::UNLIMITED),
+            Err(AnalysisError::Finished)
+        );
+    }
+
+    #[test]
+    fn a_stop_flag_already_set_gives_an_estimate() {
+        let stop = AtomicBool::new(true);
+        let limits = Limits {
+            max_nodes: u64::MAX,
+            stop: Some(&stop),
+        };
+        let start = AnyPosition::start(GameId::FourInARow);
+        let a = Analyser::new().analyse(&start, &limits).expect("a verdict");
+        assert!(!a.exact);
+        assert!((-18..=18).contains(&a.score), "{a:?}");
+    }
+
+    #[test]
+    fn a_game_is_judged_ply_by_ply_from_the_movers_point_of_view() {
+        // Red stacks column 4 and wins with its 4th disc; yellow ignores the threat at ply 6.
+        let record = moves(GameId::FourInARow, "4141414");
+        let plies = Analyser::new()
+            .analyse_game(GameId::FourInARow, &record, 200_000, None)
+            .expect("a legal game");
+        assert_eq!(plies.len(), 7);
+        let numbers: Vec<u32> = plies.iter().map(|p| p.ply).collect();
+        assert_eq!(numbers, [1, 2, 3, 4, 5, 6, 7]);
+        let last = &plies[6];
+        assert_eq!(
+            (last.mv.as_str(), last.score_before, last.score_after),
+            ("4", 18, 18)
+        );
+        assert_eq!(last.best_moves, ["4"]);
+        assert!(last.exact);
+        // Yellow's 1 lets red win with its next (4th) disc: -18 for yellow afterwards.
+        let sixth = &plies[5];
+        assert_eq!(sixth.score_after, -18);
+        assert_eq!(sixth.best_moves, ["4"], "only the block keeps yellow alive");
+        for p in plies.iter().filter(|p| p.exact) {
+            assert!(p.score_after <= p.score_before, "{p:?}");
+        }
+    }
+
+    const FFO_1_19: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../oracles/reversi/fforum-1-19.obf"
+    ));
+
+    /// An FFO line as a position, its best score and every move reaching it.
+    fn ffo(line: &str) -> (AnyPosition, i32, Vec<String>) {
+        let (board, rest) = line.split_once(' ').expect("`<board> <side>; ...`");
+        let cells: Vec<char> = board
+            .chars()
+            .map(|c| match c {
+                'X' => 'B',
+                'O' => 'W',
+                _ => '.',
+            })
+            .collect();
+        let rows: Vec<String> = cells.chunks(8).map(|r| r.iter().collect()).collect();
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let mut fields = rest.split(';').map(str::trim);
+        let side = match fields.next() {
+            Some("X") => Side::First,
+            _ => Side::Second,
+        };
+        let scored: Vec<(String, i32)> = fields
+            .filter_map(|f| f.split_once(':'))
+            .map(|(m, v)| (m.to_lowercase(), v.parse().expect("a score")))
+            .collect();
+        let best = scored.iter().map(|(_, v)| *v).max().expect("a move");
+        let moves = scored
+            .into_iter()
+            .filter(|(_, v)| *v == best)
+            .map(|(m, _)| m)
+            .collect();
+        let pos = AnyPosition::from_rows(GameId::Reversi, &rows, side).expect("a board");
+        (pos, best, moves)
+    }
+
+    #[test]
+    fn reversi_endgames_get_the_ffo_scores_and_every_best_move() {
+        let mut analyser = Analyser::new();
+        for line in FFO_1_19.lines().take(3) {
+            let (pos, score, mut best) = ffo(line);
+            let mut a = analyser
+                .analyse(&pos, &Limits::UNLIMITED)
+                .expect("a live position");
+            a.best_moves.sort();
+            best.sort();
+            assert_eq!(
+                (a.score, a.best_moves, a.exact),
+                (score, best, true),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reversi_side_that_must_pass_gets_the_score_after_the_pass_negated_and_no_moves() {
+        // Black's only disc (b1) flanks nothing; white takes it with c1 and wipes black out:
+        // 7 white discs and 57 empties, +64 for white, so -64 for black.
+        let mut rows = vec!["WB......", "........", "........", "...WW...", "...WW..."];
+        rows.extend(["........"; 3]);
+        let pos = AnyPosition::from_rows(GameId::Reversi, &rows, Side::First).expect("a board");
+        assert!(pos.must_pass());
+        let a = Analyser::new()
+            .analyse(&pos, &Limits::UNLIMITED)
+            .expect("a live position");
+        assert_eq!((a.score, a.best_moves.len(), a.exact), (-64, 0, true));
+    }
+
+    #[test]
+    fn a_reversi_game_is_judged_ply_by_ply() {
+        let record = moves(GameId::Reversi, "f5d6c3d3c4f4");
+        let plies = Analyser::new()
+            .analyse_game(GameId::Reversi, &record, 20_000, None)
+            .expect("a legal game");
+        let played: Vec<&str> = plies.iter().map(|p| p.mv.as_str()).collect();
+        assert_eq!(played, ["f5", "d6", "c3", "d3", "c4", "f4"]);
+        for p in &plies {
+            assert!(!p.best_moves.is_empty(), "{p:?}");
+            assert!((-64..=64).contains(&p.score_before), "{p:?}");
+            assert!((-64..=64).contains(&p.score_after), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn a_bad_record_names_its_first_bad_move() {
+        let record = moves(GameId::FourInARow, "44444444");
+        let err = Analyser::new()
+            .analyse_game(GameId::FourInARow, &record, 1_000, None)
+            .expect_err("column 4 holds six discs");
+        assert!(matches!(err, AnalysisError::Move { ply: 7, .. }), "{err}");
+    }
+}

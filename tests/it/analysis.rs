@@ -1,0 +1,400 @@
+//! The analysis calls over HTTP: positions scored as the published test sets say (by moves or by
+//! board and side), refusals and budgets, a finished match judged ply by ply, and solo games
+//! against the search levels 3 to 5.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use domain::analysis::position_after;
+use domain::games::GameId;
+
+use crate::helpers::{Player, TestApp, spawn_app};
+
+const L3_R1: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../oracles/connect4/Test_L3_R1"
+));
+const L2_R1: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../oracles/connect4/Test_L2_R1"
+));
+const L1_R1: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../oracles/connect4/Test_L1_R1"
+));
+const FFO_1_19: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../oracles/reversi/fforum-1-19.obf"
+));
+
+/// An FFO line as a board-and-side body, with its best score and every move reaching it.
+fn ffo(line: &str) -> (Value, i64, Vec<String>) {
+    let (board, rest) = line.split_once(' ').expect("`<board> <side>; ...`");
+    let cells: Vec<char> = board
+        .chars()
+        .map(|c| match c {
+            'X' => 'B',
+            'O' => 'W',
+            _ => '.',
+        })
+        .collect();
+    let rows: Vec<String> = cells.chunks(8).map(|r| r.iter().collect()).collect();
+    let mut fields = rest.split(';').map(str::trim);
+    let side = if fields.next() == Some("X") { "B" } else { "W" };
+    let scored: Vec<(String, i64)> = fields
+        .filter_map(|f| f.split_once(':'))
+        .map(|(m, v)| (m.to_lowercase(), v.parse().expect("a score")))
+        .collect();
+    let best = scored.iter().map(|(_, v)| *v).max().expect("a move");
+    let mut moves: Vec<String> = scored
+        .into_iter()
+        .filter(|(_, v)| *v == best)
+        .map(|(m, _)| m)
+        .collect();
+    moves.sort();
+    (
+        json!({"game": "reversi", "board": rows, "side": side}),
+        best,
+        moves,
+    )
+}
+
+/// The first `n` lines of a Connect Four test set: (moves, score).
+fn sample(set: &str, n: usize) -> Vec<(String, i64)> {
+    set.lines()
+        .take(n)
+        .map(|line| {
+            let (moves, score) = line.split_once(' ').expect("`<moves> <score>`");
+            (moves.to_owned(), score.parse().expect("a score"))
+        })
+        .collect()
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|s| s.as_str().expect("a string").to_owned())
+        .collect()
+}
+
+/// The board-and-side body of the position after `moves`.
+fn board_body(game: GameId, moves: &str) -> Value {
+    let pos = position_after(game, moves).expect("a legal record");
+    json!({
+        "game": game.as_str(),
+        "board": pos.rows(),
+        "side": pos.color(pos.side_to_move()).to_string(),
+    })
+}
+
+#[tokio::test]
+async fn four_in_a_row_positions_score_as_the_published_test_sets() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    for (set, n) in [(L3_R1, 4), (L2_R1, 4), (L1_R1, 3)] {
+        for (moves, score) in sample(set, n) {
+            let res = app
+                .analyse(&ada, json!({"game": "four_in_a_row", "moves": moves}), None)
+                .await;
+            assert_eq!(res.status, StatusCode::OK, "{moves}: {:?}", res.body);
+            assert_eq!(res.body["score"], score, "{moves}");
+            assert_eq!(res.body["exact"], true, "{moves}");
+            let legal = position_after(GameId::FourInARow, &moves)
+                .expect("a position")
+                .legal_moves();
+            let best = strings(&res.body["best_moves"]);
+            assert!(!best.is_empty(), "{moves}");
+            assert!(best.iter().all(|m| legal.contains(m)), "{moves}: {best:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn reversi_endgames_score_as_the_ffo_suite_says() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    for line in FFO_1_19.lines().take(3) {
+        let (body, score, best) = ffo(line);
+        let res = app.analyse(&ada, body, Some(30_000)).await;
+        assert_eq!(res.status, StatusCode::OK, "{line}: {:?}", res.body);
+        assert_eq!(res.body["score"], score, "{line}");
+        assert_eq!(res.body["exact"], true, "{line}");
+        let mut found = strings(&res.body["best_moves"]);
+        found.sort();
+        assert_eq!(found, best, "{line}");
+    }
+}
+
+#[tokio::test]
+async fn a_reversi_side_that_must_pass_gets_the_negated_score_after_the_pass() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    // Black (b1) flanks nothing; white takes b1 with c1 and wipes black out: +64 for white.
+    let board = [
+        "WB......", "........", "........", "...WW...", "...WW...", "........", "........",
+        "........",
+    ];
+    let res = app
+        .analyse(
+            &ada,
+            json!({"game": "reversi", "board": board, "side": "b"}),
+            None,
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(
+        res.body,
+        json!({"score": -64, "best_moves": [], "exact": true})
+    );
+    // The opening by moves, upper case accepted: moves come back canonical.
+    let opening = app
+        .analyse(&ada, json!({"game": "reversi", "moves": "F5D6"}), Some(200))
+        .await;
+    assert_eq!(opening.status, StatusCode::OK, "{:?}", opening.body);
+    let legal = position_after(GameId::Reversi, "f5d6")
+        .expect("a position")
+        .legal_moves();
+    let best = strings(&opening.body["best_moves"]);
+    assert!(
+        !best.is_empty() && best.iter().all(|m| legal.contains(m)),
+        "{best:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_board_and_side_get_the_same_answer_as_the_moves_that_led_there() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    for (moves, score) in sample(L2_R1, 3) {
+        let by_moves = app
+            .analyse(&ada, json!({"game": "four_in_a_row", "moves": moves}), None)
+            .await;
+        let by_board = app
+            .analyse(&ada, board_body(GameId::FourInARow, &moves), None)
+            .await;
+        assert_eq!(by_board.status, StatusCode::OK, "{:?}", by_board.body);
+        assert_eq!(by_board.body, by_moves.body, "{moves}");
+        assert_eq!(by_board.body["score"], score);
+    }
+}
+
+#[tokio::test]
+async fn finished_positions_bad_moves_and_bad_budgets_are_refused() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let four = |moves: &str| json!({"game": "four_in_a_row", "moves": moves});
+    let cases = [
+        (four("4141414"), None, "invalid_request"),
+        (
+            board_body(GameId::FourInARow, "4141414"),
+            None,
+            "invalid_request",
+        ),
+        (four("4444444"), None, "illegal_move"),
+        (four("48"), None, "illegal_move"),
+        (four("44"), Some(0), "invalid_request"),
+        (four("44"), Some(30_001), "invalid_request"),
+        (four("44"), Some(-5), "invalid_request"),
+        (
+            json!({"game": "four_in_a_row", "moves": "4", "board": [], "side": "R"}),
+            None,
+            "invalid_request",
+        ),
+        (
+            json!({"game": "four_in_a_row", "board": [".......", ".......", ".......", ".......", ".......", "......."], "side": "B"}),
+            None,
+            "invalid_request",
+        ),
+        (
+            json!({"game": "four_in_a_row", "board": ["...R..."], "side": "R"}),
+            None,
+            "invalid_request",
+        ),
+        (json!({"game": "four_in_a_row"}), None, "invalid_request"),
+    ];
+    for (body, budget, code) in cases {
+        let res = app.analyse(&ada, body.clone(), budget).await;
+        assert_eq!(
+            res.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body} {budget:?}: {:?}",
+            res.body
+        );
+        assert_eq!(res.code(), code, "{body} {budget:?}");
+    }
+    let anonymous = app
+        .send(
+            app.http
+                .post(format!("{}/v1/analysis", app.base))
+                .json(&four("44")),
+        )
+        .await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_tiny_budget_on_a_hard_position_gives_an_estimate() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    // The empty board takes billions of nodes to solve: a millisecond proves nothing.
+    let res = app
+        .analyse(&ada, json!({"game": "four_in_a_row", "moves": ""}), Some(1))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(res.body["exact"], false);
+    let score = res.body["score"].as_i64().expect("a score");
+    assert!((-18..=18).contains(&score), "{score}");
+    let columns = ["1", "2", "3", "4", "5", "6", "7"];
+    for m in strings(&res.body["best_moves"]) {
+        assert!(columns.contains(&m.as_str()), "{m}");
+    }
+}
+
+#[tokio::test]
+async fn a_finished_match_is_judged_ply_by_ply_and_an_active_one_is_not() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    let path = format!("/v1/matches/{id}/analysis");
+    let early = app.get(&path, &ada.token).await;
+    assert_eq!(early.status, StatusCode::CONFLICT, "{:?}", early.body);
+    assert_eq!(early.code(), "conflict");
+
+    // Ada stacks column 4 and wins with her 4th disc; Bob ignores the threat at ply 6.
+    app.finish_four(&id, &ada, &bob, true).await;
+    let res = app.get(&path, &bob.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let plies = res.body["plies"].as_array().expect("plies");
+    let moves: Vec<&str> = plies
+        .iter()
+        .map(|p| p["move"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(moves, ["4", "1", "4", "1", "4", "1", "4"]);
+    for (n, p) in (1..).zip(plies) {
+        assert_eq!(p["ply"], n);
+        for key in ["score_before", "score_after", "best_moves", "exact"] {
+            assert!(p.get(key).is_some(), "ply {n} has {key}");
+        }
+        if p["exact"] == true {
+            let (before, after) = (&p["score_before"], &p["score_after"]);
+            assert!(after.as_i64() <= before.as_i64(), "ply {n}: {p}");
+        }
+    }
+    let last = &plies[6];
+    assert_eq!(
+        (&last["score_before"], &last["score_after"], &last["exact"]),
+        (&json!(18), &json!(18), &json!(true)),
+        "a win with the 4th disc is +18"
+    );
+    assert_eq!(last["best_moves"], json!(["4"]));
+    let sixth = &plies[5];
+    assert_eq!(sixth["score_after"], -18, "Bob lets Ada win at once");
+    assert_eq!(sixth["exact"], true);
+    assert_eq!(sixth["best_moves"], json!(["4"]), "only the block holds");
+
+    let budget = app.get(&format!("{path}?budget_ms=0"), &ada.token).await;
+    assert_eq!(budget.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[tokio::test]
+async fn a_finished_reversi_match_is_judged_ply_by_ply() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = app.room_match(&ada, &bob, "reversi").await;
+    for (p, mv) in [(&ada, "f5"), (&bob, "d6"), (&ada, "c3"), (&bob, "d3")] {
+        let res = app.play(p, &id, mv).await;
+        assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
+    }
+    let resigned = app
+        .post(&format!("/v1/matches/{id}/resign"), &bob.token, json!({}))
+        .await;
+    assert_eq!(resigned.status, StatusCode::OK, "{:?}", resigned.body);
+    let res = app
+        .get(
+            &format!("/v1/matches/{id}/analysis?budget_ms=3000"),
+            &ada.token,
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let plies = res.body["plies"].as_array().expect("plies");
+    let moves: Vec<&str> = plies
+        .iter()
+        .map(|p| p["move"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(moves, ["f5", "d6", "c3", "d3"]);
+    for p in plies {
+        for key in ["score_before", "score_after"] {
+            let score = p[key].as_i64().expect("a score");
+            assert!((-64..=64).contains(&score), "{p}");
+        }
+        assert!(!strings(&p["best_moves"]).is_empty(), "{p}");
+    }
+}
+
+/// Plays `turns` of a solo game against the CPU at `level`, the player always taking their
+/// first legal move; checks every CPU reply follows at once and hands the turn back.
+async fn solo_against(app: &TestApp, p: &Player, game: &str, level: u8, first: &str, turns: usize) {
+    let mut view = app
+        .solo(p, game, json!({"cpu_level": level, "first": first}))
+        .await;
+    let id = view["match_id"].as_str().expect("an id").to_owned();
+    for _ in 0..turns {
+        if view["status"] != "active" {
+            break;
+        }
+        assert_eq!(view["to_move"], 1, "{game} level {level}: the CPU replied");
+        let mv = view["legal_moves"][0].as_str().expect("a move").to_owned();
+        let res = app.play(p, &id, &mv).await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+        app.run_workers().await;
+        view = app.view(p, &id).await;
+    }
+    let events = app.events(p, &id).await;
+    let cpu_moves = events
+        .iter()
+        .filter(|e| e["type"] == "move_played" && e["data"]["by"] == "cpu")
+        .count();
+    assert!(
+        cpu_moves >= turns,
+        "{game} level {level}: {cpu_moves} CPU moves"
+    );
+    // Every CPU move replays: the replay's last board is the live one.
+    let replay = app.get(&format!("/v1/matches/{id}/replay"), &p.token).await;
+    let plies = replay.body["plies"].as_array().expect("plies");
+    assert_eq!(plies.last().expect("a ply")["board"], view["board"]);
+}
+
+#[tokio::test]
+async fn solo_games_against_levels_three_to_five_get_legal_replies_in_both_games() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    for game in ["four_in_a_row", "reversi"] {
+        for (level, first) in [(3, "me"), (4, "cpu"), (5, "cpu")] {
+            solo_against(&app, &ada, game, level, first, 3).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_instance_busy_with_analyses_refuses_one_more_with_a_429() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let available = app.state.analyses.available_permits() as u32;
+    let held = std::sync::Arc::clone(&app.state.analyses)
+        .try_acquire_many_owned(available)
+        .expect("every permit");
+    let body = json!({"game": "four_in_a_row", "moves": "44"});
+    let busy = app.analyse(&ada, body.clone(), None).await;
+    assert_eq!(
+        busy.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{:?}",
+        busy.body
+    );
+    assert_eq!(busy.code(), "rate_limited");
+    assert!(busy.headers.contains_key("retry-after"));
+    drop(held);
+    let free = app.analyse(&ada, body, Some(50)).await;
+    assert_eq!(free.status, StatusCode::OK, "{:?}", free.body);
+}
