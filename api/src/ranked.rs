@@ -85,16 +85,26 @@ pub async fn load_ticket(app: &AppState, id: TicketId) -> Result<Ticket, ApiErro
     Ticket::fold(decoded.iter().map(|(at, e)| (*at, e))).ok_or(ApiError::NotFound("ticket"))
 }
 
-/// A ticket of `player`'s own (`not_found` for anyone else's: tickets are private).
+/// A ticket of `player`'s own, folded (`not_found` for anyone else's: tickets are private).
+async fn load_own_ticket(
+    app: &AppState,
+    player: PlayerId,
+    id: TicketId,
+) -> Result<Ticket, ApiError> {
+    let t = load_ticket(app, id).await?;
+    if t.opened.player_id != player {
+        return Err(ApiError::NotFound("ticket"));
+    }
+    Ok(t)
+}
+
+/// The view of a ticket of `player`'s own.
 pub async fn own_ticket(
     app: &AppState,
     player: PlayerId,
     id: TicketId,
 ) -> Result<TicketView, ApiError> {
-    let t = load_ticket(app, id).await?;
-    if t.opened.player_id != player {
-        return Err(ApiError::NotFound("ticket"));
-    }
+    let t = load_own_ticket(app, player, id).await?;
     Ok(TicketView::new(id, &t))
 }
 
@@ -208,10 +218,7 @@ pub async fn cancel_ticket(
     player: PlayerId,
     id: TicketId,
 ) -> Result<TicketView, ApiError> {
-    let t = load_ticket(app, id).await?;
-    if t.opened.player_id != player {
-        return Err(ApiError::NotFound("ticket"));
-    }
+    let t = load_own_ticket(app, player, id).await?;
     let event = t.cancel().map_err(|_| ApiError::TicketClosed)?;
     let now = app.now();
     let append = StreamAppend {
