@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use domain::games::{Game, Reversi, Side, Square};
+use domain::games::{Game, Reversi, Square};
 use domain::search::Limits;
 use domain::search::reversi::{Engine, choose};
 
@@ -20,53 +20,15 @@ struct Ffo {
 fn load(file: &str, first: usize) -> Vec<Ffo> {
     let path = format!("{}/../oracles/reversi/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
+    domain::oracles::ffo_lines(&text)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .into_iter()
         .enumerate()
-        .map(|(i, line)| {
-            let (board, rest) = line.split_once(' ').expect("board, then side");
-            let rows: Vec<String> = board
-                .as_bytes()
-                .chunks(8)
-                .map(|row| {
-                    row.iter()
-                        .map(|b| match b {
-                            b'X' => 'B',
-                            b'O' => 'W',
-                            _ => '.',
-                        })
-                        .collect()
-                })
-                .collect();
-            let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
-            let mut fields = rest.split(';').map(str::trim).filter(|f| !f.is_empty());
-            let side = match fields.next() {
-                Some("X") => Side::First,
-                _ => Side::Second,
-            };
-            let pos = Reversi::from_rows(&rows, side).expect("an FFO board");
-            let scored: Vec<(Square, i32)> = fields
-                .map(|f| {
-                    let (mv, score) = f.split_once(':').expect("MOVE:SCORE");
-                    (
-                        mv.parse().expect("a square"),
-                        score.parse().expect("a score"),
-                    )
-                })
-                .collect();
-            let score = scored.iter().map(|s| s.1).max().expect("moves");
-            let mut best: Vec<Square> = scored
-                .iter()
-                .filter(|s| s.1 == score)
-                .map(|s| s.0)
-                .collect();
-            best.sort();
-            Ffo {
-                number: first + i,
-                pos,
-                score,
-                best,
-            }
+        .map(|(i, line)| Ffo {
+            number: first + i,
+            pos: line.position().expect("an FFO board"),
+            score: line.best_score().expect("moves"),
+            best: line.best_moves(),
         })
         .collect()
 }

@@ -284,33 +284,11 @@ mod tests {
 
     /// An FFO line as a position, its best score and every move reaching it.
     fn ffo(line: &str) -> (AnyPosition, i32, Vec<String>) {
-        let (board, rest) = line.split_once(' ').expect("`<board> <side>; ...`");
-        let cells: Vec<char> = board
-            .chars()
-            .map(|c| match c {
-                'X' => 'B',
-                'O' => 'W',
-                _ => '.',
-            })
-            .collect();
-        let rows: Vec<String> = cells.chunks(8).map(|r| r.iter().collect()).collect();
-        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
-        let mut fields = rest.split(';').map(str::trim);
-        let side = match fields.next() {
-            Some("X") => Side::First,
-            _ => Side::Second,
-        };
-        let scored: Vec<(String, i32)> = fields
-            .filter_map(|f| f.split_once(':'))
-            .map(|(m, v)| (m.to_lowercase(), v.parse().expect("a score")))
-            .collect();
-        let best = scored.iter().map(|(_, v)| *v).max().expect("a move");
-        let moves = scored
-            .into_iter()
-            .filter(|(_, v)| *v == best)
-            .map(|(m, _)| m)
-            .collect();
-        let pos = AnyPosition::from_rows(GameId::Reversi, &rows, side).expect("a board");
+        let line = crate::oracles::ffo_line(line).expect("an FFO line");
+        let rows: Vec<&str> = line.rows.iter().map(String::as_str).collect();
+        let pos = AnyPosition::from_rows(GameId::Reversi, &rows, line.to_move).expect("a board");
+        let best = line.best_score().expect("a move");
+        let moves = line.best_moves().iter().map(|m| m.to_string()).collect();
         (pos, best, moves)
     }
 

@@ -9,6 +9,7 @@ pub mod games;
 pub mod ids;
 pub mod matches;
 pub mod matchmaking;
+pub mod oracles;
 pub mod ratings;
 pub mod search;
 pub mod tickets;

@@ -29,31 +29,15 @@ const FFO_1_19: &str = include_str!(concat!(
 
 /// An FFO line as a board-and-side body, with its best score and every move reaching it.
 fn ffo(line: &str) -> (Value, i64, Vec<String>) {
-    let (board, rest) = line.split_once(' ').expect("`<board> <side>; ...`");
-    let cells: Vec<char> = board
-        .chars()
-        .map(|c| match c {
-            'X' => 'B',
-            'O' => 'W',
-            _ => '.',
-        })
-        .collect();
-    let rows: Vec<String> = cells.chunks(8).map(|r| r.iter().collect()).collect();
-    let mut fields = rest.split(';').map(str::trim);
-    let side = if fields.next() == Some("X") { "B" } else { "W" };
-    let scored: Vec<(String, i64)> = fields
-        .filter_map(|f| f.split_once(':'))
-        .map(|(m, v)| (m.to_lowercase(), v.parse().expect("a score")))
-        .collect();
-    let best = scored.iter().map(|(_, v)| *v).max().expect("a move");
-    let mut moves: Vec<String> = scored
-        .into_iter()
-        .filter(|(_, v)| *v == best)
-        .map(|(m, _)| m)
-        .collect();
-    moves.sort();
+    let line = domain::oracles::ffo_line(line).expect("an FFO line");
+    let side = match line.to_move {
+        domain::games::Side::First => "B",
+        domain::games::Side::Second => "W",
+    };
+    let best = i64::from(line.best_score().expect("a move"));
+    let moves = line.best_moves().iter().map(|m| m.to_string()).collect();
     (
-        json!({"game": "reversi", "board": rows, "side": side}),
+        json!({"game": "reversi", "board": line.rows, "side": side}),
         best,
         moves,
     )

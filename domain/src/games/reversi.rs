@@ -899,40 +899,11 @@ mod tests {
         assert_eq!(positions, 79);
     }
 
-    /// Reads `<64 squares> <X|O>; MOVE:SCORE; ...` into the position and its sorted moves.
+    /// Reads an `.obf` line into the position and its sorted legal moves.
     fn parse_obf(line: &str) -> (Reversi, Vec<Square>) {
-        let (board, rest) = line.split_once(' ').expect("board, then side to move");
-        assert_eq!(board.len(), 64, "{line}");
-        let rows: Vec<String> = board
-            .as_bytes()
-            .chunks(8)
-            .map(|row| {
-                row.iter()
-                    .map(|b| match b {
-                        b'X' => 'B',
-                        b'O' => 'W',
-                        b'-' => '.',
-                        _ => panic!("unexpected square `{b}` in {line}"),
-                    })
-                    .collect()
-            })
-            .collect();
-        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
-        let mut fields = rest.split(';').map(str::trim);
-        let to_move = match fields.next() {
-            Some("X") => Side::First,
-            Some("O") => Side::Second,
-            other => panic!("unexpected side {other:?} in {line}"),
-        };
-        let pos = Reversi::from_rows(&rows, to_move).expect("a valid FFO board");
-        let mut moves: Vec<Square> = fields
-            .filter(|f| !f.is_empty())
-            .map(|f| {
-                let (mv, _score) = f.split_once(':').expect("MOVE:SCORE");
-                mv.parse().expect("a square")
-            })
-            .collect();
+        let line = crate::oracles::ffo_line(line).expect("an FFO line");
+        let mut moves: Vec<Square> = line.scored.iter().map(|s| s.0).collect();
         moves.sort();
-        (pos, moves)
+        (line.position().expect("a valid FFO board"), moves)
     }
 }

@@ -1175,44 +1175,12 @@ mod tests {
     }
 
     fn ffo_file(text: &str) -> Vec<Ffo> {
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|line| {
-                let (board, rest) = line.split_once(' ').expect("board, then side to move");
-                let rows: Vec<String> = board
-                    .as_bytes()
-                    .chunks(8)
-                    .map(|row| {
-                        row.iter()
-                            .map(|b| match b {
-                                b'X' => 'B',
-                                b'O' => 'W',
-                                b'-' => '.',
-                                _ => panic!("unexpected square in {line}"),
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
-                let mut fields = rest.split(';').map(str::trim).filter(|f| !f.is_empty());
-                let side = match fields.next() {
-                    Some("X") => Side::First,
-                    Some("O") => Side::Second,
-                    other => panic!("unexpected side {other:?} in {line}"),
-                };
-                let scored = fields
-                    .map(|f| {
-                        let (mv, score) = f.split_once(':').expect("MOVE:SCORE");
-                        (
-                            mv.parse().expect("a square"),
-                            score.parse().expect("a score"),
-                        )
-                    })
-                    .collect();
-                Ffo {
-                    pos: Reversi::from_rows(&rows, side).expect("a valid FFO board"),
-                    scored,
-                }
+        crate::oracles::ffo_lines(text)
+            .expect("the FFO file parses")
+            .into_iter()
+            .map(|line| Ffo {
+                pos: line.position().expect("a valid FFO board"),
+                scored: line.scored,
             })
             .collect()
     }
