@@ -1,5 +1,5 @@
 //! Four in a Row solver benchmark: the public test sets against the reference solver's means,
-//! and the CPU levels' move latency. Run with `cargo bench -p domain --bench connect4`.
+//! and the CPU levels' move latency (on sample positions and in play). Run with `cargo bench -p domain --bench connect4`.
 //!
 //! Each position is solved from a cleared transposition table (like the reference benchmark), one
 //! thread; the quick sets are solved once untimed first so that page faults of the fresh table are
@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use domain::games::{Column, FourInARow, Game};
+use domain::games::{Column, FourInARow, Game, Side};
 use domain::search::Limits;
 use domain::search::four_in_a_row::{Solver, choose};
 
@@ -189,6 +189,65 @@ fn main() {
             "| {level} | {} | {} |",
             show(total / positions.len() as u32),
             show(max)
+        );
+    }
+    level_five_in_play();
+}
+
+/// Level 5's move latency in play: 20 seeded games against level 3 with level 5 moving first,
+/// and 20 with it moving second, timing every level-5 move.
+fn level_five_in_play() {
+    println!("\n### Level 5 in play against level 3 (20 seeded games per side)\n");
+    println!(
+        "| level 5 plays | moves timed | mean | max | ply of the max | level 5 won / drew / lost |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for five_first in [true, false] {
+        let (mut total, mut max, mut max_ply, mut count) =
+            (Duration::ZERO, Duration::ZERO, 0, 0u32);
+        let mut results = [0u32; 3];
+        for seed in 0..20u64 {
+            let mut pos = FourInARow::start();
+            let mut ply = 0;
+            while pos.outcome().is_none() {
+                let five_to_move = (ply % 2 == 0) == five_first;
+                let mv = if five_to_move {
+                    let start = Instant::now();
+                    let mv = choose(black_box(&pos), 5, seed);
+                    let took = start.elapsed();
+                    total += took;
+                    count += 1;
+                    if took > max {
+                        max = took;
+                        max_ply = ply;
+                    }
+                    mv
+                } else {
+                    choose(&pos, 3, seed)
+                }
+                .expect("a move while the game is on");
+                pos.play(mv);
+                ply += 1;
+            }
+            let five = if five_first {
+                Side::First
+            } else {
+                Side::Second
+            };
+            match pos.outcome().and_then(|o| o.winner) {
+                Some(w) if w == five => results[0] += 1,
+                None => results[1] += 1,
+                Some(_) => results[2] += 1,
+            }
+        }
+        println!(
+            "| {} | {count} | {} | {} | {max_ply} | {} / {} / {} |",
+            if five_first { "first" } else { "second" },
+            show(total / count),
+            show(max),
+            results[0],
+            results[1],
+            results[2]
         );
     }
 }

@@ -12,6 +12,7 @@
 //! disc, `-k` that it loses to the opponent's `(22 - k)`-th disc. A side that can win at once with
 //! `n` discs on the board scores `(43 - n) / 2`.
 //!
+//! Level 5 opens from a shipped book of proven winning moves for the first player ([`book`]).
 //! The CPU levels use a depth-limited alpha-beta search with a small evaluation (cell weights,
 //! winning cells and their row parity); its values are in "milli-scores": a proven result `k` is
 //! `1000 k`, and every heuristic value lies strictly between -1000 and 1000. Everything is bounded
@@ -21,6 +22,8 @@ use crate::games::four_in_a_row::{BOARD, BOARD_COLUMN, BOTTOM, HEIGHT, STRIDE, W
 use crate::games::{Column, FourInARow, Game};
 
 use super::{Limits, Verdict};
+
+pub mod book;
 
 /// Cells on the board.
 const CELLS: i32 = (WIDTH as i32) * (HEIGHT as i32);
@@ -826,8 +829,9 @@ const LEVEL5_PREFERENCE_NODES: u64 = 300_000;
 const LEVEL5_TABLE: usize = 1 << 21;
 const LEVEL5_SOLVE_FROM_PLY: i32 = 8;
 
-/// The CPU's column at `level` (3: a shallow search, 4: a deep search, 5: perfect play when the
-/// solver finishes within its budget, the deep search otherwise), or `None` when the game is
+/// The CPU's column at `level` (3: a shallow search, 4: a deep search, 5: the opening book's
+/// winning moves as the first player, then perfect play when the solver finishes within its
+/// budget, the deep search otherwise), or `None` when the game is
 /// over. Levels below 3 play as 3 and above 5 as 5 (levels 1 and 2 live in `crate::cpu`).
 ///
 /// The choice depends only on the position, the level and `seed`: every bound is a node count,
@@ -856,11 +860,17 @@ fn deep_candidates(pos: &Pos, depth: u32, nodes: u64, margin: i32) -> Vec<Column
     }
 }
 
-/// Level 5: the moves proven best by the solver when it finishes within its budget, or by the
+/// Level 5: the opening book's winning column when the first player meets a book position;
+/// otherwise the moves proven best by the solver when it finishes within its budget, or by the
 /// look-ahead when it sees the end of the game. When the solver runs out before the exact score
 /// but has proven a bound (say "at least a draw"), the deep search's first choice that keeps the
 /// bound is played; with nothing proven, the deep search's choice.
 fn perfect_candidates(p: &Pos) -> Vec<Column> {
+    if p.moves < book::BOOK_PLIES
+        && let Some(bit) = book::lookup(p)
+    {
+        return columns_of(bit);
+    }
     let mut table = Table::new(LEVEL5_TABLE);
     let limits = Limits::nodes(LEVEL5_SCORE_NODES);
     let mut run = Run::new(&mut table, &limits);
@@ -1304,13 +1314,10 @@ mod tests {
         assert_eq!(level_five_first_against("level 2", level_two), (20, 0));
     }
 
-    /// Level 5 cannot solve the opening within its budget (there is no opening book), so a
-    /// first move that throws the first player's win away is possible, and level 3 then holds a
-    /// draw now and then (one game in these twenty); it never wins.
     #[test]
-    fn level_five_moving_first_beats_level_three_nearly_every_time_and_never_loses() {
-        let (wins, _) = level_five_first_against("level 3", |p, seed| choose(p, 3, seed));
-        assert!(wins >= 19, "{wins} wins in 20");
+    fn level_five_moving_first_beats_level_three_every_time() {
+        let opponent = |p: &FourInARow, seed| choose(p, 3, seed);
+        assert_eq!(level_five_first_against("level 3", opponent), (20, 0));
     }
 
     #[test]
