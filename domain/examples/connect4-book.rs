@@ -13,9 +13,13 @@ fn main() -> std::io::Result<()> {
     let plies = args
         .next()
         .map_or(book::BOOK_PLIES, |p| p.parse().expect("PLIES: a number"));
-    let out = args
-        .next()
-        .unwrap_or_else(|| "domain/src/search/four_in_a_row/book.txt".to_owned());
+    let out = args.next().unwrap_or_else(|| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/search/four_in_a_row/book.txt"
+        )
+        .to_owned()
+    });
     let start = Instant::now();
     let entries = book::generate("-", plies, 1 << 27, |entry| {
         eprintln!(
