@@ -403,8 +403,9 @@ impl<'t, 'l> Run<'t, 'l> {
         Ok(min)
     }
 
-    /// Whether playing `bit` in `pos` reaches `score`, the exact score of `pos` (which has no
-    /// immediate win); `None` when aborted.
+    /// Whether playing `bit` in `pos` (which has no immediate win) is worth at least `score`:
+    /// with the exact score of `pos`, whether the move is best; with 1, whether it wins. `None`
+    /// when aborted.
     fn reaches(&mut self, pos: &Pos, bit: u64, score: i32) -> Option<bool> {
         let mut child = *pos;
         child.play(bit);
