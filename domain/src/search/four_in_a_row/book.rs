@@ -181,7 +181,7 @@ impl Builder<'_, '_, '_, '_> {
         true
     }
 
-    /// Whether after `bit` every reply leaves the first player a winning move within the book.
+    /// Whether after `bit` every reply leaves the side playing it a winning move within the book.
     fn every_reply_loses(&mut self, pos: &Pos, bit: u64, moves: &mut String) -> bool {
         let mut after = *pos;
         after.play(bit);
