@@ -15,6 +15,7 @@
 
 use crate::games::{AnyPosition, FourInARow, Game, Reversi};
 use crate::search;
+use crate::search::SplitMix64;
 
 /// The levels a CPU seat can play at (1 weakest .. 5 strongest, SPEC §2): the very range the
 /// match aggregate accepts.
@@ -46,9 +47,9 @@ fn choose<G: Game>(
         return None;
     }
     let legal: Vec<G::Move> = pos.legal_moves().collect();
-    let mut rng = Rng::new(seed, pos.ply(), pos.side_to_move().index() as u64);
+    let mut rng = rng(seed, pos.ply(), pos.side_to_move().index() as u64);
     if level <= 1 || legal.len() == 1 {
-        return legal.get(rng.below(legal.len() as u64) as usize).copied();
+        return rng.pick(&legal);
     }
     let me = pos.side_to_move();
     // Win at once when possible.
@@ -111,26 +112,10 @@ fn mobility_weight(pos: &Reversi, square: <Reversi as Game>::Move) -> u64 {
     if corner { base * 8 } else { base }
 }
 
-/// SplitMix64 keyed by (seed, ply, side): a fresh, reproducible stream for every decision.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u32, ply: u32, side: u64) -> Rng {
-        Rng(u64::from(seed) << 32 ^ u64::from(ply) << 1 ^ side)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (n > 0), without modulo bias worth speaking of for small n.
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n.max(1))) >> 64) as u64
-    }
+/// The generator for one decision: SplitMix64 keyed by (seed, ply, side), a fresh, reproducible
+/// stream for every move.
+fn rng(seed: u32, ply: u32, side: u64) -> SplitMix64 {
+    SplitMix64(u64::from(seed) << 32 ^ u64::from(ply) << 1 ^ side)
 }
 
 #[cfg(test)]

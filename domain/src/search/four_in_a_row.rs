@@ -21,7 +21,7 @@
 use crate::games::four_in_a_row::{BOARD, BOARD_COLUMN, BOTTOM, HEIGHT, STRIDE, WIDTH};
 use crate::games::{Column, FourInARow, Game};
 
-use super::{Limits, Verdict};
+use super::{Limits, SplitMix64, Verdict};
 
 pub mod book;
 
@@ -971,28 +971,6 @@ fn most_promising(p: &Pos, moves: u64) -> u64 {
     match search.root(p, LEVEL5_PREFERENCE_DEPTH, &order, 0) {
         Some(root) if root.candidates != 0 => root.candidates,
         _ => moves,
-    }
-}
-
-/// SplitMix64: a tiny, fast, reproducible generator for breaking ties.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> Option<T> {
-        let n = items.len() as u64;
-        if n == 0 {
-            return None;
-        }
-        let i = ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as usize;
-        items.get(i).copied()
     }
 }
 

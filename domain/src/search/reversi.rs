@@ -22,7 +22,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::{Limits, Verdict};
+use super::{Limits, SplitMix64, Verdict};
 use crate::games::{Reversi, Square};
 
 /// Evaluation units per disc.
@@ -1075,7 +1075,7 @@ pub fn choose(pos: &Reversi, level_number: u8, seed: u64) -> Option<Square> {
         let depth = ((empties as i32 - 8) / 2).clamp(1, 8) as u32;
         let (root, _) = search.iterate(p, o, depth.min(empties - 1).max(1));
         if let Some((_, best)) = search.solve_root(p, o, &root) {
-            return Some(square(best[rng.below(best.len())]));
+            return rng.pick(&best).map(square);
         }
     }
 
@@ -1118,25 +1118,7 @@ pub fn choose(pos: &Reversi, level_number: u8, seed: u64) -> Option<Square> {
         }
     }
     near.sort_unstable();
-    Some(square(near[rng.below(near.len())]))
-}
-
-/// SplitMix64: the CPU's reproducible draws.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n` > 0), by multiply-shift.
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
+    rng.pick(&near).map(square)
 }
 
 #[cfg(test)]
