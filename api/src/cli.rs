@@ -1,5 +1,5 @@
-//! The operator CLI: `discs serve` (the default) `| migrate | token | rebuild | audit | replay |
-//! perft`.
+//! The operator CLI: `discs serve` (the default) `| migrate | token | rebuild | audit |
+//! repair-work | replay | perft`.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -52,6 +52,12 @@ enum Cmd {
         projection: Option<String>,
         #[command(flatten)]
         db: DatabaseConfig,
+    },
+    /// Recreate every missing or stale `match_work` row (the matches' deadlines) from the log,
+    /// and remove the rows of finished matches; `discs serve` also does this at start-up.
+    RepairWork {
+        #[command(flatten)]
+        config: ServeConfig,
     },
     /// Audits for admins.
     Audit {
@@ -108,6 +114,7 @@ pub fn main() -> ExitCode {
         Cmd::Serve { config } => serve(config),
         Cmd::Token { admin, db, auth } => token(&admin, db, auth),
         Cmd::Migrate { db } => migrate(db),
+        Cmd::RepairWork { config } => repair_work(config),
         Cmd::Rebuild { projection, db } => rebuild(projection.as_deref(), db),
         Cmd::Audit {
             what:
@@ -148,6 +155,24 @@ fn serve(config: ServeConfig) -> anyhow::Result<()> {
     runtime.block_on(async {
         let app = Application::build(config).await?;
         app.run_until_stopped().await?;
+        Ok(())
+    })
+}
+
+fn repair_work(mut config: ServeConfig) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        // The application without its listener's traffic or workers: only its state is used.
+        config.addr = "127.0.0.1:0".into();
+        config.no_workers = true;
+        let app = Application::build(config).await?;
+        let report = crate::workers::repair_work(&app.state())
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        println!(
+            "match work rows: {} created, {} fixed, {} removed",
+            report.created, report.fixed, report.removed
+        );
         Ok(())
     })
 }

@@ -46,6 +46,8 @@ pub struct ServeConfig {
     pub auth: AuthConfig,
     #[command(flatten)]
     pub play: PlayConfig,
+    #[command(flatten)]
+    pub live: LiveConfig,
     /// State-changing calls allowed per second and token (sustained).
     #[arg(long, env = "DISCS_RATE_PER_SECOND", default_value_t = 50.0)]
     pub rate_per_second: f64,
@@ -83,6 +85,38 @@ pub struct AuthConfig {
     /// Lifetime of issued tokens, in days.
     #[arg(long, env = "DISCS_TOKEN_DAYS", default_value_t = 365)]
     pub token_days: i64,
+}
+
+/// The live path: committing, caching, following the log, streaming.
+#[derive(Clone, Copy, Debug, Args)]
+pub struct LiveConfig {
+    /// Committer tasks (each commits one batch of commands at a time).
+    #[arg(long, env = "DISCS_COMMITTERS", default_value_t = 2)]
+    pub committers: usize,
+    /// Match states kept in memory.
+    #[arg(long, env = "DISCS_MATCH_CACHE", default_value_t = 10_000)]
+    pub match_cache: usize,
+    /// How often the log is read for other instances' events, in milliseconds.
+    #[arg(long, env = "DISCS_LOG_POLL_MS", default_value_t = 100)]
+    pub log_poll_ms: u64,
+    /// Open event streams allowed per player.
+    #[arg(long, env = "DISCS_STREAMS_PER_PLAYER", default_value_t = 8)]
+    pub streams_per_player: usize,
+    /// Open event streams allowed per instance.
+    #[arg(long, env = "DISCS_MAX_STREAMS", default_value_t = 10_000)]
+    pub max_streams: usize,
+}
+
+impl Default for LiveConfig {
+    fn default() -> LiveConfig {
+        LiveConfig {
+            committers: 2,
+            match_cache: 10_000,
+            log_poll_ms: 100,
+            streams_per_player: 8,
+            max_streams: 10_000,
+        }
+    }
 }
 
 /// The timings of play (SPEC §2).

@@ -19,6 +19,26 @@ use crate::state::AppState;
 /// What a state-changing handler produces: a status and a JSON body.
 pub type Reply = Result<(StatusCode, serde_json::Value), ApiError>;
 
+/// What a handler that can commit its answer with its command produces: the answer, and
+/// whether it is already stored (committed in the command's own transaction).
+pub type KeyedReply = Result<(StatusCode, serde_json::Value, bool), ApiError>;
+
+/// A request's `Idempotency-Key`, as its answer is stored under.
+#[derive(Debug, Clone)]
+pub struct KeyRecord {
+    pub player: Uuid,
+    pub key: String,
+    pub request_hash: Vec<u8>,
+}
+
+/// The command id a handler gives the log, and the key its answer is stored under (none
+/// without an `Idempotency-Key`).
+#[derive(Debug, Clone)]
+pub struct Key {
+    pub command_id: Uuid,
+    pub record: Option<KeyRecord>,
+}
+
 const MAX_KEY: usize = 200;
 
 /// Reads the body of a state-changing request, then runs `handler` on it at most once per
@@ -34,15 +54,37 @@ where
     F: FnOnce(Uuid, actix_web::web::Bytes) -> Fut,
     Fut: Future<Output = Reply>,
 {
+    command_keyed(app, auth, req, payload, |key, body| async move {
+        handler(key.command_id, body)
+            .await
+            .map(|(status, value)| (status, value, false))
+    })
+    .await
+}
+
+/// [`command`] for handlers that commit their answer with their command: they receive the
+/// key's record and say whether they stored it.
+pub async fn command_keyed<F, Fut>(
+    app: &AppState,
+    auth: &Auth,
+    req: &HttpRequest,
+    payload: actix_web::web::Payload,
+    handler: F,
+) -> HttpResponse
+where
+    F: FnOnce(Key, actix_web::web::Bytes) -> Fut,
+    Fut: Future<Output = KeyedReply>,
+{
     let body = match crate::input::body(payload).await {
         Ok(b) => b,
         Err(e) => return respond_error(&e, lang_of(req)),
     };
     let for_handler = body.clone();
-    once(app, auth, req, &body, |command_id| {
-        handler(command_id, for_handler)
-    })
-    .await
+    let lang = lang_of(req);
+    match run(app, auth, req, &body, |key| handler(key, for_handler), lang).await {
+        Ok(res) => res,
+        Err(e) => respond_error(&e, lang),
+    }
 }
 
 /// Runs `handler` at most once per (player, key): it receives the command id to give the
@@ -59,7 +101,12 @@ where
     Fut: Future<Output = Reply>,
 {
     let lang = lang_of(req);
-    match run(app, auth, req, body, handler, lang).await {
+    let keyed = |key: Key| async move {
+        handler(key.command_id)
+            .await
+            .map(|(status, value)| (status, value, false))
+    };
+    match run(app, auth, req, body, keyed, lang).await {
         Ok(res) => res,
         Err(e) => respond_error(&e, lang),
     }
@@ -74,12 +121,18 @@ async fn run<F, Fut>(
     lang: Lang,
 ) -> Result<HttpResponse, ApiError>
 where
-    F: FnOnce(Uuid) -> Fut,
-    Fut: Future<Output = Reply>,
+    F: FnOnce(Key) -> Fut,
+    Fut: Future<Output = KeyedReply>,
 {
     app.limiter.check(&auth.token)?;
     let key = match req.headers().get("idempotency-key") {
-        None => return Ok(reply(handler(Uuid::new_v4()).await, lang)),
+        None => {
+            let key = Key {
+                command_id: Uuid::new_v4(),
+                record: None,
+            };
+            return Ok(reply(handler(key).await, lang));
+        }
         Some(v) => v
             .to_str()
             .ok()
@@ -104,9 +157,20 @@ where
         return replay(stored, &request_hash);
     }
     let command_id = Uuid::new_v5(&player, key.as_bytes());
-    let outcome = handler(command_id).await;
+    let record = KeyRecord {
+        player,
+        key: key.clone(),
+        request_hash: request_hash.clone(),
+    };
+    let outcome = handler(Key {
+        command_id,
+        record: Some(record),
+    })
+    .await;
     let (status, body) = match &outcome {
-        Ok((status, body)) => (*status, body.clone()),
+        // Committed with the command: that transaction is the answer's only write.
+        Ok((_, _, true)) => return Ok(reply(outcome, lang)),
+        Ok((status, body, false)) => (*status, body.clone()),
         // Unexpected failures and rate limits are not answers worth repeating: retrying may
         // succeed, so they are not stored.
         Err(ApiError::Unexpected(_) | ApiError::RateLimited(_)) => return Ok(reply(outcome, lang)),
@@ -181,9 +245,9 @@ fn replay(stored: Stored, request_hash: &[u8]) -> Result<HttpResponse, ApiError>
         .json_body(stored.body))
 }
 
-fn reply(outcome: Reply, lang: Lang) -> HttpResponse {
+fn reply(outcome: KeyedReply, lang: Lang) -> HttpResponse {
     match outcome {
-        Ok((status, body)) => HttpResponse::build(status).json(body),
+        Ok((status, body, _)) => HttpResponse::build(status).json(body),
         Err(e) => respond_error(&e, lang),
     }
 }

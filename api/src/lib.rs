@@ -2,13 +2,16 @@
 //! CLI.
 
 pub mod auth;
+pub mod cache;
 pub mod catalogue;
 pub mod cli;
 pub mod clock;
+pub mod commit;
 pub mod config;
 pub mod error;
 pub mod idempotency;
 pub mod input;
+pub mod live;
 pub mod metrics;
 pub mod play;
 pub mod ranked;

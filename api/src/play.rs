@@ -1,8 +1,11 @@
-//! The command path of a match: load the stream, fold it, `decide`, append with the version it
-//! was decided on; then the CPU's replies and the match's row of pending work.
+//! The command path of a match: take the state (cached, or read and folded), `decide`, let the
+//! CPU answer where its level answers at once, and commit the events, the match's work row and
+//! the request's stored answer together with the version it was all decided on.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use actix_web::http::StatusCode;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
@@ -15,18 +18,26 @@ use domain::matches::{
 };
 use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
+use crate::cache::{Cached, Names};
+use crate::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
 use crate::error::ApiError;
+use crate::idempotency::KeyRecord;
 use crate::state::AppState;
 use crate::views::MatchView;
 
 /// The level of the CPU that stands in for absent players and timed-out turns (SPEC §2).
 pub const STAND_IN_LEVEL: u8 = 2;
 
-/// A match read from the log.
+/// The strongest CPU level whose reply is committed with the command it answers; level 5 may
+/// search for a second, so its moves are commands of their own.
+pub const INLINE_CPU_LEVEL: u8 = 4;
+
+/// A match as the command path knows it: its folded state and its players' names.
+#[derive(Clone)]
 pub struct Loaded {
     pub id: MatchId,
     pub state: MatchState,
-    pub events: Vec<RecordedEvent>,
+    pub names: Arc<Names>,
 }
 
 impl Loaded {
@@ -47,10 +58,87 @@ impl Loaded {
             .into_iter()
             .find(|&s| m.seat(s).player_id() == Some(player))
     }
+
+    /// The match view.
+    pub fn view(&self) -> Result<MatchView, ApiError> {
+        let m = self.get()?;
+        Ok(MatchView::new(
+            self.id,
+            m,
+            self.state.version(),
+            &self.names,
+        ))
+    }
+
+    fn remember(&self, app: &AppState) {
+        app.cache.put(
+            self.id,
+            Cached {
+                state: self.state.clone(),
+                names: self.names.clone(),
+            },
+        );
+    }
 }
 
-/// Reads and folds a match stream; `not_found` when it has no events.
+/// The match as it is in the log now: the cached state brought up to date by one read of the
+/// events after it (usually none), or the whole stream when nothing is cached.
 pub async fn load(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
+    let Some(cached) = app.cache.get(id) else {
+        return load_fresh(app, id).await;
+    };
+    let mut state = cached.state.clone();
+    let newer = app
+        .log
+        .read_stream_after(&id.stream(), state.version() as i64)
+        .await
+        .map_err(unexpected)?;
+    for e in &newer {
+        evolve(&mut state, &stamped(e)?);
+    }
+    let loaded = Loaded {
+        id,
+        state,
+        names: cached.names.clone(),
+    };
+    if !newer.is_empty() {
+        loaded.remember(app);
+    }
+    Ok(loaded)
+}
+
+/// The match from the cache without asking the log (a command proves it current by its
+/// expected version), or read from the log.
+async fn load_for_command(app: &AppState, id: MatchId) -> Result<(Loaded, bool), ApiError> {
+    match app.cache.get(id) {
+        Some(c) => Ok((
+            Loaded {
+                id,
+                state: c.state.clone(),
+                names: c.names.clone(),
+            },
+            true,
+        )),
+        None => Ok((load_fresh(app, id).await?, false)),
+    }
+}
+
+/// The match for a command's checks (its seats): the cached state, or the log's.
+pub async fn load_command(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
+    Ok(load_for_command(app, id).await?.0)
+}
+
+/// Reads and folds the whole stream (and the players' names); `not_found` when it has no
+/// events. Caches what it read.
+pub async fn load_fresh(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
+    Ok(load_with_events(app, id).await?.0)
+}
+
+/// [`load_fresh`], keeping the events (the events, replay and stream calls).
+pub async fn load_with_events(
+    app: &AppState,
+    id: MatchId,
+) -> Result<(Loaded, Vec<RecordedEvent>), ApiError> {
     let events = app
         .log
         .read_stream(&id.stream())
@@ -63,7 +151,13 @@ pub async fn load(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
     for e in &events {
         evolve(&mut state, &stamped(e)?);
     }
-    Ok(Loaded { id, state, events })
+    let names = match app.cache.get(id) {
+        Some(c) => c.names.clone(),
+        None => Arc::new(names(app, state.get().ok_or(ApiError::NotFound("match"))?).await?),
+    };
+    let loaded = Loaded { id, state, names };
+    loaded.remember(app);
+    Ok((loaded, events))
 }
 
 /// A stored event as the domain reads it.
@@ -76,122 +170,262 @@ pub fn stamped(e: &RecordedEvent) -> Result<Stamped, ApiError> {
     })
 }
 
-/// Decides `action` on the match and appends its events.
-///
-/// With `expected` (the client's `expected_version`) a stale view is a `version_conflict`;
-/// without it a lost race is retried on the fresh state (where it may become `not_your_turn`).
-/// The same `command_id` twice writes once.
-pub async fn execute(
-    app: &AppState,
-    id: MatchId,
-    command_id: Uuid,
-    action: Action,
-    actor: Option<PlayerId>,
-    expected: Option<u64>,
-) -> Result<Loaded, ApiError> {
-    execute_from(app, None, id, command_id, action, actor, expected).await
+/// Which view a stored answer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerAt {
+    /// Right after the caller's own command (a move: the CPU's reply is seen by GET or the
+    /// stream).
+    Own,
+    /// After the CPU's replies too (a new match that the CPU opens).
+    Last,
 }
 
-/// [`execute`] deciding first on a match the caller has just read (`known`), so the common
-/// case reads the stream once; a lost race reads it again.
-pub async fn execute_from(
-    app: &AppState,
-    mut known: Option<Loaded>,
-    id: MatchId,
-    command_id: Uuid,
-    action: Action,
-    actor: Option<PlayerId>,
-    expected: Option<u64>,
-) -> Result<Loaded, ApiError> {
+/// The answer a request stores with its command (`Idempotency-Key`).
+pub struct Answering {
+    pub key: KeyRecord,
+    pub status: StatusCode,
+    pub at: AnswerAt,
+}
+
+/// One command on a match.
+pub struct MatchCommand {
+    pub id: MatchId,
+    pub command_id: Uuid,
+    pub action: Action,
+    pub actor: Option<PlayerId>,
+    /// The client's `expected_version`: a stale view is a `version_conflict`. Without it a
+    /// lost race is decided again on the fresh state (where it may become `not_your_turn`).
+    pub expected: Option<u64>,
+    /// The seat whose player is seen acting now (presence).
+    pub seen: Option<Seat>,
+    pub answer: Option<Answering>,
+}
+
+/// What a command did.
+pub struct Done {
+    /// The match right after the caller's own command.
+    pub own: Loaded,
+    /// The match after the CPU's replies committed with it.
+    pub last: Loaded,
+    /// Whether the request's answer was committed with the command.
+    pub stored: bool,
+    /// Whether this call wrote the events (not a retry of a command already in the log).
+    pub wrote: bool,
+}
+
+/// Decides a command (and the CPU's immediate replies) and commits it with the match's work row
+/// and the stored answer, in one transaction. The same `command_id` twice writes once.
+pub async fn execute(app: &AppState, cmd: MatchCommand) -> Result<Done, ApiError> {
     let at = app.now();
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let loaded = match (&action, known.take()) {
-            (Action::CreateMatch(_), _) => Loaded {
-                id,
-                state: MatchState::default(),
-                events: Vec::new(),
-            },
-            (_, Some(loaded)) if loaded.id == id => loaded,
-            _ => load(app, id).await?,
-        };
+    let (mut loaded, mut cached) = match cmd.action {
+        Action::CreateMatch(ref create) => (created(app, cmd.id, create).await?, false),
+        _ => load_for_command(app, cmd.id).await?,
+    };
+    for attempt in 1.. {
         let version = loaded.state.version();
-        if let Some(expected) = expected
+        if let Some(expected) = cmd.expected
             && expected != version
         {
+            if cached {
+                (loaded, cached) = (load_fresh(app, cmd.id).await?, false);
+                continue;
+            }
             return Err(ApiError::VersionConflict {
                 expected,
                 actual: version,
             });
         }
-        let events = decide(
-            &loaded.state,
-            &Command {
-                at,
-                action: action.clone(),
-            },
-        )
-        .map_err(domain_error)?;
-        let append = StreamAppend {
-            stream: id.stream(),
-            expected_version: version as i64,
-            events: events
-                .iter()
-                .map(|e| NewEvent {
-                    event_type: e.event_type().to_owned(),
-                    schema_version: MatchEvent::SCHEMA_VERSION,
-                    data: e.data(),
-                    actor: actor.map(|p| p.as_uuid()),
-                    recorded_at: at,
-                })
-                .collect(),
+        let decided = match decide_with_cpu(&loaded, &cmd.action, cmd.actor, at).await {
+            Ok(d) => d,
+            // A cached state is a guess: refuse only on what the log says.
+            Err(_) if cached => {
+                (loaded, cached) = (load_fresh(app, cmd.id).await?, false);
+                continue;
+            }
+            Err(e) => return Err(e),
         };
-        match app.log.append(command_id, append).await {
+        let answer = match &cmd.answer {
+            Some(a) if a.at == AnswerAt::Own || !cpu_pending(&decided.last) => {
+                let view = match a.at {
+                    AnswerAt::Own => decided.own.view()?,
+                    AnswerAt::Last => decided.last.view()?,
+                };
+                Some(StoredAnswer {
+                    player: a.key.player,
+                    key: a.key.key.clone(),
+                    request_hash: a.key.request_hash.clone(),
+                    status: a.status.as_u16(),
+                    body: serde_json::to_value(&view).map_err(unexpected)?,
+                    at,
+                })
+            }
+            _ => None,
+        };
+        let stored = answer.is_some();
+        let job = Job {
+            command_id: cmd.command_id,
+            appends: vec![StreamAppend {
+                stream: cmd.id.stream(),
+                expected_version: version as i64,
+                events: decided.events,
+            }],
+            work: work_row(app, &decided.last, cmd.seen, at),
+            answer,
+        };
+        match app.committer.submit(job).await {
             Ok(AppendOutcome::Appended(written)) => {
-                let mut loaded = loaded;
-                for (e, rec) in events.into_iter().zip(written) {
-                    evolve(&mut loaded.state, &Stamped { at, event: e });
-                    loaded.events.push(rec);
-                }
-                app.notify(id);
-                return Ok(loaded);
+                decided.last.remember(app);
+                app.live.committed(app, cmd.id, &written);
+                return Ok(Done {
+                    own: decided.own,
+                    last: decided.last,
+                    stored,
+                    wrote: true,
+                });
             }
             // A retry of a command that went through: its outcome is the match as it is.
-            Ok(AppendOutcome::AlreadyApplied(_)) => return load(app, id).await,
-            Err(AppendError::Conflict { actual, .. }) => {
-                if let Some(expected) = expected {
+            Ok(AppendOutcome::AlreadyApplied(_)) => {
+                let now = load_fresh(app, cmd.id).await?;
+                return Ok(Done {
+                    own: now.clone(),
+                    last: now,
+                    stored: false,
+                    wrote: false,
+                });
+            }
+            Err(CommitError::Append(AppendError::Conflict { actual, .. })) => {
+                app.cache.forget(cmd.id);
+                if matches!(cmd.action, Action::CreateMatch(_)) || attempt >= 5 {
+                    return Err(ApiError::VersionConflict {
+                        expected: cmd.expected.unwrap_or(version),
+                        actual: actual as u64,
+                    });
+                }
+                if let Some(expected) = cmd.expected
+                    && !cached
+                {
                     return Err(ApiError::VersionConflict {
                         expected,
                         actual: actual as u64,
                     });
                 }
-                if matches!(action, Action::CreateMatch(_)) || attempts >= 5 {
-                    return Err(ApiError::VersionConflict {
-                        expected: version,
-                        actual: actual as u64,
-                    });
-                }
+                (loaded, cached) = (load_fresh(app, cmd.id).await?, false);
             }
+            Err(CommitError::Append(AppendError::Retry)) if attempt < 5 => {}
             Err(e) => return Err(unexpected(e)),
         }
     }
+    unreachable!("the loop returns")
 }
 
-/// The CPU's choice, made on a blocking thread: the strongest levels search for up to about a
-/// second, which must not hold up the async workers.
+/// The empty match a `CreateMatch` is decided on, with its players' names.
+async fn created(app: &AppState, id: MatchId, create: &CreateMatch) -> Result<Loaded, ApiError> {
+    let ids: Vec<Uuid> = create
+        .seats
+        .iter()
+        .filter_map(|s| match s {
+            Occupant::Human { player_id } => Some(player_id.as_uuid()),
+            Occupant::Cpu { .. } => None,
+        })
+        .collect();
+    Ok(Loaded {
+        id,
+        state: MatchState::default(),
+        names: Arc::new(names_of(app, &ids).await?),
+    })
+}
+
+/// The events of a command and of the CPU's replies that follow at once, with the states after
+/// each part.
+struct Decided {
+    events: Vec<NewEvent>,
+    own: Loaded,
+    last: Loaded,
+}
+
+async fn decide_with_cpu(
+    loaded: &Loaded,
+    action: &Action,
+    actor: Option<PlayerId>,
+    at: OffsetDateTime,
+) -> Result<Decided, ApiError> {
+    let mut state = loaded.state.clone();
+    let mut events = Vec::new();
+    let mut apply = |state: &mut MatchState, action: Action, actor: Option<PlayerId>| {
+        let decided = decide(state, &Command { at, action }).map_err(domain_error)?;
+        for e in decided {
+            events.push(NewEvent {
+                event_type: e.event_type().to_owned(),
+                schema_version: MatchEvent::SCHEMA_VERSION,
+                data: e.data(),
+                actor: actor.map(|p| p.as_uuid()),
+                recorded_at: at,
+            });
+            evolve(state, &Stamped { at, event: e });
+        }
+        Ok::<(), ApiError>(())
+    };
+    apply(&mut state, action.clone(), actor)?;
+    let own = Loaded {
+        id: loaded.id,
+        state: state.clone(),
+        names: loaded.names.clone(),
+    };
+    for _ in 0..64 {
+        let Some(m) = state.get() else { break };
+        let Some((seat, level)) = m.cpu_to_move() else {
+            break;
+        };
+        if level > INLINE_CPU_LEVEL {
+            break;
+        }
+        let Some(mv) = cpu_move(m.position, level, m.cpu_seed).await? else {
+            break;
+        };
+        let action = Action::PlayMove {
+            seat,
+            mv,
+            by: MovedBy::Cpu,
+        };
+        apply(&mut state, action, None)?;
+    }
+    Ok(Decided {
+        events,
+        own,
+        last: Loaded {
+            id: loaded.id,
+            state,
+            names: loaded.names.clone(),
+        },
+    })
+}
+
+/// Whether the CPU is to move at a level that answers in a command of its own.
+fn cpu_pending(loaded: &Loaded) -> bool {
+    loaded
+        .state
+        .get()
+        .and_then(Match::cpu_to_move)
+        .is_some_and(|(_, level)| level > INLINE_CPU_LEVEL)
+}
+
+/// The CPU's choice. The levels that search (3 and up) run on a blocking thread, as level 5
+/// can take a second and must not hold up the async workers.
 pub async fn cpu_move(
     position: AnyPosition,
     level: u8,
     seed: u32,
 ) -> Result<Option<String>, ApiError> {
+    if level <= 2 {
+        return Ok(cpu::choose_move(&position, level, seed));
+    }
     tokio::task::spawn_blocking(move || cpu::choose_move(&position, level, seed))
         .await
         .map_err(unexpected)
 }
 
-/// Lets the CPU play while it is to move (CPU seats, stand-ins); each move is a command of its
-/// own whose id follows from the match version, so two instances never play it twice.
+/// Lets the CPU play its searched moves (level 5) while it is to move; each move is a command of
+/// its own whose id follows from the match version, so two instances never play it twice.
 pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiError> {
     for _ in 0..64 {
         let Some(m) = loaded.state.get() else { break };
@@ -202,47 +436,64 @@ pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiEr
             break;
         };
         let version = loaded.state.version();
-        let action = Action::PlayMove {
-            seat,
-            mv,
-            by: MovedBy::Cpu,
+        let cmd = MatchCommand {
+            id: loaded.id,
+            command_id: derived_id(loaded.id, "cpu", version),
+            action: Action::PlayMove {
+                seat,
+                mv,
+                by: MovedBy::Cpu,
+            },
+            actor: None,
+            expected: Some(version),
+            seen: None,
+            answer: None,
         };
-        let (id, command_id) = (loaded.id, derived_id(loaded.id, "cpu", version));
-        loaded = match execute_from(
-            app,
-            Some(loaded),
-            id,
-            command_id,
-            action,
-            None,
-            Some(version),
-        )
-        .await
-        {
-            Ok(next) => next,
+        loaded = match execute(app, cmd).await {
+            Ok(done) => done.last,
             // Another instance moved first: carry on from the fresh state.
-            Err(ApiError::VersionConflict { .. } | ApiError::NotYourTurn) => load(app, id).await?,
+            Err(ApiError::VersionConflict { .. } | ApiError::NotYourTurn) => {
+                load_fresh(app, loaded.id).await?
+            }
             Err(e) => return Err(e),
         };
     }
     Ok(loaded)
 }
 
-/// Creates a match for `player` (solo or in a room), lets the CPU open if it starts, schedules
-/// its work, and answers with its view.
+/// Creates a match for `player` (solo or in a room); the CPU opens in the same commit when it
+/// starts (level 5 just after). Answers with the view after the CPU's opening.
 pub async fn start(
     app: &AppState,
     id: MatchId,
     command_id: Uuid,
     create: CreateMatch,
     player: PlayerId,
-) -> Result<MatchView, ApiError> {
-    let action = Action::CreateMatch(create);
-    let loaded = execute(app, id, command_id, action, Some(player), None).await?;
-    let seat = loaded.seat_of(player);
-    let loaded = run_cpu(app, loaded).await?;
-    touch(app, &loaded, seat).await?;
-    view(app, &loaded).await
+    answer: Option<KeyRecord>,
+) -> Result<(MatchView, bool), ApiError> {
+    let seat = Seat::BOTH
+        .into_iter()
+        .find(|&s| matches!(create.seats[s.index()], Occupant::Human { player_id } if player_id == player));
+    let done = execute(
+        app,
+        MatchCommand {
+            id,
+            command_id,
+            action: Action::CreateMatch(create),
+            actor: Some(player),
+            expected: None,
+            seen: seat,
+            answer: answer.map(|key| Answering {
+                key,
+                status: StatusCode::CREATED,
+                at: AnswerAt::Last,
+            }),
+        },
+    )
+    .await?;
+    let stored = done.stored;
+    let last = run_cpu(app, done.last).await?;
+    Ok((last.view()?, stored))
 }
 
 /// A command id that every instance derives alike for the same step of a match.
@@ -266,103 +517,79 @@ pub async fn presence(
     if m.is_finished() {
         return Ok(loaded);
     }
-    let loaded = if m.seat(seat).presence != Presence::Here {
-        let command_id = derived_id(loaded.id, "return", loaded.state.version());
-        match execute(
-            app,
-            loaded.id,
-            command_id,
-            Action::Return { seat },
-            Some(player),
-            None,
-        )
-        .await
-        {
-            Ok(l) => l,
-            Err(ApiError::VersionConflict { .. }) => load(app, loaded.id).await?,
-            Err(e) => return Err(e),
-        }
-    } else {
-        loaded
-    };
-    // Only `seen` changes here: a lost update after a crash costs nothing but a late "away".
-    write_work(app, &loaded, Some(seat), Commit::Relaxed).await?;
+    if m.seat(seat).presence != Presence::Here {
+        let version = loaded.state.version();
+        let cmd = MatchCommand {
+            id: loaded.id,
+            command_id: derived_id(loaded.id, "return", version),
+            action: Action::Return { seat },
+            actor: Some(player),
+            expected: None,
+            seen: Some(seat),
+            answer: None,
+        };
+        return match execute(app, cmd).await {
+            Ok(done) => Ok(done.last),
+            Err(ApiError::VersionConflict { .. } | ApiError::Conflict(_)) => {
+                load_fresh(app, loaded.id).await
+            }
+            Err(e) => Err(e),
+        };
+    }
+    mark_seen(app, loaded.id, seat).await?;
     Ok(loaded)
 }
 
-/// How a `match_work` write commits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Commit {
-    /// Waits for the flush: the row carries a new deadline that must survive a crash.
-    Durable,
-    /// `synchronous_commit = off`: presence only, where losing the last half second is harmless.
-    Relaxed,
-    /// Durable, and gives back the worker's lease.
-    Release,
+/// Records that a seat's player is here. Only `seen` changes, committed without waiting for
+/// the flush: a lost update after a crash costs nothing but a late "away".
+pub async fn mark_seen(app: &AppState, id: MatchId, seat: Seat) -> Result<(), ApiError> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let sql = if seat == Seat::ONE {
+        "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) \
+         UPDATE match_work SET seen1 = greatest(seen1, $2) FROM relaxed WHERE match_id = $1"
+    } else {
+        "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) \
+         UPDATE match_work SET seen2 = greatest(seen2, $2) FROM relaxed WHERE match_id = $1"
+    };
+    let statement = client.prepare_cached(sql).await.map_err(unexpected)?;
+    client
+        .execute(&statement, &[&id.as_uuid(), &app.now()])
+        .await
+        .map_err(unexpected)?;
+    Ok(())
 }
 
-/// The pending-work row of a match after a command: when its next timer is due, and whose
+/// The `match_work` row of a match in a given state: when its next timer is due, and whose
 /// presence to watch; `seen` marks a seat as seen now. Finished matches leave the table.
-pub async fn touch(app: &AppState, loaded: &Loaded, seen: Option<Seat>) -> Result<(), ApiError> {
-    write_work(app, loaded, seen, Commit::Durable).await
-}
-
-/// Writes the `match_work` row of a match (see [`touch`]).
-pub async fn write_work(
+pub fn work_row(
     app: &AppState,
     loaded: &Loaded,
     seen: Option<Seat>,
-    commit: Commit,
-) -> Result<(), ApiError> {
-    let now = app.now();
-    let id = loaded.id.as_uuid();
-    let Some(m) = loaded.state.get() else {
-        return Ok(());
-    };
-    let mut client = app.pool.get().await.map_err(unexpected)?;
+    now: OffsetDateTime,
+) -> Option<WorkRow> {
+    let m = loaded.state.get()?;
+    let version = loaded.state.version() as i64;
+    let match_id = loaded.id.as_uuid();
     if m.is_finished() {
-        client
-            .execute("DELETE FROM match_work WHERE match_id = $1", &[&id])
-            .await
-            .map_err(unexpected)?;
-        return Ok(());
+        return Some(WorkRow {
+            match_id,
+            version,
+            pending: None,
+        });
     }
-    let due = state_due(m, app.play.return_seconds, now);
     let watch = |s: Seat| {
         matches!(m.seat(s).occupant, Occupant::Human { .. }) && m.seat(s).presence == Presence::Here
     };
-    let seen1 = (seen == Some(Seat::ONE)).then_some(now);
-    let seen2 = (seen == Some(Seat::TWO)).then_some(now);
-    let release = commit == Commit::Release;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    if commit == Commit::Relaxed {
-        tx.batch_execute("SET LOCAL synchronous_commit = off")
-            .await
-            .map_err(unexpected)?;
-    }
-    tx.execute(
-        "INSERT INTO match_work (match_id, state_due, watch1, watch2, seen1, seen2) \
-         VALUES ($1, $2::timestamptz, $3, $4, coalesce($5::timestamptz, $7::timestamptz), \
-           coalesce($6::timestamptz, $7::timestamptz)) \
-         ON CONFLICT (match_id) DO UPDATE SET state_due = $2::timestamptz, watch1 = $3, \
-           watch2 = $4, seen1 = greatest(match_work.seen1, $5::timestamptz), \
-           seen2 = greatest(match_work.seen2, $6::timestamptz), \
-           lease_until = CASE WHEN $8 THEN NULL ELSE match_work.lease_until END",
-        &[
-            &id,
-            &due,
-            &watch(Seat::ONE),
-            &watch(Seat::TWO),
-            &seen1,
-            &seen2,
-            &m.created_at,
-            &release,
-        ],
-    )
-    .await
-    .map_err(unexpected)?;
-    tx.commit().await.map_err(unexpected)?;
-    Ok(())
+    let seen_at = |s: Seat| if seen == Some(s) { now } else { m.created_at };
+    Some(WorkRow {
+        match_id,
+        version,
+        pending: Some(Pending {
+            state_due: state_due(m, app.play.return_seconds, now),
+            watch: [watch(Seat::ONE), watch(Seat::TWO)],
+            seen: [seen_at(Seat::ONE), seen_at(Seat::TWO)],
+        }),
+    })
 }
 
 /// When the match's own state next needs the server: now for a CPU move, the turn deadline, or
@@ -389,6 +616,10 @@ pub async fn names(app: &AppState, m: &Match) -> Result<HashMap<PlayerId, String
         .filter_map(|s| s.player_id())
         .map(|p| p.as_uuid())
         .collect();
+    names_of(app, &ids).await
+}
+
+async fn names_of(app: &AppState, ids: &[Uuid]) -> Result<HashMap<PlayerId, String>, ApiError> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(
@@ -401,13 +632,6 @@ pub async fn names(app: &AppState, m: &Match) -> Result<HashMap<PlayerId, String
         .into_iter()
         .map(|r| (PlayerId::from_uuid(r.get(0)), r.get(1)))
         .collect())
-}
-
-/// The match view of a loaded match.
-pub async fn view(app: &AppState, loaded: &Loaded) -> Result<MatchView, ApiError> {
-    let m = loaded.get()?;
-    let names = names(app, m).await?;
-    Ok(MatchView::new(loaded.id, m, loaded.state.version(), &names))
 }
 
 /// Maps a refusal of the domain to what the client sees.

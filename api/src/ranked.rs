@@ -196,6 +196,7 @@ pub async fn open_ticket(
         tx,
         command_id,
         vec![append],
+        None,
         "UPDATE queue_slots SET ticket_id = $2, match_id = NULL WHERE player_id = $1",
         &[&player.as_uuid(), &id.as_uuid()],
     )
@@ -233,6 +234,7 @@ pub async fn cancel_ticket(
         tx,
         command_id,
         vec![append],
+        None,
         "UPDATE queue_slots SET ticket_id = NULL WHERE player_id = $1 AND ticket_id = $2",
         &[&player.as_uuid(), &id.as_uuid()],
     )
@@ -252,12 +254,18 @@ async fn append_with_slot(
     tx: deadpool_postgres::Transaction<'_>,
     command_id: Uuid,
     appends: Vec<StreamAppend>,
+    work: Option<&crate::commit::WorkRow>,
     slot_sql: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<Result<AppendOutcome, AppendError>, ApiError> {
     match EventLog::append_on(&tx, command_id, appends).await {
         Ok(AppendOutcome::Appended(written)) => {
             tx.execute(slot_sql, params).await.map_err(unexpected)?;
+            if let Some(work) = work {
+                crate::commit::write_work(&tx, &[work])
+                    .await
+                    .map_err(unexpected)?;
+            }
             tx.commit().await.map_err(unexpected)?;
             Ok(Ok(AppendOutcome::Appended(written)))
         }
@@ -511,32 +519,6 @@ async fn write_pairing(
             events: vec![new_event(&matched(b, a.player), None, now)],
         },
     ];
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    let outcome = append_with_slot(
-        tx,
-        Uuid::now_v7(),
-        appends,
-        "UPDATE queue_slots SET ticket_id = NULL, match_id = $3 \
-         WHERE (player_id, ticket_id) IN (($1, $4), ($2, $5))",
-        &[
-            &a.player.as_uuid(),
-            &b.player.as_uuid(),
-            &id.as_uuid(),
-            &a.ticket.as_uuid(),
-            &b.ticket.as_uuid(),
-        ],
-    )
-    .await?;
-    if let Err(AppendError::Conflict {
-        expected, actual, ..
-    }) = outcome
-    {
-        return Err(ApiError::VersionConflict {
-            expected: expected as u64,
-            actual: actual as u64,
-        });
-    }
     let mut state = MatchState::default();
     for e in &events {
         evolve(
@@ -550,10 +532,40 @@ async fn write_pairing(
     let loaded = Loaded {
         id,
         state,
-        events: Vec::new(),
+        names: Default::default(),
     };
-    play::touch(app, &loaded, None).await?;
-    app.notify(id);
+    // The match's timers commit with it: no crash can leave it without them.
+    let work = play::work_row(app, &loaded, None, now);
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let outcome = append_with_slot(
+        tx,
+        Uuid::now_v7(),
+        appends,
+        work.as_ref(),
+        "UPDATE queue_slots SET ticket_id = NULL, match_id = $3 \
+         WHERE (player_id, ticket_id) IN (($1, $4), ($2, $5))",
+        &[
+            &a.player.as_uuid(),
+            &b.player.as_uuid(),
+            &id.as_uuid(),
+            &a.ticket.as_uuid(),
+            &b.ticket.as_uuid(),
+        ],
+    )
+    .await?;
+    match outcome {
+        Err(AppendError::Conflict {
+            expected, actual, ..
+        }) => {
+            return Err(ApiError::VersionConflict {
+                expected: expected as u64,
+                actual: actual as u64,
+            });
+        }
+        Ok(AppendOutcome::Appended(written)) => app.live.committed(app, id, &written),
+        _ => {}
+    }
     Ok(id)
 }
 

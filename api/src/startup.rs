@@ -9,7 +9,6 @@ use std::time::Duration;
 use actix_web::dev::{Server, Service};
 use actix_web::http::header;
 use actix_web::{App, HttpResponse, HttpServer, web};
-use tokio::sync::broadcast;
 
 use crate::auth::Keys;
 use crate::catalogue::Lang;
@@ -52,17 +51,21 @@ impl Application {
             None => None,
         };
         let keys = Keys::new(&secret, external.as_deref(), config.auth.token_days)?;
-        let (changes, _) = broadcast::channel(1024);
         let projections = projections::Runner::new(eventlog::EventLog::new(pool.clone()));
         let state = AppState {
             log: eventlog::EventLog::new(pool.clone()),
-            pool,
+            pool: pool.clone(),
             keys,
             clock,
             play: config.play,
             limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
-            changes,
             projections,
+            cache: Arc::new(crate::cache::MatchCache::new(config.live.match_cache)),
+            committer: crate::commit::Committer::start(pool.clone(), config.live.committers),
+            live: Arc::new(crate::live::Live::new(
+                config.live.streams_per_player,
+                config.live.max_streams,
+            )),
             waves: Arc::new(tokio::sync::Notify::new()),
             metrics: Arc::new(crate::metrics::Metrics::default()),
             analyses: Arc::new(tokio::sync::Semaphore::new(ANALYSES_AT_ONCE)),
@@ -107,11 +110,20 @@ impl Application {
             server = server.workers(n);
         }
         let server = server.disable_signals().run();
+        // The log reader runs everywhere: open streams follow other instances through it.
+        tokio::spawn(crate::live::run_tail(
+            state.clone(),
+            Duration::from_millis(config.live.log_poll_ms.max(1)),
+        ));
         if !config.no_workers {
             let worker_state = state.clone();
             let interval = Duration::from_millis(config.worker_interval_ms.max(10));
-            tokio::spawn(workers::run_forever(worker_state, interval));
-            state.projections.clone().run_forever(interval).await;
+            tokio::spawn(workers::repair_then_run(worker_state, interval));
+            state
+                .projections
+                .clone()
+                .run_forever(interval, state.live.batches())
+                .await;
             tokio::spawn(crate::ranked::waves_forever(
                 state.clone(),
                 Duration::from_millis(config.wave_interval_ms.max(10)),

@@ -1,16 +1,18 @@
-//! `AppState`: what every handler and worker shares (pool, log, keys, clock, settings).
+//! `AppState`: what every handler and worker shares (pool, log, keys, clock, settings, the
+//! live path's committer, cache and log reader).
 
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 use eventlog::EventLog;
-use tokio::sync::{Notify, Semaphore, broadcast};
-
-use domain::ids::MatchId;
+use tokio::sync::{Notify, Semaphore};
 
 use crate::auth::Keys;
+use crate::cache::MatchCache;
 use crate::clock::Clock;
+use crate::commit::Committer;
 use crate::config::PlayConfig;
+use crate::live::Live;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 
@@ -23,11 +25,14 @@ pub struct AppState {
     pub clock: Arc<dyn Clock>,
     pub play: PlayConfig,
     pub limiter: Arc<RateLimiter>,
-    /// Wakes this instance's event streams when a match of theirs changes here. Other
-    /// instances' appends reach them by polling.
-    pub changes: broadcast::Sender<MatchId>,
-    /// The projections of this database; woken after this instance appends.
+    /// The projections of this database (followed through the live tail).
     pub projections: projections::Runner,
+    /// Recent match states.
+    pub cache: Arc<MatchCache>,
+    /// Commits commands in batches.
+    pub committer: Committer,
+    /// The reader of the log and the fan-out to open streams.
+    pub live: Arc<Live>,
     /// Wakes this instance's wave loop when a ticket opens here (the size trigger).
     pub waves: Arc<Notify>,
     pub metrics: Arc<Metrics>,
@@ -41,14 +46,8 @@ impl AppState {
         self.clock.now()
     }
 
-    /// Tells this instance's projection runner that the log has grown.
+    /// Tells this instance's reader of the log that the log has grown (projections follow).
     pub fn wake_projections(&self) {
-        self.projections.wake();
-    }
-
-    pub fn notify(&self, id: MatchId) {
-        // No receiver is fine: nobody is watching.
-        let _ = self.changes.send(id);
-        self.projections.wake();
+        self.live.wake();
     }
 }

@@ -66,6 +66,90 @@ pub async fn run_until_idle(app: &AppState) -> Result<usize, ApiError> {
     Ok(total)
 }
 
+/// What a repair of the `match_work` rows did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Repair {
+    /// Active matches whose row was missing: recreated.
+    pub created: usize,
+    /// Active matches whose row was older than their last event: rewritten.
+    pub fixed: usize,
+    /// Rows of finished (or unknown) matches: removed.
+    pub removed: usize,
+}
+
+/// Active matches whose work row is missing or older than their last event.
+const STALE: &str = "SELECT substr(s.stream_id, 7)::uuid, w.match_id IS NULL \
+    FROM streams s \
+    JOIN events e ON e.stream_id = s.stream_id AND e.version = s.version \
+    LEFT JOIN match_work w ON w.match_id = substr(s.stream_id, 7)::uuid \
+    WHERE s.stream_id LIKE 'match-%' AND e.event_type <> 'match_ended' \
+      AND (w.match_id IS NULL OR w.version < s.version)";
+
+/// Rows whose match is finished, or has no stream at all.
+const ORPHANS: &str = "SELECT w.match_id FROM match_work w \
+    LEFT JOIN streams s ON s.stream_id = 'match-' || w.match_id::text \
+    LEFT JOIN events e ON e.stream_id = s.stream_id AND e.version = s.version \
+    WHERE s.stream_id IS NULL OR e.event_type = 'match_ended'";
+
+/// Rebuilds every missing or stale work row from the log, and removes the rows of finished
+/// matches, so that no crash can strand a match without its deadlines. Safe while the server
+/// runs: a row is only ever replaced by one computed from a newer version.
+pub async fn repair_work(app: &AppState) -> Result<Repair, ApiError> {
+    let now = app.now();
+    let (stale, orphans) = {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        let stale = client.query(STALE, &[]).await.map_err(unexpected)?;
+        let orphans = client.query(ORPHANS, &[]).await.map_err(unexpected)?;
+        (stale, orphans)
+    };
+    let mut report = Repair::default();
+    for row in stale {
+        let id = MatchId::from_uuid(row.get::<_, Uuid>(0));
+        let missing: bool = row.get(1);
+        let loaded = play::load_fresh(app, id).await?;
+        let Some(mut work) = play::work_row(app, &loaded, None, now) else {
+            continue;
+        };
+        if let Some(p) = work.pending.as_mut() {
+            // Nobody knows when the players were last seen: from now on.
+            p.seen = [now, now];
+        }
+        let client = app.pool.get().await.map_err(unexpected)?;
+        crate::commit::write_work(&client, &[&work])
+            .await
+            .map_err(unexpected)?;
+        if missing {
+            report.created += 1;
+        } else {
+            report.fixed += 1;
+        }
+    }
+    if !orphans.is_empty() {
+        let ids: Vec<Uuid> = orphans.iter().map(|r| r.get(0)).collect();
+        let client = app.pool.get().await.map_err(unexpected)?;
+        report.removed = client
+            .execute("DELETE FROM match_work WHERE match_id = ANY($1)", &[&ids])
+            .await
+            .map_err(unexpected)? as usize;
+    }
+    Ok(report)
+}
+
+/// Repairs the work rows (start-up), then runs the background loop.
+pub async fn repair_then_run(app: AppState, interval: StdDuration) {
+    match repair_work(&app).await {
+        Ok(r) if r == Repair::default() => {}
+        Ok(r) => tracing::info!(
+            created = r.created,
+            fixed = r.fixed,
+            removed = r.removed,
+            "repaired match work rows"
+        ),
+        Err(e) => tracing::warn!(error = %e, "the repair of match work rows failed"),
+    }
+    run_forever(app, interval).await;
+}
+
 /// The background loop of `discs serve`.
 pub async fn run_forever(app: AppState, interval: StdDuration) {
     let mut tick = tokio::time::interval(interval);
@@ -92,24 +176,44 @@ async fn work_on(
             break;
         };
         let version = loaded.state.version();
-        let command_id = derived_id(id, action_name(&action), version);
-        loaded = match play::execute_from(
-            app,
-            Some(loaded),
+        let cmd = play::MatchCommand {
             id,
-            command_id,
+            command_id: derived_id(id, action_name(&action), version),
             action,
-            None,
-            Some(version),
-        )
-        .await
-        {
-            Ok(next) => next,
-            Err(ApiError::VersionConflict { .. }) => play::load(app, id).await?,
+            actor: None,
+            expected: Some(version),
+            seen: None,
+            answer: None,
+        };
+        loaded = match play::execute(app, cmd).await {
+            Ok(done) => done.last,
+            Err(ApiError::VersionConflict { .. }) => play::load_fresh(app, id).await?,
             Err(e) => return Err(e),
         };
     }
-    play::write_work(app, &loaded, None, play::Commit::Release).await
+    release(app, &loaded, now).await
+}
+
+/// Gives back the lease of a match, with its work row as its state now asks.
+async fn release(
+    app: &AppState,
+    loaded: &Loaded,
+    now: time::OffsetDateTime,
+) -> Result<(), ApiError> {
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    if let Some(row) = play::work_row(app, loaded, None, now) {
+        crate::commit::write_work(&tx, &[&row])
+            .await
+            .map_err(unexpected)?;
+    }
+    tx.execute(
+        "UPDATE match_work SET lease_until = NULL WHERE match_id = $1",
+        &[&loaded.id.as_uuid()],
+    )
+    .await
+    .map_err(unexpected)?;
+    tx.commit().await.map_err(unexpected)
 }
 
 fn action_name(a: &Action) -> &'static str {

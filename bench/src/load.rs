@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use api::config::{AuthConfig, DatabaseConfig, PlayConfig, ServeConfig};
+use api::config::{AuthConfig, DatabaseConfig, LiveConfig, PlayConfig, ServeConfig};
 use api::startup::Application;
 use clap::Parser;
 use serde_json::{Value, json};
@@ -64,6 +64,7 @@ async fn main() -> Result<()> {
             presence_seconds: 3600,
             return_seconds: 3600,
         },
+        live: LiveConfig::default(),
         rate_per_second: 1e9,
         rate_burst: 1e9,
         worker_interval_ms: 250,

@@ -79,9 +79,15 @@ const EVENTS_OF_COMMAND: &str = "SELECT e.position, e.tx::text::bigint, e.stream
     e.prev_hash, e.hash \
     FROM events e \
     WHERE e.tx = (SELECT d.tx FROM events d WHERE d.event_id = ANY($1) LIMIT 1) \
+      AND e.stream_id = ANY($2) \
     ORDER BY e.tx, e.position";
 
+const APPEND_BATCH: &str = "SELECT r_command, r_status, r_detail, r_event_id, r_position, r_tx, \
+    r_version, r_prev_hash, r_hash \
+    FROM eventlog_append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
 /// The arguments of one `eventlog_append` call, in the caller's order.
+#[derive(Default)]
 struct Prepared {
     streams: Vec<String>,
     expected: Vec<i64>,
@@ -146,6 +152,157 @@ impl EventLog {
     ) -> Result<AppendOutcome, AppendError> {
         let prepared = prepare(command_id, &appends)?;
         call(client, &prepared, &appends, Recheck::No).await
+    }
+
+    /// Appends many independent commands in one statement, inside the caller's transaction
+    /// (group commit): each command is checked and written on its own, so a conflict fails
+    /// only that command. The answers come back in the commands' order; the events are
+    /// durable once the caller commits.
+    ///
+    /// Two batches that lock the same streams in different orders could deadlock: callers
+    /// sort commands by stream id (as a single committer per instance does). Within a batch,
+    /// at most one command per stream can succeed at a given expected version, and a second
+    /// copy of a command (same id) answers [`AppendOutcome::AlreadyApplied`] with the first
+    /// copy's events.
+    pub async fn append_batch_on(
+        client: &impl GenericClient,
+        commands: &[(Uuid, Vec<StreamAppend>)],
+    ) -> Result<Vec<Result<AppendOutcome, AppendError>>, AppendError> {
+        let mut prepared = Vec::with_capacity(commands.len());
+        let mut answers: Vec<Option<Result<AppendOutcome, AppendError>>> =
+            Vec::with_capacity(commands.len());
+        for (command_id, appends) in commands {
+            match prepare(*command_id, appends) {
+                Ok(p) => {
+                    prepared.push(Some(p));
+                    answers.push(None);
+                }
+                Err(e) => {
+                    prepared.push(None);
+                    answers.push(Some(Err(e)));
+                }
+            }
+        }
+        let mut batch = Prepared::default();
+        let mut command_of: Vec<i32> = Vec::new();
+        for (index, p) in prepared.iter().enumerate() {
+            let Some(p) = p else { continue };
+            let index = i32::try_from(index + 1)
+                .map_err(|_| AppendError::Invalid("too many commands in one batch".into()))?;
+            command_of.extend(std::iter::repeat_n(index, p.streams.len()));
+            batch.extend(p);
+        }
+        if !command_of.is_empty() {
+            let statement = client.prepare_cached(APPEND_BATCH).await?;
+            let rows = client
+                .query(
+                    &statement,
+                    &[
+                        &command_of,
+                        &batch.streams,
+                        &batch.expected,
+                        &batch.counts,
+                        &batch.event_ids,
+                        &batch.types,
+                        &batch.schema_versions,
+                        &batch.data,
+                        &batch.actors,
+                        &batch.recorded_at,
+                        &batch.content,
+                    ],
+                )
+                .await?;
+            let mut by_command: Vec<Vec<&tokio_postgres::Row>> = vec![Vec::new(); commands.len()];
+            for row in &rows {
+                let index: i32 = row.try_get(0)?;
+                let slot = usize::try_from(index - 1)
+                    .ok()
+                    .and_then(|i| by_command.get_mut(i))
+                    .ok_or_else(|| {
+                        Error::Corrupt(format!("eventlog_append_batch named command {index}"))
+                    })?;
+                slot.push(row);
+            }
+            for (index, rows) in by_command.into_iter().enumerate() {
+                let Some(p) = &prepared[index] else { continue };
+                let status: Option<String> = match rows.first() {
+                    Some(row) => row.try_get(1)?,
+                    None => None,
+                };
+                let answer = match status.as_deref() {
+                    Some("appended") => {
+                        let rows: Vec<BatchRow> = rows
+                            .iter()
+                            .map(|r| {
+                                Ok(BatchRow {
+                                    event_id: r.try_get(3)?,
+                                    position: r.try_get(4)?,
+                                    tx: r.try_get(5)?,
+                                    version: r.try_get(6)?,
+                                    prev_hash: read::hash_at(r, 7)?,
+                                    hash: read::hash_at(r, 8)?,
+                                })
+                            })
+                            .collect::<Result<_, Error>>()?;
+                        recorded(p, &commands[index].1, &rows).map(AppendOutcome::Appended)
+                    }
+                    Some("applied") => match events_of_command(client, p).await? {
+                        Some(events) => Ok(AppendOutcome::AlreadyApplied(events)),
+                        None => Err(Error::Corrupt(
+                            "eventlog_append_batch found a command applied, but its events are gone"
+                                .into(),
+                        )
+                        .into()),
+                    },
+                    Some("conflict") => {
+                        let detail: Option<String> = rows[0].try_get(2)?;
+                        Err(conflict_from_detail(detail.as_deref())?)
+                    }
+                    Some("retry") => Err(AppendError::Retry),
+                    other => Err(Error::Corrupt(format!(
+                        "eventlog_append_batch answered {other:?} for command {}",
+                        index + 1
+                    ))
+                    .into()),
+                };
+                answers[index] = Some(answer);
+            }
+        }
+        answers
+            .into_iter()
+            .map(|a| {
+                a.ok_or_else(|| {
+                    Error::Corrupt("eventlog_append_batch left a command unanswered".into()).into()
+                })
+            })
+            .collect()
+    }
+}
+
+/// One row of a batch answer for an appended event.
+struct BatchRow {
+    event_id: Uuid,
+    position: i64,
+    tx: i64,
+    version: i64,
+    prev_hash: crate::Hash,
+    hash: crate::Hash,
+}
+
+impl Prepared {
+    /// Appends another command's arguments (a batch is the concatenation of its commands').
+    fn extend(&mut self, other: &Prepared) {
+        self.streams.extend_from_slice(&other.streams);
+        self.expected.extend_from_slice(&other.expected);
+        self.counts.extend_from_slice(&other.counts);
+        self.event_ids.extend_from_slice(&other.event_ids);
+        self.types.extend_from_slice(&other.types);
+        self.schema_versions
+            .extend_from_slice(&other.schema_versions);
+        self.data.extend_from_slice(&other.data);
+        self.actors.extend_from_slice(&other.actors);
+        self.recorded_at.extend_from_slice(&other.recorded_at);
+        self.content.extend_from_slice(&other.content);
     }
 }
 
@@ -312,6 +469,29 @@ async fn call(
         }
         Err(e) => return Err(e.into()),
     };
+    let rows: Vec<BatchRow> = rows
+        .iter()
+        .map(|row| {
+            Ok(BatchRow {
+                event_id: row.try_get(0)?,
+                position: row.try_get(1)?,
+                tx: row.try_get(2)?,
+                version: row.try_get(3)?,
+                prev_hash: read::hash_at(row, 4)?,
+                hash: read::hash_at(row, 5)?,
+            })
+        })
+        .collect::<Result<_, Error>>()?;
+    recorded(p, appends, &rows).map(AppendOutcome::Appended)
+}
+
+/// The command's events as written, in the caller's order, matching rows by event id
+/// (RETURNING's order is not promised by PostgreSQL).
+fn recorded(
+    p: &Prepared,
+    appends: &[StreamAppend],
+    rows: &[BatchRow],
+) -> Result<Vec<RecordedEvent>, AppendError> {
     if rows.len() != p.event_ids.len() {
         return Err(Error::Corrupt(format!(
             "eventlog_append wrote {} rows for {} events",
@@ -320,8 +500,6 @@ async fn call(
         ))
         .into());
     }
-    // Answer in the caller's order, matching rows by event id (RETURNING's order is not
-    // promised by PostgreSQL).
     let new_events = appends
         .iter()
         .flat_map(|a| a.events.iter().map(move |e| (a.stream.as_str(), e)));
@@ -329,32 +507,28 @@ async fn call(
     for (((stream, event), event_id), recorded_at) in
         new_events.zip(&p.event_ids).zip(&p.recorded_at)
     {
-        let mut found = None;
-        for row in &rows {
-            if row.try_get::<_, Uuid>(0)? == *event_id {
-                found = Some(row);
-                break;
-            }
-        }
-        let row = found.ok_or_else(|| {
-            Error::Corrupt(format!("eventlog_append did not return event {event_id}"))
-        })?;
+        let row = rows
+            .iter()
+            .find(|r| r.event_id == *event_id)
+            .ok_or_else(|| {
+                Error::Corrupt(format!("eventlog_append did not return event {event_id}"))
+            })?;
         events.push(RecordedEvent {
-            position: row.try_get(1)?,
-            tx: row.try_get(2)?,
+            position: row.position,
+            tx: row.tx,
             stream: stream.to_owned(),
-            version: row.try_get(3)?,
+            version: row.version,
             event_id: *event_id,
             event_type: event.event_type.clone(),
             schema_version: event.schema_version,
             data: event.data.clone(),
             actor: event.actor,
             recorded_at: *recorded_at,
-            prev_hash: read::hash_at(row, 4)?,
-            hash: read::hash_at(row, 5)?,
+            prev_hash: row.prev_hash,
+            hash: row.hash,
         });
     }
-    Ok(AppendOutcome::Appended(events))
+    Ok(events)
 }
 
 /// The events written by the transaction that stored any of the command's event ids, in
@@ -364,7 +538,9 @@ async fn events_of_command(
     p: &Prepared,
 ) -> Result<Option<Vec<RecordedEvent>>, AppendError> {
     let statement = client.prepare_cached(EVENTS_OF_COMMAND).await?;
-    let rows = client.query(&statement, &[&p.event_ids]).await?;
+    let rows = client
+        .query(&statement, &[&p.event_ids, &p.streams])
+        .await?;
     if rows.is_empty() {
         return Ok(None);
     }
@@ -376,20 +552,28 @@ async fn events_of_command(
 }
 
 fn parse_conflict(e: &tokio_postgres::Error) -> Result<AppendError, AppendError> {
+    let detail = e.as_db_error().and_then(|db| db.detail());
+    conflict_from_detail(detail).map_err(|_| {
+        AppendError::Store(Error::Corrupt(format!(
+            "version conflict without a readable detail: {}",
+            crate::error::chain(e)
+        )))
+    })
+}
+
+/// The conflict named by the JSON detail `eventlog_append` raises with.
+fn conflict_from_detail(detail: Option<&str>) -> Result<AppendError, AppendError> {
     #[derive(serde::Deserialize)]
     struct Detail {
         stream: String,
         expected: i64,
         actual: i64,
     }
-    let detail = e
-        .as_db_error()
-        .and_then(|db| db.detail())
+    let detail = detail
         .and_then(|d| serde_json::from_str::<Detail>(d).ok())
         .ok_or_else(|| {
             AppendError::Store(Error::Corrupt(format!(
-                "version conflict without a readable detail: {}",
-                crate::error::chain(e)
+                "version conflict without a readable detail: {detail:?}"
             )))
         })?;
     Ok(AppendError::Conflict {

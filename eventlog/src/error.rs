@@ -58,6 +58,10 @@ pub enum AppendError {
     /// reject; an empty stream id; a schema version below 1; ...).
     #[error("invalid event: {0}")]
     Invalid(String),
+    /// In a batch: a twin of this command (same command id) committed elsewhere while the
+    /// batch ran, so this command was undone; appending it again answers "already applied".
+    #[error("a twin of this command committed concurrently; append it again")]
+    Retry,
     /// The database failed or returned something unexpected.
     #[error(transparent)]
     Store(#[from] Error),

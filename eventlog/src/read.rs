@@ -108,7 +108,24 @@ const READ_TYPES_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_
     ORDER BY e.tx, e.position \
     LIMIT $3";
 
+/// The last event below the horizon: where a reader that wants only what comes next starts.
+const LAST_CHECKPOINT: &str = "SELECT e.tx::text::bigint, e.position FROM events e \
+    WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot()) \
+    ORDER BY e.tx DESC, e.position DESC LIMIT 1";
+
 impl EventLog {
+    /// The checkpoint of the last event below the commit horizon ([`Checkpoint::START`] for an
+    /// empty log): [`EventLog::read_all_after`] from it reads only what commits from now on,
+    /// never skipping a transaction still running.
+    pub async fn last_checkpoint(&self) -> Result<Checkpoint, Error> {
+        let client = self.pool.get().await?;
+        let row = client.query_opt(LAST_CHECKPOINT, &[]).await?;
+        Ok(row.map_or(Checkpoint::START, |r| Checkpoint {
+            tx: r.get(0),
+            position: r.get(1),
+        }))
+    }
+
     /// Every event of `stream`, by version; empty for a stream that does not exist. This is
     /// how an aggregate is loaded: strongly consistent, never behind.
     pub async fn read_stream(&self, stream: &str) -> Result<Vec<RecordedEvent>, Error> {

@@ -22,7 +22,7 @@ pub mod rebuild;
 pub mod runner;
 mod tables;
 
-pub use runner::{Hook, Runner, Stage};
+pub use runner::{Batch, Hook, Runner, Stage};
 
 /// Something went wrong while reading the log or writing a read model.
 #[derive(Debug, thiserror::Error)]

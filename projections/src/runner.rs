@@ -7,14 +7,21 @@
 //!   untouched; a second runner that raced gets a different checkpoint and drops its batch.
 //! * **One active runner per projection across instances** (`run_forever`): a session advisory
 //!   lock per projection, held on a connection of its own; the others wait their turn.
-//! * **Following live**: a poll every interval is the truth; an in-process wake-up (the API calls
-//!   [`Runner::wake`] after it appends) makes it prompt on the instance that wrote.
+//! * **Never rescanning**: a checkpoint moves past every event read, matching or not, so no read
+//!   ever goes over old events again.
+//! * **Following live without reads of its own**: the instance's one reader of the log hands
+//!   every batch it reads to the leaders ([`Batch`]); a leader applies the events of its types
+//!   from memory, and moves its stored checkpoint over batches with none at most once per
+//!   [`FLUSH`], so a stream of moves costs the projections no read and (almost) no commit. A
+//!   leader that missed a batch, or finds its checkpoint moved by someone else, catches up by
+//!   reading the log itself.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use eventlog::{Checkpoint, EventLog, RecordedEvent};
-use tokio::sync::Notify;
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::{Error, Projection, tables};
 
@@ -40,13 +47,25 @@ pub enum Step {
     Raced,
 }
 
+/// How often, at most, a leader writes a checkpoint that only steps over events it does not
+/// handle.
+pub const FLUSH: Duration = Duration::from_secs(1);
+
+/// Events read by the instance's reader of the log: every committed event after `from`, up to
+/// and including `to`, in commit-safe order.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub from: Checkpoint,
+    pub to: Checkpoint,
+    pub events: Vec<RecordedEvent>,
+}
+
 /// Runs the projections of one database.
 #[derive(Clone)]
 pub struct Runner {
     log: EventLog,
     batch: i64,
     hook: Option<Hook>,
-    wake: Arc<Notify>,
 }
 
 impl Runner {
@@ -55,7 +74,6 @@ impl Runner {
             log,
             batch: 2000,
             hook: None,
-            wake: Arc::new(Notify::new()),
         }
     }
 
@@ -73,11 +91,6 @@ impl Runner {
 
     pub fn log(&self) -> &EventLog {
         &self.log
-    }
-
-    /// Tells the followers there is something new (this instance appended).
-    pub fn wake(&self) {
-        self.wake.notify_waiters();
     }
 
     /// The stored checkpoint of a projection and the events it has applied.
@@ -98,16 +111,32 @@ impl Runner {
         ))
     }
 
-    /// Reads and applies one batch.
+    /// Reads one batch of the log after the checkpoint, applies the events of the projection's
+    /// types, and moves the checkpoint past every event read.
     pub async fn step(&self, p: Projection) -> Result<Step, Error> {
         let (from, _) = self.checkpoint(p).await?;
-        let events = self
-            .log
-            .read_types_after(from, p.event_types(), self.batch)
-            .await?;
+        let events = self.log.read_all_after(from, self.batch).await?;
         let Some(last) = events.last().map(RecordedEvent::checkpoint) else {
             return Ok(Step::CaughtUp);
         };
+        let mine: Vec<RecordedEvent> = events.into_iter().filter(|e| handles(p, e)).collect();
+        if self.apply_from(p, from, &mine, last).await? {
+            Ok(Step::Applied(mine.len()))
+        } else {
+            Ok(Step::Raced)
+        }
+    }
+
+    /// In one transaction: locks the checkpoint row, checks it is still `from`, applies
+    /// `events` (the projection's events between `from` and `to`), and moves it to `to`.
+    /// `false` (and nothing written) when the checkpoint had moved.
+    async fn apply_from(
+        &self,
+        p: Projection,
+        from: Checkpoint,
+        events: &[RecordedEvent],
+        to: Checkpoint,
+    ) -> Result<bool, Error> {
         let mut client = self.log.pool().get().await?;
         let tx = client.transaction().await?;
         let row = tx
@@ -121,9 +150,11 @@ impl Runner {
             position: row.get(1),
         };
         if locked != from {
-            return Ok(Step::Raced);
+            return Ok(false);
         }
-        tables::apply(&tx, p, &events).await?;
+        if !events.is_empty() {
+            tables::apply(&tx, p, events).await?;
+        }
         if let Some(hook) = &self.hook
             && !hook(Stage::Applied, p)
         {
@@ -134,11 +165,11 @@ impl Runner {
         tx.execute(
             "UPDATE projection_checkpoints SET tx = $2, position = $3, events = events + $4, \
              updated_at = now() WHERE name = $1",
-            &[&p.name(), &last.tx, &last.position, &n],
+            &[&p.name(), &to.tx, &to.position, &n],
         )
         .await?;
         tx.commit().await?;
-        Ok(Step::Applied(events.len()))
+        Ok(true)
     }
 
     /// Applies batches until the projection has caught up with the committed log; returns the
@@ -199,17 +230,24 @@ impl Runner {
     }
 
     /// The background loop of `discs serve`: for each projection, becomes its one active runner
-    /// when no other instance is (advisory lock), then follows the log.
-    pub async fn run_forever(self, interval: Duration) {
+    /// when no other instance is (advisory lock), then follows the batches the instance's
+    /// reader of the log hands out.
+    pub async fn run_forever(self, interval: Duration, batches: broadcast::Sender<Arc<Batch>>) {
         for p in Projection::ALL {
             let runner = self.clone();
-            tokio::spawn(async move { runner.lead(p, interval).await });
+            let batches = batches.clone();
+            tokio::spawn(async move { runner.lead(p, interval, batches).await });
         }
     }
 
-    async fn lead(&self, p: Projection, interval: Duration) {
+    async fn lead(
+        &self,
+        p: Projection,
+        interval: Duration,
+        batches: broadcast::Sender<Arc<Batch>>,
+    ) {
         loop {
-            match self.lead_once(p, interval).await {
+            match self.lead_once(p, interval, &batches).await {
                 Ok(()) => {}
                 Err(e) => tracing::warn!(projection = %p, error = %e, "projection runner failed"),
             }
@@ -218,7 +256,12 @@ impl Runner {
     }
 
     /// Holds the projection's lock while the connection lives and keeps it current.
-    async fn lead_once(&self, p: Projection, interval: Duration) -> Result<(), Error> {
+    async fn lead_once(
+        &self,
+        p: Projection,
+        interval: Duration,
+        batches: &broadcast::Sender<Arc<Batch>>,
+    ) -> Result<(), Error> {
         let lock = self.log.pool().get().await?;
         let held: bool = lock
             .query_one("SELECT pg_try_advisory_lock($1)", &[&p.lock_key()])
@@ -227,19 +270,80 @@ impl Runner {
         if !held {
             return Ok(());
         }
-        let result: Result<(), Error> = async {
-            loop {
-                let wake = self.wake.notified();
-                self.catch_up(p).await?;
-                // The lock's connection must still be alive: we are still the leader.
-                lock.simple_query("").await?;
-                let _ = tokio::time::timeout(interval, wake).await;
-            }
-        }
-        .await;
+        let result = self.follow(p, interval, batches.subscribe(), &lock).await;
         let _ = lock
             .query("SELECT pg_advisory_unlock($1)", &[&p.lock_key()])
             .await;
         result
     }
+
+    /// Applies the batches as they come. `stored` is the checkpoint as this leader last wrote
+    /// it; every event between it and `covered` was seen here and is not of the projection's
+    /// types, so a batch starting at or before `covered` can be applied from memory.
+    async fn follow(
+        &self,
+        p: Projection,
+        interval: Duration,
+        mut batches: broadcast::Receiver<Arc<Batch>>,
+        lock: &deadpool_postgres::Object,
+    ) -> Result<(), Error> {
+        let mut stored = self.caught_up(p).await?;
+        let mut covered = stored;
+        let mut flushed = Instant::now();
+        loop {
+            match tokio::time::timeout(interval, batches.recv()).await {
+                Ok(Ok(batch)) if batch.to <= covered => {}
+                Ok(Ok(batch)) if batch.from > covered => {
+                    // A gap (this leader started after the batch before): read it.
+                    stored = self.caught_up(p).await?;
+                    covered = stored;
+                }
+                Ok(Ok(batch)) => {
+                    let mine: Vec<RecordedEvent> = batch
+                        .events
+                        .iter()
+                        .filter(|e| e.checkpoint() > covered && handles(p, e))
+                        .cloned()
+                        .collect();
+                    if mine.is_empty() {
+                        covered = batch.to;
+                    } else if self.apply_from(p, stored, &mine, batch.to).await? {
+                        (stored, covered, flushed) = (batch.to, batch.to, Instant::now());
+                    } else {
+                        stored = self.caught_up(p).await?;
+                        covered = stored;
+                    }
+                }
+                Ok(Err(RecvError::Lagged(_))) => {
+                    stored = self.caught_up(p).await?;
+                    covered = stored;
+                }
+                Ok(Err(RecvError::Closed)) => return Ok(()),
+                Err(_idle) => {
+                    // The lock's connection must still be alive: we are still the leader.
+                    lock.simple_query("").await?;
+                }
+            }
+            if covered != stored && flushed.elapsed() >= FLUSH {
+                if self.apply_from(p, stored, &[], covered).await? {
+                    stored = covered;
+                } else {
+                    stored = self.caught_up(p).await?;
+                    covered = stored;
+                }
+                flushed = Instant::now();
+            }
+        }
+    }
+
+    /// Catches up by reading the log; the stored checkpoint after it.
+    async fn caught_up(&self, p: Projection) -> Result<Checkpoint, Error> {
+        self.catch_up(p).await?;
+        Ok(self.checkpoint(p).await?.0)
+    }
+}
+
+/// Whether a projection reads this event.
+fn handles(p: Projection, e: &RecordedEvent) -> bool {
+    p.event_types().contains(&e.event_type.as_str())
 }

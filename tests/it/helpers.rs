@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use api::clock::ManualClock;
-use api::config::{AuthConfig, DatabaseConfig, PlayConfig, ServeConfig};
+use api::config::{AuthConfig, DatabaseConfig, LiveConfig, PlayConfig, ServeConfig};
 use api::startup::Application;
 use api::state::AppState;
 use reqwest::StatusCode;
@@ -69,6 +69,7 @@ pub fn config(db_url: &str) -> ServeConfig {
             presence_seconds: 30,
             return_seconds: 60,
         },
+        live: LiveConfig::default(),
         rate_per_second: 1000.0,
         rate_burst: 1000.0,
         worker_interval_ms: 250,

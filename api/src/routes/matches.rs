@@ -76,9 +76,10 @@ pub async fn create_solo(
     payload: web::Payload,
 ) -> HttpResponse {
     let (app, auth) = (&app, &auth);
-    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+    idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let solo: NewSolo = input::json(&body)?;
         check_level(solo.cpu_level)?;
+        let command_id = key.command_id;
         let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
         let create = CreateMatch {
             game: solo.game,
@@ -100,8 +101,9 @@ pub async fn create_solo(
             room_id: None,
             cpu_seed: fresh_seed(),
         };
-        let view = play::start(app, id, command_id, create, auth.player).await?;
-        Ok((StatusCode::CREATED, json!(view)))
+        let (view, stored) =
+            play::start(app, id, command_id, create, auth.player, key.record).await?;
+        Ok((StatusCode::CREATED, json!(view), stored))
     })
     .await
 }
@@ -113,6 +115,23 @@ pub(crate) async fn open(app: &AppState, auth: &Auth, raw_id: &str) -> Result<Lo
     play::presence(app, loaded, auth.player).await
 }
 
+/// [`open`], with every event of the match.
+async fn open_with_events(
+    app: &AppState,
+    auth: &Auth,
+    raw_id: &str,
+) -> Result<(Loaded, Vec<eventlog::RecordedEvent>), ApiError> {
+    let id: MatchId = input::id(raw_id)?;
+    let (loaded, events) = play::load_with_events(app, id).await?;
+    let version = loaded.state.version();
+    let loaded = play::presence(app, loaded, auth.player).await?;
+    if loaded.state.version() == version {
+        return Ok((loaded, events));
+    }
+    // Coming back wrote an event: read the stream again so that it is in the answer.
+    play::load_with_events(app, id).await
+}
+
 /// `GET /v1/matches/{id}`.
 pub async fn get(
     app: web::Data<AppState>,
@@ -120,7 +139,7 @@ pub async fn get(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let loaded = open(&app, &auth, &path).await?;
-    Ok(HttpResponse::Ok().json(play::view(&app, &loaded).await?))
+    Ok(HttpResponse::Ok().json(loaded.view()?))
 }
 
 #[derive(Deserialize)]
@@ -208,7 +227,7 @@ pub async fn heartbeat(
 ) -> Result<HttpResponse, ApiError> {
     let loaded = open(&app, &auth, &path).await?;
     loaded.seat_required(auth.player)?;
-    Ok(HttpResponse::Ok().json(play::view(&app, &loaded).await?))
+    Ok(HttpResponse::Ok().json(loaded.view()?))
 }
 
 /// Leaving and returning: no-ops (answered with the view) when already in that state.
@@ -221,8 +240,8 @@ async fn presence_command(
     leaving: bool,
 ) -> HttpResponse {
     let (app, auth) = (&app, &auth);
-    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
-        let _: VersionBody = input::json(&body)?;
+    idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
+        let b: VersionBody = input::json(&body)?;
         let id: MatchId = input::id(&path)?;
         let loaded = play::load(app, id).await?;
         let seat = loaded.seat_required(auth.player)?;
@@ -230,34 +249,47 @@ async fn presence_command(
         if m.is_finished() {
             return Err(ApiError::MatchFinished);
         }
-        let here = m.seat(seat).presence == Presence::Here;
-        let loaded = match (leaving, here) {
-            (true, true) => {
-                let action = Action::Leave {
-                    seat,
-                    reason: LeaveReason::Left,
-                };
-                play::execute(app, id, command_id, action, Some(auth.player), None).await?
-            }
-            (false, false) => {
-                play::execute(
-                    app,
-                    id,
-                    command_id,
-                    Action::Return { seat },
-                    Some(auth.player),
-                    None,
-                )
-                .await?
-            }
-            _ => loaded,
-        };
-        if !leaving {
-            play::touch(app, &loaded, Some(seat)).await?;
-        } else {
-            play::touch(app, &loaded, None).await?;
+        if let Some(expected) = b.expected_version
+            && expected != loaded.state.version()
+        {
+            return Err(ApiError::VersionConflict {
+                expected,
+                actual: loaded.state.version(),
+            });
         }
-        Ok((StatusCode::OK, json!(play::view(app, &loaded).await?)))
+        let here = m.seat(seat).presence == Presence::Here;
+        let action = match (leaving, here) {
+            (true, true) => Action::Leave {
+                seat,
+                reason: LeaveReason::Left,
+            },
+            (false, false) => Action::Return { seat },
+            // Already in that state: nothing to write but presence.
+            _ => {
+                if !leaving {
+                    play::mark_seen(app, id, seat).await?;
+                }
+                return Ok((StatusCode::OK, json!(loaded.view()?), false));
+            }
+        };
+        let done = play::execute(
+            app,
+            play::MatchCommand {
+                id,
+                command_id: key.command_id,
+                action,
+                actor: Some(auth.player),
+                expected: b.expected_version,
+                seen: (!leaving).then_some(seat),
+                answer: key.record.map(|key| play::Answering {
+                    key,
+                    status: StatusCode::OK,
+                    at: play::AnswerAt::Own,
+                }),
+            },
+        )
+        .await?;
+        Ok((StatusCode::OK, json!(done.own.view()?), done.stored))
     })
     .await
 }
@@ -276,25 +308,32 @@ where
     F: FnOnce(&[u8], Seat) -> Result<(Action, Option<u64>), ApiError>,
 {
     let (app, auth) = (&app, &auth);
-    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+    idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let id: MatchId = input::id(&path)?;
-        let loaded = play::load(app, id).await?;
+        let loaded = play::load_command(app, id).await?;
         let seat = loaded.seat_required(auth.player)?;
         let (action, expected) = make(&body, seat)?;
-        let loaded = play::execute_from(
+        let done = play::execute(
             app,
-            Some(loaded),
-            id,
-            command_id,
-            action,
-            Some(auth.player),
-            expected,
+            play::MatchCommand {
+                id,
+                command_id: key.command_id,
+                action,
+                actor: Some(auth.player),
+                expected,
+                seen: Some(seat),
+                answer: key.record.map(|key| play::Answering {
+                    key,
+                    status: StatusCode::OK,
+                    at: play::AnswerAt::Own,
+                }),
+            },
         )
         .await?;
-        let view = play::view(app, &loaded).await?;
-        let after_cpu = play::run_cpu(app, loaded).await?;
-        play::touch(app, &after_cpu, Some(seat)).await?;
-        Ok((StatusCode::OK, json!(view)))
+        let view = done.own.view()?;
+        // Level 5 answers in commands of its own, after this one.
+        play::run_cpu(app, done.last).await?;
+        Ok((StatusCode::OK, json!(view), done.stored))
     })
     .await
 }
@@ -305,8 +344,8 @@ pub async fn events(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let loaded = open(&app, &auth, &path).await?;
-    let events: Vec<EventView> = loaded.events.iter().map(EventView::from).collect();
+    let (_, events) = open_with_events(&app, &auth, &path).await?;
+    let events: Vec<EventView> = events.iter().map(EventView::from).collect();
     Ok(HttpResponse::Ok().json(json!({ "events": events })))
 }
 
@@ -324,11 +363,10 @@ pub async fn replay(
     query: Result<web::Query<PlyQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
-    let loaded = open(&app, &auth, &path).await?;
+    let (loaded, events) = open_with_events(&app, &auth, &path).await?;
     let m = loaded.get()?;
     let hide = m.game == GameId::Reversi && !m.settings.show_legal_moves;
-    let stamped = loaded
-        .events
+    let stamped = events
         .iter()
         .map(play::stamped)
         .collect::<Result<Vec<_>, _>>()?;

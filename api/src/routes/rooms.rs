@@ -375,7 +375,7 @@ pub async fn start(
             room_id: Some(room.room_id),
             cpu_seed: fresh_seed(),
         };
-        let view = play::start(app, id, command_id, create, auth.player).await?;
+        let (view, _) = play::start(app, id, command_id, create, auth.player, None).await?;
         Ok((StatusCode::CREATED, json!(view)))
     })
     .await

@@ -1,26 +1,25 @@
 //! `GET /v1/matches/{id}/stream`: server-sent events, each new event with the match view right
 //! after it; resumable with `Last-Event-ID` (a stream version). An open stream counts as
-//! presence.
+//! presence. New events come from the instance's fan-out ([`crate::live`]), not from reads of
+//! their own.
 
 use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use domain::ids::MatchId;
-use domain::matches::evolve;
+use domain::ids::{MatchId, PlayerId, Seat};
+use domain::matches::{MatchState, evolve};
 
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::input;
+use crate::live::{self, Viewer};
 use crate::play::{self, Loaded};
 use crate::state::AppState;
-use crate::views::{EventView, MatchView};
 
-/// How often a stream looks for events appended by other instances.
-const POLL: Duration = Duration::from_millis(500);
 /// A comment line this often keeps proxies from closing an idle stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// A seated watcher is marked present this often.
@@ -43,12 +42,16 @@ pub async fn stream(
                 ApiError::InvalidRequest("Last-Event-ID must be a version number".into())
             })?,
     };
+    let viewer = app.live.view(auth.player, id)?;
     let loaded = play::load(&app, id).await?;
-    let loaded = play::presence(&app, loaded, auth.player).await?;
-    let (tx, mut rx) = mpsc::channel::<web::Bytes>(64);
+    let seat = loaded.seat_of(auth.player);
+    play::presence(&app, loaded, auth.player).await?;
+    let current = viewer.watch.current(&app, id).await?;
+    let history = history(&app, id, after, &current).await?;
+    let (tx, mut rx) = mpsc::channel::<web::Bytes>(16);
     let app = app.get_ref().clone();
     actix_web::rt::spawn(async move {
-        if let Err(e) = pump(app, loaded, after, auth, tx).await {
+        if let Err(e) = pump(app, viewer, current, history, seat, auth.player, tx).await {
             tracing::debug!(error = %e, "event stream ended");
         }
     });
@@ -62,74 +65,86 @@ pub async fn stream(
         .streaming(body))
 }
 
-/// Sends the events after `after`, then follows the match until it ends or the client goes.
+/// The frames after the client's last event up to the version the fan-out has sent: read from
+/// the log once, for this viewer alone.
+async fn history(
+    app: &AppState,
+    id: MatchId,
+    after: u64,
+    current: &Loaded,
+) -> Result<Vec<web::Bytes>, ApiError> {
+    let upto = current.state.version();
+    if after >= upto {
+        return Ok(Vec::new());
+    }
+    let (_, events) = play::load_with_events(app, id).await?;
+    let mut folded = Loaded {
+        id,
+        state: MatchState::default(),
+        names: current.names.clone(),
+    };
+    let mut frames = Vec::new();
+    for e in events.iter().take_while(|e| e.version as u64 <= upto) {
+        evolve(&mut folded.state, &play::stamped(e)?);
+        if e.version as u64 > after {
+            frames.push(live::frame(&folded, e)?.bytes);
+        }
+    }
+    Ok(frames)
+}
+
+/// Sends the history, then the match's frames until it ends or the client goes.
 async fn pump(
     app: AppState,
-    loaded: Loaded,
-    after: u64,
-    auth: Auth,
+    mut viewer: Viewer,
+    current: Loaded,
+    history: Vec<web::Bytes>,
+    seat: Option<Seat>,
+    player: PlayerId,
     tx: mpsc::Sender<web::Bytes>,
 ) -> Result<(), ApiError> {
-    let id = loaded.id;
-    let seat = loaded.seat_of(auth.player);
-    let m = loaded.get()?;
-    let names = play::names(&app, m).await?;
-    // Fold from the start, sending what lies after the client's last event.
-    let mut state = domain::matches::MatchState::default();
-    let mut sent = after;
-    let mut changes = app.changes.subscribe();
-    let mut pending = loaded.events;
-    let mut last_ping = tokio::time::Instant::now();
-    let mut last_seen = tokio::time::Instant::now();
+    for frame in history {
+        if tx.send(frame).await.is_err() {
+            return Ok(());
+        }
+    }
+    let mut sent = current.state.version();
+    if current.get()?.is_finished() {
+        return Ok(());
+    }
+    let Some(mut frames) = viewer.frames.take() else {
+        return Ok(());
+    };
+    let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
+    let mut presence = tokio::time::interval(PRESENCE);
+    keep_alive.reset();
+    presence.reset();
     loop {
-        for e in &pending {
-            evolve(&mut state, &play::stamped(e)?);
-            let version = e.version as u64;
-            if version <= sent {
-                continue;
-            }
-            let Some(m) = state.get() else { continue };
-            let view = MatchView::new(id, m, state.version(), &names);
-            let data = json!({"event": EventView::from(e), "match": view});
-            let frame = format!(
-                "id: {}\nevent: {}\ndata: {}\n\n",
-                e.version, e.event_type, data
-            );
-            if tx.send(web::Bytes::from(frame)).await.is_err() {
-                return Ok(());
-            }
-            sent = version;
-        }
-        if state.get().is_some_and(|m| m.is_finished()) && sent >= state.version() {
-            return Ok(());
-        }
         tokio::select! {
-            _ = changes.recv() => {}
-            _ = tokio::time::sleep(POLL) => {}
-        }
-        if tx.is_closed() {
-            return Ok(());
-        }
-        if last_ping.elapsed() >= KEEP_ALIVE {
-            if tx
-                .send(web::Bytes::from_static(b": keep-alive\n\n"))
-                .await
-                .is_err()
-            {
-                return Ok(());
+            frame = frames.recv() => match frame {
+                Ok(frame) if frame.version > sent => {
+                    if tx.send(frame.bytes.clone()).await.is_err() {
+                        return Ok(());
+                    }
+                    sent = frame.version;
+                    if frame.finished {
+                        return Ok(());
+                    }
+                }
+                Ok(_) => {}
+                // Too far behind, or the watch is gone: the client resumes with Last-Event-ID.
+                Err(RecvError::Lagged(_) | RecvError::Closed) => return Ok(()),
+            },
+            _ = keep_alive.tick() => {
+                if tx.send(web::Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                    return Ok(());
+                }
             }
-            last_ping = tokio::time::Instant::now();
+            _ = presence.tick(), if seat.is_some() => {
+                let loaded = play::load(&app, current.id).await?;
+                play::presence(&app, loaded, player).await?;
+            }
+            () = tx.closed() => return Ok(()),
         }
-        let fresh = app
-            .log
-            .read_stream_after(&id.stream(), state.version() as i64)
-            .await
-            .map_err(play::unexpected)?;
-        if seat.is_some() && last_seen.elapsed() >= PRESENCE {
-            let current = play::load(&app, id).await?;
-            play::presence(&app, current, auth.player).await?;
-            last_seen = tokio::time::Instant::now();
-        }
-        pending = fresh;
     }
 }

@@ -1,0 +1,359 @@
+//! One reader of the log per instance, and the live fan-out of matches to their viewers.
+//!
+//! * **The tail** ([`run_tail`]) follows the log in commit-safe order (the xid8 horizon, as
+//!   projections do), woken after every commit of this instance and polling every interval
+//!   for the others'. Each batch it reads feeds every projection this instance leads
+//!   ([`projections::Batch`]) and every match someone watches here: one read per committed
+//!   event, however many projections and viewers follow it.
+//! * **A watch per viewed match** ([`Watch`]) holds the match folded to its last sent version
+//!   and a broadcast channel of frames. Each event becomes one frame (the SSE text with the
+//!   event and the match view), serialised once for every viewer. Commits of this instance are
+//!   published at once; the tail brings the other instances' within the poll interval; an
+//!   event that arrives after a gap is preceded by one read of the missing ones. Versions are
+//!   sent in order, each once.
+//! * **Caps** on open streams per player and per instance: beyond them, 429 `rate_limited`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::web::Bytes;
+use serde_json::json;
+use tokio::sync::{Notify, broadcast};
+
+use domain::ids::{MatchId, PlayerId};
+use domain::matches::evolve;
+use eventlog::{Checkpoint, RecordedEvent};
+
+use crate::error::ApiError;
+use crate::play::{self, Loaded, unexpected};
+use crate::state::AppState;
+use crate::views::EventView;
+
+/// Frames a viewer may fall behind by before its stream is closed (it resumes with
+/// `Last-Event-ID`).
+const FRAMES_BUFFERED: usize = 64;
+
+/// Events per read of the tail.
+const TAIL_BATCH: i64 = 1000;
+
+/// One event of a match as every viewer receives it.
+#[derive(Debug)]
+pub struct Frame {
+    pub version: u64,
+    /// `id: …\nevent: …\ndata: {"event":…,"match":…}\n\n`.
+    pub bytes: Bytes,
+    /// The match is finished after this event.
+    pub finished: bool,
+}
+
+/// The live side of an instance: the tail's wake-up, the batches for projections, the watched
+/// matches and the open streams.
+pub struct Live {
+    wake: Notify,
+    batches: broadcast::Sender<Arc<projections::Batch>>,
+    watches: Mutex<HashMap<MatchId, Arc<Watch>>>,
+    streams: Mutex<Streams>,
+    per_player: usize,
+    max_streams: usize,
+}
+
+#[derive(Default)]
+struct Streams {
+    total: usize,
+    by_player: HashMap<PlayerId, usize>,
+}
+
+/// A viewed match: its state as last sent, and its viewers.
+pub struct Watch {
+    frames: broadcast::Sender<Arc<Frame>>,
+    /// `None` until the first viewer has read the stream.
+    folded: tokio::sync::Mutex<Option<Loaded>>,
+}
+
+/// An open stream: its place under the caps and its subscription to the match's frames; both
+/// given back when dropped.
+pub struct Viewer {
+    live: Arc<Live>,
+    player: PlayerId,
+    id: MatchId,
+    pub watch: Arc<Watch>,
+    pub frames: Option<broadcast::Receiver<Arc<Frame>>>,
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        // The receiver goes first, so that the last viewer's watch is seen unwatched.
+        self.frames.take();
+        self.live.unsubscribe(self.id);
+        let mut s = self.live.lock_streams();
+        s.total = s.total.saturating_sub(1);
+        if let Some(n) = s.by_player.get_mut(&self.player) {
+            *n -= 1;
+            if *n == 0 {
+                s.by_player.remove(&self.player);
+            }
+        }
+    }
+}
+
+impl Live {
+    pub fn new(per_player: usize, max_streams: usize) -> Live {
+        Live {
+            wake: Notify::new(),
+            batches: broadcast::channel(256).0,
+            watches: Mutex::new(HashMap::new()),
+            streams: Mutex::new(Streams::default()),
+            per_player,
+            max_streams,
+        }
+    }
+
+    /// The batches the tail reads, for projection leaders.
+    pub fn batches(&self) -> broadcast::Sender<Arc<projections::Batch>> {
+        self.batches.clone()
+    }
+
+    /// Tells the tail that this instance has committed something.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Called after this instance commits events: the tail reads them for the projections, and
+    /// the match's viewers here get them now.
+    pub fn committed(&self, app: &AppState, id: MatchId, written: &[RecordedEvent]) {
+        self.wake();
+        let Some(watch) = self.watch_of(id) else {
+            return;
+        };
+        let stream = id.stream();
+        let events: Vec<RecordedEvent> = written
+            .iter()
+            .filter(|e| e.stream == stream)
+            .cloned()
+            .collect();
+        let app = app.clone();
+        tokio::spawn(async move {
+            if let Err(e) = watch.apply(&app, id, &events).await {
+                tracing::warn!(match_id = %id, error = %e, "live fan-out failed");
+            }
+        });
+    }
+
+    /// Open streams on this instance now.
+    pub fn open_streams(&self) -> usize {
+        self.lock_streams().total
+    }
+
+    /// Opens a stream of `player` on match `id`: a place under the caps (or when to try
+    /// again), and a receiver of the match's frames, subscribed before anything is read so that
+    /// no frame can be missed.
+    pub fn view(self: &Arc<Self>, player: PlayerId, id: MatchId) -> Result<Viewer, ApiError> {
+        {
+            let mut s = self.lock_streams();
+            let mine = s.by_player.get(&player).copied().unwrap_or(0);
+            if mine >= self.per_player || s.total >= self.max_streams {
+                return Err(ApiError::RateLimited(5));
+            }
+            s.total += 1;
+            *s.by_player.entry(player).or_default() += 1;
+        }
+        let mut watches = self.lock_watches();
+        let watch = watches
+            .entry(id)
+            .or_insert_with(|| {
+                Arc::new(Watch {
+                    frames: broadcast::channel(FRAMES_BUFFERED).0,
+                    folded: tokio::sync::Mutex::new(None),
+                })
+            })
+            .clone();
+        let frames = watch.frames.subscribe();
+        Ok(Viewer {
+            live: self.clone(),
+            player,
+            id,
+            watch,
+            frames: Some(frames),
+        })
+    }
+
+    /// Forgets the watch of a match once its last viewer has gone.
+    pub fn unsubscribe(&self, id: MatchId) {
+        let mut watches = self.lock_watches();
+        if watches
+            .get(&id)
+            .is_some_and(|w| w.frames.receiver_count() == 0)
+        {
+            watches.remove(&id);
+        }
+    }
+
+    /// Matches watched on this instance now.
+    pub fn watched(&self) -> usize {
+        self.lock_watches().len()
+    }
+
+    fn watch_of(&self, id: MatchId) -> Option<Arc<Watch>> {
+        self.lock_watches().get(&id).cloned()
+    }
+
+    /// Hands a batch read by the tail to the watches and the projection leaders.
+    async fn deliver(&self, app: &AppState, batch: projections::Batch) {
+        let mut by_match: HashMap<MatchId, Vec<RecordedEvent>> = HashMap::new();
+        {
+            let watches = self.lock_watches();
+            if !watches.is_empty() {
+                for e in &batch.events {
+                    if let Some(id) = match_of(&e.stream)
+                        && watches.contains_key(&id)
+                    {
+                        by_match.entry(id).or_default().push(e.clone());
+                    }
+                }
+            }
+        }
+        for (id, events) in by_match {
+            if let Some(watch) = self.watch_of(id)
+                && let Err(e) = watch.apply(app, id, &events).await
+            {
+                tracing::warn!(match_id = %id, error = %e, "live fan-out failed");
+            }
+        }
+        // No leader here is fine: the projections are led elsewhere.
+        let _ = self.batches.send(Arc::new(batch));
+    }
+
+    fn lock_watches(&self) -> std::sync::MutexGuard<'_, HashMap<MatchId, Arc<Watch>>> {
+        self.watches.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_streams(&self) -> std::sync::MutexGuard<'_, Streams> {
+        self.streams.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Watch {
+    /// The match as last sent. The first viewer reads it from the log, under the watch's lock,
+    /// so that an event committed meanwhile is either in that read or applied after it.
+    /// Viewers send their own history up to this version and the channel's frames after it.
+    pub async fn current(&self, app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
+        let mut folded = self.folded.lock().await;
+        if let Some(f) = folded.as_ref() {
+            return Ok(f.clone());
+        }
+        let (loaded, _) = play::load_with_events(app, id).await?;
+        *folded = Some(loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Sends the frames of `events` (one match's, in version order) that follow the last sent
+    /// version; reads the missing ones first after a gap.
+    async fn apply(
+        &self,
+        app: &AppState,
+        id: MatchId,
+        events: &[RecordedEvent],
+    ) -> Result<(), ApiError> {
+        let mut folded = self.folded.lock().await;
+        let Some(loaded) = folded.as_mut() else {
+            // No viewer has read the match yet: its first read will include these events.
+            return Ok(());
+        };
+        let next = loaded.state.version() as i64 + 1;
+        let read;
+        let events = match events.iter().find(|e| e.version >= next) {
+            None => return Ok(()),
+            Some(first) if first.version == next => events,
+            Some(_) => {
+                read = app
+                    .log
+                    .read_stream_after(&id.stream(), next - 1)
+                    .await
+                    .map_err(unexpected)?;
+                &read[..]
+            }
+        };
+        for e in events {
+            if e.version as u64 != loaded.state.version() + 1 {
+                continue;
+            }
+            evolve(&mut loaded.state, &play::stamped(e)?);
+            let frame = frame(loaded, e)?;
+            // No receiver is fine: the last viewer just left.
+            let _ = self.frames.send(Arc::new(frame));
+        }
+        Ok(())
+    }
+}
+
+/// The frame of `e`, with `loaded` already folded to it.
+pub fn frame(loaded: &Loaded, e: &RecordedEvent) -> Result<Frame, ApiError> {
+    let m = loaded.get()?;
+    let data = json!({"event": EventView::from(e), "match": loaded.view()?});
+    Ok(Frame {
+        version: e.version as u64,
+        bytes: Bytes::from(format!(
+            "id: {}\nevent: {}\ndata: {}\n\n",
+            e.version, e.event_type, data
+        )),
+        finished: m.is_finished(),
+    })
+}
+
+fn match_of(stream: &str) -> Option<MatchId> {
+    stream
+        .strip_prefix("match-")
+        .and_then(|s| uuid::Uuid::parse_str(s).ok())
+        .map(MatchId::from_uuid)
+}
+
+/// The instance's one reader of the log: from the end of the log at start, reads whatever has
+/// committed each time this instance commits and at least every `poll`.
+pub async fn run_tail(app: AppState, poll: Duration) {
+    let mut at = loop {
+        match app.log.last_checkpoint().await {
+            Ok(c) => break c,
+            Err(e) => {
+                tracing::warn!(error = %e, "the log reader cannot start");
+                tokio::time::sleep(poll.max(Duration::from_millis(100))).await;
+            }
+        }
+    };
+    loop {
+        // A wake-up that came while reading is kept by `Notify` for this wait.
+        let _ = tokio::time::timeout(poll, app.live.wake.notified()).await;
+        at = read_on(&app, at).await;
+    }
+}
+
+/// Reads and delivers everything committed after `at`; where it got to.
+async fn read_on(app: &AppState, mut at: Checkpoint) -> Checkpoint {
+    loop {
+        let events = match app.log.read_all_after(at, TAIL_BATCH).await {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::warn!(error = %e, "the log reader failed");
+                return at;
+            }
+        };
+        let Some(last) = events.last().map(RecordedEvent::checkpoint) else {
+            return at;
+        };
+        let full = events.len() as i64 == TAIL_BATCH;
+        app.live
+            .deliver(
+                app,
+                projections::Batch {
+                    from: at,
+                    to: last,
+                    events,
+                },
+            )
+            .await;
+        at = last;
+        if !full {
+            return at;
+        }
+    }
+}
