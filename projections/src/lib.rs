@@ -36,6 +36,12 @@ pub enum Error {
     /// A stored event this build cannot read.
     #[error("event at position {position}: {reason}")]
     Event { position: i64, reason: String },
+    /// The checkpoint did not reach a committed event within [`runner::SYNC_PATIENCE`].
+    #[error("projection {projection} did not reach {target:?}")]
+    Stalled {
+        projection: Projection,
+        target: eventlog::Checkpoint,
+    },
     /// A test hook stopped the batch on purpose.
     #[error("stopped by a hook at {0:?}")]
     Hooked(Stage),

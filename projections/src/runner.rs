@@ -47,6 +47,9 @@ pub enum Step {
     Raced,
 }
 
+/// How long [`Runner::sync_to`] waits for the commit horizon before giving up.
+pub const SYNC_PATIENCE: Duration = Duration::from_secs(60);
+
 /// How often, at most, a leader writes a checkpoint that only steps over events it does not
 /// handle.
 pub const FLUSH: Duration = Duration::from_secs(1);
@@ -190,14 +193,29 @@ impl Runner {
     /// commit horizon, which any transaction still running anywhere in the cluster holds back;
     /// this waits for the horizon to pass the last such event, polling every few milliseconds.
     pub async fn sync(&self, p: Projection) -> Result<u64, Error> {
-        let target = self.last_committed(p).await?;
+        match self.last_committed(p).await? {
+            Some(target) => self.sync_to(p, target).await,
+            None => self.catch_up(p).await,
+        }
+    }
+
+    /// Applies batches until the projection's checkpoint has reached `target` (an event known
+    /// to be committed), waiting for the commit horizon to pass it.
+    pub async fn sync_to(&self, p: Projection, target: Checkpoint) -> Result<u64, Error> {
         let mut total = self.catch_up(p).await?;
-        let Some(target) = target else {
-            return Ok(total);
-        };
         let mut pause = Duration::from_millis(1);
+        let mut waited = Duration::ZERO;
         while self.checkpoint(p).await?.0 < target {
+            // A transaction that stays open this long is stuck, or the projection cannot get
+            // past the target: say so rather than wait forever.
+            if waited >= SYNC_PATIENCE {
+                return Err(Error::Stalled {
+                    projection: p,
+                    target,
+                });
+            }
             tokio::time::sleep(pause).await;
+            waited += pause;
             pause = (pause * 2).min(Duration::from_millis(50));
             total += self.catch_up(p).await?;
         }

@@ -6,6 +6,7 @@ mod cli;
 mod errors;
 mod helpers;
 mod lifecycle;
+mod live;
 mod matches;
 mod players;
 mod races;

@@ -1,6 +1,7 @@
 //! Integration tests of the event log against the real PostgreSQL, one database per test.
 
 mod append;
+mod batch;
 mod cluster;
 mod decode;
 mod idempotency;

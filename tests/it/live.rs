@@ -1,0 +1,405 @@
+//! The live path: one commit per command (crashes before and after it), the work-row repair,
+//! stale cache entries, checkpoints that step over other events, streams across instances and
+//! their caps.
+
+use std::sync::Arc;
+
+use api::commit::Stage;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::{Player, TestApp, config, spawn_app, spawn_on, types};
+
+/// A Four in a Row room match of `a` (moves first) and `b` with a 30-second turn limit.
+async fn timed_match(app: &TestApp, a: &Player, b: &Player) -> String {
+    let room = app
+        .room(a, b, "four_in_a_row", json!({"turn_seconds": 30}))
+        .await;
+    let room_id = room["room_id"].as_str().expect("room id");
+    let started = app
+        .post(&format!("/v1/rooms/{room_id}/matches"), &a.token, json!({}))
+        .await;
+    assert_eq!(started.status, StatusCode::CREATED, "{:?}", started.body);
+    started.body["match_id"]
+        .as_str()
+        .expect("match id")
+        .to_owned()
+}
+
+/// A move with an `Idempotency-Key`.
+async fn keyed_move(
+    app: &TestApp,
+    p: &Player,
+    id: &str,
+    mv: &str,
+    key: &str,
+) -> (StatusCode, Value, bool) {
+    let res = app
+        .http
+        .post(format!("{}/v1/matches/{id}/moves", app.base))
+        .bearer_auth(&p.token)
+        .header("idempotency-key", key)
+        .json(&json!({ "move": mv }))
+        .send()
+        .await
+        .expect("the server answers");
+    let status = res.status();
+    let replayed = res.headers().contains_key("idempotent-replayed");
+    let body = res.json().await.unwrap_or(Value::Null);
+    (status, body, replayed)
+}
+
+/// The match's `match_work` row: (state_due is set, version), if any.
+async fn work_row(app: &TestApp, id: &str) -> Option<(bool, i64)> {
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let id: uuid::Uuid = id.parse().expect("uuid");
+    client
+        .query_opt(
+            "SELECT state_due IS NOT NULL, version FROM match_work WHERE match_id = $1",
+            &[&id],
+        )
+        .await
+        .expect("query")
+        .map(|r| (r.get(0), r.get(1)))
+}
+
+async fn stored_answers(app: &TestApp) -> i64 {
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    client
+        .query_one("SELECT count(*) FROM idempotency_keys", &[])
+        .await
+        .expect("query")
+        .get(0)
+}
+
+fn crash_at(app: &TestApp, at: Stage) {
+    app.state
+        .committer
+        .set_hook(Some(Arc::new(move |stage| stage != at)));
+}
+
+#[tokio::test]
+async fn a_crash_before_the_commit_leaves_nothing_and_the_retry_goes_through() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = timed_match(&app, &ada, &bob).await;
+    let before = (app.events(&ada, &id).await.len(), work_row(&app, &id).await);
+    let answers = stored_answers(&app).await;
+
+    crash_at(&app, Stage::BeforeCommit);
+    let (status, _, _) = keyed_move(&app, &ada, &id, "4", "m1").await;
+    app.state.committer.set_hook(None);
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    // Not the events, not the work row, not the stored answer.
+    assert_eq!(
+        (app.events(&ada, &id).await.len(), work_row(&app, &id).await),
+        before
+    );
+    assert_eq!(stored_answers(&app).await, answers);
+
+    let (status, body, replayed) = keyed_move(&app, &ada, &id, "4", "m1").await;
+    assert_eq!((status, replayed), (StatusCode::OK, false), "{body:?}");
+    assert_eq!(body["version"], 2);
+    assert_eq!(work_row(&app, &id).await, Some((true, 2)));
+    assert_eq!(stored_answers(&app).await, answers + 1);
+}
+
+#[tokio::test]
+async fn a_crash_after_the_commit_keeps_all_of_it_and_the_timeout_still_fires() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = timed_match(&app, &ada, &bob).await;
+
+    crash_at(&app, Stage::AfterCommit);
+    let (status, _, _) = keyed_move(&app, &ada, &id, "4", "m1").await;
+    app.state.committer.set_hook(None);
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    // The move, Bob's new deadline and the answer committed together.
+    assert_eq!(
+        types(&app.events(&ada, &id).await),
+        ["match_created", "move_played"]
+    );
+    assert_eq!(work_row(&app, &id).await, Some((true, 2)));
+
+    // The retry gets the stored answer and writes nothing.
+    let (status, body, replayed) = keyed_move(&app, &ada, &id, "4", "m1").await;
+    assert_eq!((status, replayed), (StatusCode::OK, true), "{body:?}");
+    assert_eq!(body["version"], 2);
+    assert_eq!(app.events(&ada, &id).await.len(), 2);
+
+    // Bob's turn runs out: the deadline written with the crashed command fires.
+    app.advance(31).await;
+    let events = app.events(&ada, &id).await;
+    let t = types(&events);
+    assert_eq!(t[2..4], ["turn_timed_out", "move_played"], "{t:?}");
+}
+
+#[tokio::test]
+async fn the_cpu_reply_commits_with_the_move_in_one_transaction() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let view = app
+        .solo(&ada, "four_in_a_row", json!({"cpu_level": 1}))
+        .await;
+    let id = view["match_id"].as_str().expect("id").to_owned();
+    let res = app.play(&ada, &id, "4").await;
+    assert_eq!(res.status, StatusCode::OK);
+    // The answer is the match right after the player's move; the CPU's reply is already in.
+    assert_eq!(res.body["version"], 2);
+    assert_eq!(app.view(&ada, &id).await["version"], 3);
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let txs: Vec<i64> = client
+        .query(
+            "SELECT tx::text::bigint FROM events WHERE stream_id = $1 ORDER BY version",
+            &[&format!("match-{id}")],
+        )
+        .await
+        .expect("query")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(txs.len(), 3);
+    assert_ne!(txs[0], txs[1], "creation and move are two commands");
+    assert_eq!(txs[1], txs[2], "the move and the CPU's reply are one");
+    assert_eq!(work_row(&app, &id).await.map(|w| w.1), Some(3));
+}
+
+#[tokio::test]
+async fn the_repair_recreates_missing_and_stale_work_rows_and_the_timeout_fires() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let lost = timed_match(&app, &ada, &bob).await;
+    let stale = timed_match(&app, &ada, &bob).await;
+    let done = timed_match(&app, &ada, &bob).await;
+    for id in [&lost, &stale, &done] {
+        assert_eq!(app.play(&ada, id, "4").await.status, StatusCode::OK);
+    }
+    let resigned = app
+        .post(&format!("/v1/matches/{done}/resign"), &bob.token, json!({}))
+        .await;
+    assert_eq!(resigned.status, StatusCode::OK);
+    // What an old crash could leave: a missing row, a row from an older version without its
+    // deadline, a row left behind by a finished match.
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let uuid = |s: &str| s.parse::<uuid::Uuid>().expect("uuid");
+    client
+        .execute(
+            "DELETE FROM match_work WHERE match_id = $1",
+            &[&uuid(&lost)],
+        )
+        .await
+        .expect("delete");
+    client
+        .execute(
+            "UPDATE match_work SET state_due = NULL, version = 1 WHERE match_id = $1",
+            &[&uuid(&stale)],
+        )
+        .await
+        .expect("update");
+    client
+        .execute(
+            "INSERT INTO match_work (match_id, watch1, watch2, seen1, seen2, version) \
+             VALUES ($1, true, true, now(), now(), 2)",
+            &[&uuid(&done)],
+        )
+        .await
+        .expect("insert");
+
+    let report = api::workers::repair_work(&app.state).await.expect("repair");
+    assert_eq!(
+        report,
+        api::workers::Repair {
+            created: 1,
+            fixed: 1,
+            removed: 1
+        }
+    );
+    assert_eq!(work_row(&app, &lost).await, Some((true, 2)));
+    assert_eq!(work_row(&app, &stale).await, Some((true, 2)));
+    assert_eq!(work_row(&app, &done).await, None);
+    // Nothing left to repair.
+    let again = api::workers::repair_work(&app.state).await.expect("repair");
+    assert_eq!(again, api::workers::Repair::default());
+
+    app.advance(31).await;
+    for id in [&lost, &stale] {
+        let events = app.events(&ada, id).await;
+        let t = types(&events);
+        assert!(t.contains(&"turn_timed_out"), "{t:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_stale_cache_entry_costs_a_reload_never_a_wrong_answer() {
+    let one = spawn_app().await;
+    let two = spawn_on(&one.db_url, config(&one.db_url)).await;
+    let (ada, bob) = (one.player("Ada").await, one.player("Bob").await);
+    let id = one.room_match(&ada, &bob, "four_in_a_row").await;
+    // Instance one caches the match after Bob's move (Ada to move, version 3).
+    assert_eq!(one.play(&ada, &id, "4").await.status, StatusCode::OK);
+    assert_eq!(one.play(&bob, &id, "3").await.status, StatusCode::OK);
+    // Instance two moves on: version 5, Ada to move again.
+    assert_eq!(two.play(&ada, &id, "4").await.status, StatusCode::OK);
+    assert_eq!(two.play(&bob, &id, "3").await.status, StatusCode::OK);
+
+    // On its stale state one would accept Ada's move at version 3: the append conflicts, one
+    // reloads and decides again.
+    let res = one.play(&ada, &id, "5").await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(res.body["version"], 6);
+    assert_eq!(res.body["moves"], "43435");
+    // Bob's turn now, whatever one's cache said before.
+    let res = one.play(&ada, &id, "5").await;
+    assert_eq!(res.code(), "not_your_turn");
+    // A client's expected_version is checked against the log, not the cache.
+    let res = two
+        .post(
+            &format!("/v1/matches/{id}/moves"),
+            &bob.token,
+            json!({"move": "1", "expected_version": 6}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = one
+        .post(
+            &format!("/v1/matches/{id}/moves"),
+            &ada.token,
+            json!({"move": "1", "expected_version": 7}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(res.body["version"], 8);
+    let versions: Vec<u64> = one
+        .events(&ada, &id)
+        .await
+        .iter()
+        .map(|e| e["version"].as_u64().expect("version"))
+        .collect();
+    assert_eq!(versions, (1..=8).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn a_projection_checkpoint_moves_past_events_it_does_not_handle() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    for (p, mv) in [(&ada, "4"), (&bob, "3"), (&ada, "4")] {
+        assert_eq!(app.play(p, &id, mv).await.status, StatusCode::OK);
+    }
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let last = client
+        .query_one(
+            "SELECT tx::text::bigint, position FROM events WHERE stream_id = $1 \
+             ORDER BY version DESC LIMIT 1",
+            &[&format!("match-{id}")],
+        )
+        .await
+        .expect("query");
+    let last = eventlog::Checkpoint {
+        tx: last.get(0),
+        position: last.get(1),
+    };
+    let runner = &app.state.projections;
+    let p = projections::Projection::Queue;
+    runner.sync_to(p, last).await.expect("sync");
+    // The queue projection reads ticket events only; its checkpoint still stands on the
+    // last move (or later), and a step reads nothing old again.
+    let (checkpoint, applied) = runner.checkpoint(p).await.expect("checkpoint");
+    assert!(checkpoint >= last, "{checkpoint:?} < {last:?}");
+    assert_eq!(applied, 0);
+    assert_eq!(
+        runner.step(p).await.expect("step"),
+        projections::runner::Step::CaughtUp
+    );
+}
+
+/// Reads SSE frames until `n` have arrived: their versions and types.
+async fn frames(res: reqwest::Response, n: usize) -> Vec<(u64, String)> {
+    use futures_util::StreamExt;
+    let mut body = res.bytes_stream();
+    let (mut buf, mut out) = (String::new(), Vec::new());
+    while out.len() < n {
+        let chunk = body.next().await.expect("more frames").expect("a chunk");
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            let id = frame.lines().find_map(|l| l.strip_prefix("id: "));
+            let event = frame.lines().find_map(|l| l.strip_prefix("event: "));
+            if let (Some(id), Some(event)) = (id, event) {
+                out.push((id.parse().expect("a version"), event.to_owned()));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_stream_on_one_instance_sees_moves_made_on_another() {
+    let one = spawn_app().await;
+    let two = spawn_on(&one.db_url, config(&one.db_url)).await;
+    let (ada, bob, eve) = (
+        one.player("Ada").await,
+        one.player("Bob").await,
+        one.player("Eve").await,
+    );
+    let id = one.room_match(&ada, &bob, "four_in_a_row").await;
+    // Two viewers on instance one (one watch, one read per event for both).
+    let open = || {
+        one.http
+            .get(format!(
+                "{}/v1/matches/{id}/stream?access_token={}",
+                one.base, eve.token
+            ))
+            .send()
+    };
+    let (a, b) = tokio::join!(open(), open());
+    let (a, b) = (a.expect("stream"), b.expect("stream"));
+    assert_eq!((a.status(), b.status()), (StatusCode::OK, StatusCode::OK));
+    let readers = (tokio::spawn(frames(a, 4)), tokio::spawn(frames(b, 4)));
+    for (p, mv) in [(&ada, "4"), (&bob, "3"), (&ada, "4")] {
+        assert_eq!(two.play(p, &id, mv).await.status, StatusCode::OK);
+    }
+    let expected: Vec<(u64, String)> = [
+        (1, "match_created"),
+        (2, "move_played"),
+        (3, "move_played"),
+        (4, "move_played"),
+    ]
+    .iter()
+    .map(|(v, t)| (*v, (*t).to_owned()))
+    .collect();
+    assert_eq!(readers.0.await.expect("reader"), expected);
+    assert_eq!(readers.1.await.expect("reader"), expected);
+}
+
+#[tokio::test]
+async fn open_streams_are_capped_per_player() {
+    let db = eventlog::testing::TestDb::migrated(2).await;
+    let mut cfg = config(&db.url);
+    cfg.live.streams_per_player = 2;
+    let app = spawn_on(&db.url, cfg).await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    let open = |p: &Player| {
+        app.http
+            .get(format!(
+                "{}/v1/matches/{id}/stream?access_token={}",
+                app.base, p.token
+            ))
+            .send()
+    };
+    let first = open(&ada).await.expect("stream");
+    let second = open(&ada).await.expect("stream");
+    assert_eq!(
+        (first.status(), second.status()),
+        (StatusCode::OK, StatusCode::OK)
+    );
+    let third = open(&ada).await.expect("an answer");
+    assert_eq!(third.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(third.headers().contains_key("retry-after"));
+    let body: Value = third.json().await.expect("problem");
+    assert_eq!(body["code"], "rate_limited");
+    // Another player is not held back by Ada's streams.
+    assert_eq!(open(&bob).await.expect("stream").status(), StatusCode::OK);
+    assert_eq!(app.state.live.open_streams(), 3);
+}
