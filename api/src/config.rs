@@ -94,7 +94,7 @@ pub struct LiveConfig {
     #[arg(long, env = "DISCS_COMMITTERS", default_value_t = 2)]
     pub committers: usize,
     /// Match states kept in memory.
-    #[arg(long, env = "DISCS_MATCH_CACHE", default_value_t = 10_000)]
+    #[arg(long, env = "DISCS_MATCH_CACHE", default_value_t = 100_000)]
     pub match_cache: usize,
     /// How often the log is read for other instances' events, in milliseconds.
     #[arg(long, env = "DISCS_LOG_POLL_MS", default_value_t = 100)]
@@ -111,7 +111,7 @@ impl Default for LiveConfig {
     fn default() -> LiveConfig {
         LiveConfig {
             committers: 2,
-            match_cache: 10_000,
+            match_cache: 100_000,
             log_poll_ms: 100,
             streams_per_player: 8,
             max_streams: 10_000,
