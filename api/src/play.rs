@@ -187,6 +187,17 @@ pub struct Answering {
     pub at: AnswerAt,
 }
 
+impl Answering {
+    /// A 200 with the match right after the caller's command, for a request with a key.
+    pub fn own(key: Option<KeyRecord>) -> Option<Answering> {
+        key.map(|key| Answering {
+            key,
+            status: StatusCode::OK,
+            at: AnswerAt::Own,
+        })
+    }
+}
+
 /// One command on a match.
 pub struct MatchCommand {
     pub id: MatchId,

@@ -231,19 +231,10 @@ impl EventLog {
                 };
                 let answer = match status.as_deref() {
                     Some("appended") => {
-                        let rows: Vec<BatchRow> = rows
+                        let rows = rows
                             .iter()
-                            .map(|r| {
-                                Ok(BatchRow {
-                                    event_id: r.try_get(3)?,
-                                    position: r.try_get(4)?,
-                                    tx: r.try_get(5)?,
-                                    version: r.try_get(6)?,
-                                    prev_hash: read::hash_at(r, 7)?,
-                                    hash: read::hash_at(r, 8)?,
-                                })
-                            })
-                            .collect::<Result<_, Error>>()?;
+                            .map(|r| BatchRow::at(r, 3))
+                            .collect::<Result<Vec<_>, Error>>()?;
                         recorded(p, &commands[index].1, &rows).map(AppendOutcome::Appended)
                     }
                     Some("applied") => match events_of_command(client, p).await? {
@@ -279,7 +270,7 @@ impl EventLog {
     }
 }
 
-/// One row of a batch answer for an appended event.
+/// What the database answers for an appended event.
 struct BatchRow {
     event_id: Uuid,
     position: i64,
@@ -287,6 +278,20 @@ struct BatchRow {
     version: i64,
     prev_hash: crate::Hash,
     hash: crate::Hash,
+}
+
+impl BatchRow {
+    /// Reads the columns event_id, position, tx, version, prev_hash, hash from `first` on.
+    fn at(row: &tokio_postgres::Row, first: usize) -> Result<BatchRow, Error> {
+        Ok(BatchRow {
+            event_id: row.try_get(first)?,
+            position: row.try_get(first + 1)?,
+            tx: row.try_get(first + 2)?,
+            version: row.try_get(first + 3)?,
+            prev_hash: read::hash_at(row, first + 4)?,
+            hash: read::hash_at(row, first + 5)?,
+        })
+    }
 }
 
 impl Prepared {
@@ -469,19 +474,10 @@ async fn call(
         }
         Err(e) => return Err(e.into()),
     };
-    let rows: Vec<BatchRow> = rows
+    let rows = rows
         .iter()
-        .map(|row| {
-            Ok(BatchRow {
-                event_id: row.try_get(0)?,
-                position: row.try_get(1)?,
-                tx: row.try_get(2)?,
-                version: row.try_get(3)?,
-                prev_hash: read::hash_at(row, 4)?,
-                hash: read::hash_at(row, 5)?,
-            })
-        })
-        .collect::<Result<_, Error>>()?;
+        .map(|r| BatchRow::at(r, 0))
+        .collect::<Result<Vec<_>, Error>>()?;
     recorded(p, appends, &rows).map(AppendOutcome::Appended)
 }
 

@@ -315,7 +315,18 @@ impl TestApp {
     /// Starts a match in a fresh room of `host` (seat 1, moves first) and `guest`; returns its
     /// id.
     pub async fn room_match(&self, host: &Player, guest: &Player, game: &str) -> String {
-        let room = self.room(host, guest, game, json!({})).await;
+        self.room_match_with(host, guest, game, json!({})).await
+    }
+
+    /// [`TestApp::room_match`] with room settings.
+    pub async fn room_match_with(
+        &self,
+        host: &Player,
+        guest: &Player,
+        game: &str,
+        settings: Value,
+    ) -> String {
+        let room = self.room(host, guest, game, settings).await;
         let room_id = room["room_id"].as_str().expect("a room id");
         let started = self
             .post(

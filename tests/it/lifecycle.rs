@@ -7,16 +7,7 @@ use serde_json::{Value, json};
 use crate::helpers::{Player, TestApp, spawn_app, spawn_on, types};
 
 async fn room_match(app: &TestApp, a: &Player, b: &Player, settings: Value) -> String {
-    let room = app.room(a, b, "four_in_a_row", settings).await;
-    let room_id = room["room_id"].as_str().expect("room id");
-    let started = app
-        .post(&format!("/v1/rooms/{room_id}/matches"), &a.token, json!({}))
-        .await;
-    assert_eq!(started.status, StatusCode::CREATED, "{:?}", started.body);
-    started.body["match_id"]
-        .as_str()
-        .expect("match id")
-        .to_owned()
+    app.room_match_with(a, b, "four_in_a_row", settings).await
 }
 
 #[tokio::test]

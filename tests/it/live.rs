@@ -12,18 +12,8 @@ use crate::helpers::{Player, TestApp, config, spawn_app, spawn_on, types};
 
 /// A Four in a Row room match of `a` (moves first) and `b` with a 30-second turn limit.
 async fn timed_match(app: &TestApp, a: &Player, b: &Player) -> String {
-    let room = app
-        .room(a, b, "four_in_a_row", json!({"turn_seconds": 30}))
-        .await;
-    let room_id = room["room_id"].as_str().expect("room id");
-    let started = app
-        .post(&format!("/v1/rooms/{room_id}/matches"), &a.token, json!({}))
-        .await;
-    assert_eq!(started.status, StatusCode::CREATED, "{:?}", started.body);
-    started.body["match_id"]
-        .as_str()
-        .expect("match id")
-        .to_owned()
+    app.room_match_with(a, b, "four_in_a_row", json!({"turn_seconds": 30}))
+        .await
 }
 
 /// A move with an `Idempotency-Key`.

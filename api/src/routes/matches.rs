@@ -281,11 +281,7 @@ async fn presence_command(
                 actor: Some(auth.player),
                 expected: b.expected_version,
                 seen: (!leaving).then_some(seat),
-                answer: key.record.map(|key| play::Answering {
-                    key,
-                    status: StatusCode::OK,
-                    at: play::AnswerAt::Own,
-                }),
+                answer: play::Answering::own(key.record),
             },
         )
         .await?;
@@ -322,11 +318,7 @@ where
                 actor: Some(auth.player),
                 expected,
                 seen: Some(seat),
-                answer: key.record.map(|key| play::Answering {
-                    key,
-                    status: StatusCode::OK,
-                    at: play::AnswerAt::Own,
-                }),
+                answer: play::Answering::own(key.record),
             },
         )
         .await?;
