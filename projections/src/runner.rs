@@ -295,9 +295,7 @@ impl Runner {
         result
     }
 
-    /// Applies the batches as they come. `stored` is the checkpoint as this leader last wrote
-    /// it; every event between it and `covered` was seen here and is not of the projection's
-    /// types, so a batch starting at or before `covered` can be applied from memory.
+    /// Applies the batches as they come (see [`Follower`]).
     async fn follow(
         &self,
         p: Projection,
@@ -305,51 +303,19 @@ impl Runner {
         mut batches: broadcast::Receiver<Arc<Batch>>,
         lock: &deadpool_postgres::Object,
     ) -> Result<(), Error> {
-        let mut stored = self.caught_up(p).await?;
-        let mut covered = stored;
-        let mut flushed = Instant::now();
+        let mut follower = Follower::start(self, p).await?;
         loop {
             match tokio::time::timeout(interval, batches.recv()).await {
-                Ok(Ok(batch)) if batch.to <= covered => {}
-                Ok(Ok(batch)) if batch.from > covered => {
-                    // A gap (this leader started after the batch before): read it.
-                    stored = self.caught_up(p).await?;
-                    covered = stored;
-                }
-                Ok(Ok(batch)) => {
-                    let mine: Vec<RecordedEvent> = batch
-                        .events
-                        .iter()
-                        .filter(|e| e.checkpoint() > covered && handles(p, e))
-                        .cloned()
-                        .collect();
-                    if mine.is_empty() {
-                        covered = batch.to;
-                    } else if self.apply_from(p, stored, &mine, batch.to).await? {
-                        (stored, covered, flushed) = (batch.to, batch.to, Instant::now());
-                    } else {
-                        stored = self.caught_up(p).await?;
-                        covered = stored;
-                    }
-                }
-                Ok(Err(RecvError::Lagged(_))) => {
-                    stored = self.caught_up(p).await?;
-                    covered = stored;
-                }
+                Ok(Ok(batch)) => follower.take(self, &batch).await?,
+                Ok(Err(RecvError::Lagged(_))) => follower.catch_up(self).await?,
                 Ok(Err(RecvError::Closed)) => return Ok(()),
                 Err(_idle) => {
                     // The lock's connection must still be alive: we are still the leader.
                     lock.simple_query("").await?;
                 }
             }
-            if covered != stored && flushed.elapsed() >= FLUSH {
-                if self.apply_from(p, stored, &[], covered).await? {
-                    stored = covered;
-                } else {
-                    stored = self.caught_up(p).await?;
-                    covered = stored;
-                }
-                flushed = Instant::now();
+            if follower.flushed.elapsed() >= FLUSH {
+                follower.flush(self).await?;
             }
         }
     }
@@ -358,6 +324,88 @@ impl Runner {
     async fn caught_up(&self, p: Projection) -> Result<Checkpoint, Error> {
         self.catch_up(p).await?;
         Ok(self.checkpoint(p).await?.0)
+    }
+}
+
+/// A leader following the log reader's batches. `stored` is the checkpoint as this leader last
+/// wrote it; every event after it up to `covered` was seen here and is not of the projection's
+/// types, so a batch that starts at or before `covered` is applied from memory. Anything else
+/// (a gap, a checkpoint moved by someone else) is caught up by reading the log.
+#[derive(Debug)]
+pub struct Follower {
+    p: Projection,
+    stored: Checkpoint,
+    covered: Checkpoint,
+    flushed: Instant,
+}
+
+impl Follower {
+    /// Catches the projection up by reading, then follows from there.
+    pub async fn start(runner: &Runner, p: Projection) -> Result<Follower, Error> {
+        let stored = runner.caught_up(p).await?;
+        Ok(Follower {
+            p,
+            stored,
+            covered: stored,
+            flushed: Instant::now(),
+        })
+    }
+
+    /// Where the stored checkpoint stands, and how far this follower has seen.
+    pub fn position(&self) -> (Checkpoint, Checkpoint) {
+        (self.stored, self.covered)
+    }
+
+    /// Takes a batch: applies its events of the projection's types (one transaction that moves
+    /// the checkpoint to the batch's end), or only notes that it was seen.
+    pub async fn take(&mut self, runner: &Runner, batch: &Batch) -> Result<(), Error> {
+        if batch.to <= self.covered {
+            return Ok(());
+        }
+        if batch.from > self.covered {
+            // A gap (this leader missed the batch before): read it.
+            return self.catch_up(runner).await;
+        }
+        let mine: Vec<RecordedEvent> = batch
+            .events
+            .iter()
+            .filter(|e| e.checkpoint() > self.covered && handles(self.p, e))
+            .cloned()
+            .collect();
+        if mine.is_empty() {
+            self.covered = batch.to;
+        } else if runner
+            .apply_from(self.p, self.stored, &mine, batch.to)
+            .await?
+        {
+            (self.stored, self.covered, self.flushed) = (batch.to, batch.to, Instant::now());
+        } else {
+            self.catch_up(runner).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes the checkpoint over the events seen since the last write, if any.
+    pub async fn flush(&mut self, runner: &Runner) -> Result<(), Error> {
+        self.flushed = Instant::now();
+        if self.covered == self.stored {
+            return Ok(());
+        }
+        if runner
+            .apply_from(self.p, self.stored, &[], self.covered)
+            .await?
+        {
+            self.stored = self.covered;
+            Ok(())
+        } else {
+            self.catch_up(runner).await
+        }
+    }
+
+    async fn catch_up(&mut self, runner: &Runner) -> Result<(), Error> {
+        self.stored = runner.caught_up(self.p).await?;
+        self.covered = self.stored;
+        Ok(())
     }
 }
 

@@ -393,3 +393,67 @@ async fn open_streams_are_capped_per_player() {
     assert_eq!(open(&bob).await.expect("stream").status(), StatusCode::OK);
     assert_eq!(app.state.live.open_streams(), 3);
 }
+
+#[tokio::test]
+async fn a_leader_applies_the_log_readers_batches_and_writes_only_what_it_must() {
+    use projections::runner::{Batch, Follower};
+    let app = spawn_app().await;
+    let (runner, p) = (&app.state.projections, projections::Projection::History);
+    let mut follower = Follower::start(runner, p).await.expect("start");
+    let start = follower.position().1;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    for (pl, mv) in [(&ada, "4"), (&bob, "3"), (&ada, "4"), (&bob, "3")] {
+        assert_eq!(app.play(pl, &id, mv).await.status, StatusCode::OK);
+    }
+    let resigned = app
+        .post(&format!("/v1/matches/{id}/resign"), &bob.token, json!({}))
+        .await;
+    assert_eq!(resigned.status, StatusCode::OK);
+    // This test's log holds this match alone: batches as the reader would hand them out.
+    let events = app
+        .state
+        .log
+        .read_stream(&format!("match-{id}"))
+        .await
+        .expect("read");
+    assert_eq!(events.len(), 7);
+    let batch = |from: Option<usize>, to: usize| Batch {
+        from: from.map_or(start, |i| events[i].checkpoint()),
+        to: events[to].checkpoint(),
+        events: events[from.map_or(0, |i| i + 1)..=to].to_vec(),
+    };
+    let stored = || async { runner.checkpoint(p).await.expect("checkpoint") };
+
+    // match_created and two moves: one transaction applies the creation.
+    follower.take(runner, &batch(None, 2)).await.expect("take");
+    assert_eq!(stored().await, (events[2].checkpoint(), 1));
+    // Two moves: nothing of the history's, nothing written.
+    follower
+        .take(runner, &batch(Some(2), 4))
+        .await
+        .expect("take");
+    assert_eq!(stored().await, (events[2].checkpoint(), 1));
+    assert_eq!(
+        follower.position(),
+        (events[2].checkpoint(), events[4].checkpoint())
+    );
+    // The periodic flush moves the checkpoint past them.
+    follower.flush(runner).await.expect("flush");
+    assert_eq!(stored().await, (events[4].checkpoint(), 1));
+    // A batch seen before is skipped; the resignation and the end are applied.
+    follower
+        .take(runner, &batch(Some(2), 4))
+        .await
+        .expect("take");
+    follower
+        .take(runner, &batch(Some(4), 6))
+        .await
+        .expect("take");
+    assert_eq!(stored().await, (events[6].checkpoint(), 2));
+    let history = app
+        .get(&format!("/v1/players/{}/matches", ada.id), &ada.token)
+        .await;
+    assert_eq!(history.status, StatusCode::OK, "{:?}", history.body);
+    assert_eq!(history.body["matches"][0]["match_id"], id.as_str());
+}
