@@ -263,8 +263,9 @@ async fn commit(
         if stored.players.is_empty() {
             return Ok(0);
         }
+        let statement = tx.prepare_cached(STORE_ANSWERS).await?;
         tx.execute(
-            STORE_ANSWERS,
+            &statement,
             &[
                 &stored.players,
                 &stored.keys,
@@ -312,9 +313,10 @@ pub async fn write_work(
             if upsert.ids.is_empty() {
                 return Ok(0);
             }
+            let statement = client.prepare_cached(UPSERT_WORK).await?;
             client
                 .execute(
-                    UPSERT_WORK,
+                    &statement,
                     &[
                         &upsert.ids,
                         &upsert.due,
@@ -331,7 +333,8 @@ pub async fn write_work(
             if delete.is_empty() {
                 return Ok(0);
             }
-            client.execute(DELETE_WORK, &[&delete]).await
+            let statement = client.prepare_cached(DELETE_WORK).await?;
+            client.execute(&statement, &[&delete]).await
         },
     );
     upserted?;
