@@ -243,9 +243,9 @@ async fn commit(
 ) -> Result<Vec<Result<AppendOutcome, AppendError>>, CommitError> {
     let mut client = pool.get().await.map_err(AppendError::from)?;
     let tx = client.transaction().await.map_err(AppendError::from)?;
-    let commands: Vec<(Uuid, Vec<StreamAppend>)> = jobs
+    let commands: Vec<(Uuid, &[StreamAppend])> = jobs
         .iter()
-        .map(|j| (j.command_id, j.appends.clone()))
+        .map(|j| (j.command_id, j.appends.as_slice()))
         .collect();
     let answers = EventLog::append_batch_on(&tx, &commands).await?;
     let through = || {

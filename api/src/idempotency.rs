@@ -55,11 +55,14 @@ where
     Fut: Future<Output = Reply>,
 {
     command_keyed(app, auth, req, payload, |key, body| async move {
-        handler(key.command_id, body)
-            .await
-            .map(|(status, value)| (status, value, false))
+        unstored(handler(key.command_id, body).await)
     })
     .await
+}
+
+/// A handler's answer, to be stored by [`run`] (the handler did not commit it).
+fn unstored(reply: Reply) -> KeyedReply {
+    reply.map(|(status, value)| (status, value, false))
 }
 
 /// [`command`] for handlers that commit their answer with their command: they receive the
@@ -80,11 +83,7 @@ where
         Err(e) => return respond_error(&e, lang_of(req)),
     };
     let for_handler = body.clone();
-    let lang = lang_of(req);
-    match run(app, auth, req, &body, |key| handler(key, for_handler), lang).await {
-        Ok(res) => res,
-        Err(e) => respond_error(&e, lang),
-    }
+    once_keyed(app, auth, req, &body, |key| handler(key, for_handler)).await
 }
 
 /// Runs `handler` at most once per (player, key): it receives the command id to give the
@@ -100,13 +99,26 @@ where
     F: FnOnce(Uuid) -> Fut,
     Fut: Future<Output = Reply>,
 {
+    once_keyed(app, auth, req, body, |key: Key| async move {
+        unstored(handler(key.command_id).await)
+    })
+    .await
+}
+
+/// [`once`] for handlers that receive the whole [`Key`] and may store their answer.
+async fn once_keyed<F, Fut>(
+    app: &AppState,
+    auth: &Auth,
+    req: &HttpRequest,
+    body: &[u8],
+    handler: F,
+) -> HttpResponse
+where
+    F: FnOnce(Key) -> Fut,
+    Fut: Future<Output = KeyedReply>,
+{
     let lang = lang_of(req);
-    let keyed = |key: Key| async move {
-        handler(key.command_id)
-            .await
-            .map(|(status, value)| (status, value, false))
-    };
-    match run(app, auth, req, body, keyed, lang).await {
+    match run(app, auth, req, body, handler, lang).await {
         Ok(res) => res,
         Err(e) => respond_error(&e, lang),
     }

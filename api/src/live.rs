@@ -189,11 +189,6 @@ impl Live {
         }
     }
 
-    /// Matches watched on this instance now.
-    pub fn watched(&self) -> usize {
-        self.lock_watches().len()
-    }
-
     fn watch_of(&self, id: MatchId) -> Option<Arc<Watch>> {
         self.lock_watches().get(&id).cloned()
     }
@@ -237,14 +232,19 @@ impl Watch {
     /// The match as last sent. The first viewer reads it from the log, under the watch's lock,
     /// so that an event committed meanwhile is either in that read or applied after it.
     /// Viewers send their own history up to this version and the channel's frames after it.
-    pub async fn current(&self, app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
+    /// The first viewer also gets the events it read, for its history.
+    pub async fn current(
+        &self,
+        app: &AppState,
+        id: MatchId,
+    ) -> Result<(Loaded, Option<Vec<RecordedEvent>>), ApiError> {
         let mut folded = self.folded.lock().await;
         if let Some(f) = folded.as_ref() {
-            return Ok(f.clone());
+            return Ok((f.clone(), None));
         }
-        let (loaded, _) = play::load_with_events(app, id).await?;
+        let (loaded, events) = play::load_with_events(app, id).await?;
         *folded = Some(loaded.clone());
-        Ok(loaded)
+        Ok((loaded, Some(events)))
     }
 
     /// Sends the frames of `events` (one match's, in version order) that follow the last sent

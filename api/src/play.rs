@@ -107,25 +107,29 @@ pub async fn load(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
     Ok(loaded)
 }
 
-/// The match from the cache without asking the log (a command proves it current by its
-/// expected version), or read from the log.
-async fn load_for_command(app: &AppState, id: MatchId) -> Result<(Loaded, bool), ApiError> {
-    match app.cache.get(id) {
-        Some(c) => Ok((
-            Loaded {
+/// A match as a command found it: from the cache (a guess its expected version will prove), or
+/// read from the log.
+pub struct Known {
+    pub loaded: Loaded,
+    cached: bool,
+}
+
+/// The match for a command: the cached state without asking the log, or read from the log.
+pub async fn load_command(app: &AppState, id: MatchId) -> Result<Known, ApiError> {
+    Ok(match app.cache.get(id) {
+        Some(c) => Known {
+            loaded: Loaded {
                 id,
                 state: c.state.clone(),
                 names: c.names.clone(),
             },
-            true,
-        )),
-        None => Ok((load_fresh(app, id).await?, false)),
-    }
-}
-
-/// The match for a command's checks (its seats): the cached state, or the log's.
-pub async fn load_command(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
-    Ok(load_for_command(app, id).await?.0)
+            cached: true,
+        },
+        None => Known {
+            loaded: load_fresh(app, id).await?,
+            cached: false,
+        },
+    })
 }
 
 /// Reads and folds the whole stream (and the players' names); `not_found` when it has no
@@ -212,6 +216,28 @@ pub struct MatchCommand {
     pub answer: Option<Answering>,
 }
 
+impl MatchCommand {
+    /// A seated player's command from a request (its key's command id and stored answer).
+    pub fn by_player(
+        id: MatchId,
+        key: crate::idempotency::Key,
+        action: Action,
+        player: PlayerId,
+        expected: Option<u64>,
+        seen: Option<Seat>,
+    ) -> MatchCommand {
+        MatchCommand {
+            id,
+            command_id: key.command_id,
+            action,
+            actor: Some(player),
+            expected,
+            seen,
+            answer: Answering::own(key.record),
+        }
+    }
+}
+
 /// What a command did.
 pub struct Done {
     /// The match right after the caller's own command.
@@ -220,17 +246,31 @@ pub struct Done {
     pub last: Loaded,
     /// Whether the request's answer was committed with the command.
     pub stored: bool,
-    /// Whether this call wrote the events (not a retry of a command already in the log).
-    pub wrote: bool,
 }
 
 /// Decides a command (and the CPU's immediate replies) and commits it with the match's work row
 /// and the stored answer, in one transaction. The same `command_id` twice writes once.
 pub async fn execute(app: &AppState, cmd: MatchCommand) -> Result<Done, ApiError> {
+    execute_on(app, cmd, None).await
+}
+
+/// [`execute`] on a match the caller has just taken with [`load_command`].
+pub async fn execute_on(
+    app: &AppState,
+    cmd: MatchCommand,
+    known: Option<Known>,
+) -> Result<Done, ApiError> {
     let at = app.now();
-    let (mut loaded, mut cached) = match cmd.action {
-        Action::CreateMatch(ref create) => (created(app, cmd.id, create).await?, false),
-        _ => load_for_command(app, cmd.id).await?,
+    let Known {
+        mut loaded,
+        mut cached,
+    } = match (&cmd.action, known) {
+        (Action::CreateMatch(create), _) => Known {
+            loaded: created(app, cmd.id, create).await?,
+            cached: false,
+        },
+        (_, Some(known)) if known.loaded.id == cmd.id => known,
+        _ => load_command(app, cmd.id).await?,
     };
     for attempt in 1.. {
         let version = loaded.state.version();
@@ -291,7 +331,6 @@ pub async fn execute(app: &AppState, cmd: MatchCommand) -> Result<Done, ApiError
                     own: decided.own,
                     last: decided.last,
                     stored,
-                    wrote: true,
                 });
             }
             // A retry of a command that went through: its outcome is the match as it is.
@@ -301,7 +340,6 @@ pub async fn execute(app: &AppState, cmd: MatchCommand) -> Result<Done, ApiError
                     own: now.clone(),
                     last: now,
                     stored: false,
-                    wrote: false,
                 });
             }
             Err(CommitError::Append(AppendError::Conflict { actual, .. })) => {

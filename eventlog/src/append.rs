@@ -166,7 +166,7 @@ impl EventLog {
     /// copy's events.
     pub async fn append_batch_on(
         client: &impl GenericClient,
-        commands: &[(Uuid, Vec<StreamAppend>)],
+        commands: &[(Uuid, &[StreamAppend])],
     ) -> Result<Vec<Result<AppendOutcome, AppendError>>, AppendError> {
         let mut prepared = Vec::with_capacity(commands.len());
         let mut answers: Vec<Option<Result<AppendOutcome, AppendError>>> =
@@ -235,7 +235,7 @@ impl EventLog {
                             .iter()
                             .map(|r| BatchRow::at(r, 3))
                             .collect::<Result<Vec<_>, Error>>()?;
-                        recorded(p, &commands[index].1, &rows).map(AppendOutcome::Appended)
+                        recorded(p, commands[index].1, &rows).map(AppendOutcome::Appended)
                     }
                     Some("applied") => match events_of_command(client, p).await? {
                         Some(events) => Ok(AppendOutcome::AlreadyApplied(events)),

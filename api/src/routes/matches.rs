@@ -272,19 +272,10 @@ async fn presence_command(
                 return Ok((StatusCode::OK, json!(loaded.view()?), false));
             }
         };
-        let done = play::execute(
-            app,
-            play::MatchCommand {
-                id,
-                command_id: key.command_id,
-                action,
-                actor: Some(auth.player),
-                expected: b.expected_version,
-                seen: (!leaving).then_some(seat),
-                answer: play::Answering::own(key.record),
-            },
-        )
-        .await?;
+        let seen = (!leaving).then_some(seat);
+        let cmd =
+            play::MatchCommand::by_player(id, key, action, auth.player, b.expected_version, seen);
+        let done = play::execute(app, cmd).await?;
         Ok((StatusCode::OK, json!(done.own.view()?), done.stored))
     })
     .await
@@ -306,22 +297,11 @@ where
     let (app, auth) = (&app, &auth);
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let id: MatchId = input::id(&path)?;
-        let loaded = play::load_command(app, id).await?;
-        let seat = loaded.seat_required(auth.player)?;
+        let known = play::load_command(app, id).await?;
+        let seat = known.loaded.seat_required(auth.player)?;
         let (action, expected) = make(&body, seat)?;
-        let done = play::execute(
-            app,
-            play::MatchCommand {
-                id,
-                command_id: key.command_id,
-                action,
-                actor: Some(auth.player),
-                expected,
-                seen: Some(seat),
-                answer: play::Answering::own(key.record),
-            },
-        )
-        .await?;
+        let cmd = play::MatchCommand::by_player(id, key, action, auth.player, expected, Some(seat));
+        let done = play::execute_on(app, cmd, Some(known)).await?;
         let view = done.own.view()?;
         // Level 5 answers in commands of its own, after this one.
         play::run_cpu(app, done.last).await?;

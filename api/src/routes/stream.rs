@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{MatchState, evolve};
+use eventlog::RecordedEvent;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
@@ -46,8 +47,8 @@ pub async fn stream(
     let loaded = play::load(&app, id).await?;
     let seat = loaded.seat_of(auth.player);
     play::presence(&app, loaded, auth.player).await?;
-    let current = viewer.watch.current(&app, id).await?;
-    let history = history(&app, id, after, &current).await?;
+    let (current, read) = viewer.watch.current(&app, id).await?;
+    let history = history(&app, id, after, &current, read).await?;
     let (tx, mut rx) = mpsc::channel::<web::Bytes>(16);
     let app = app.get_ref().clone();
     actix_web::rt::spawn(async move {
@@ -65,19 +66,23 @@ pub async fn stream(
         .streaming(body))
 }
 
-/// The frames after the client's last event up to the version the fan-out has sent: read from
-/// the log once, for this viewer alone.
+/// The frames after the client's last event up to the version the fan-out has sent: from the
+/// events the watch was just read with, or read from the log once, for this viewer alone.
 async fn history(
     app: &AppState,
     id: MatchId,
     after: u64,
     current: &Loaded,
+    read: Option<Vec<RecordedEvent>>,
 ) -> Result<Vec<web::Bytes>, ApiError> {
     let upto = current.state.version();
     if after >= upto {
         return Ok(Vec::new());
     }
-    let (_, events) = play::load_with_events(app, id).await?;
+    let events = match read {
+        Some(events) => events,
+        None => play::load_with_events(app, id).await?.1,
+    };
     let mut folded = Loaded {
         id,
         state: MatchState::default(),

@@ -1,10 +1,29 @@
 //! Group commit: many commands' appends in one statement and one transaction, each checked on
 //! its own.
 
-use eventlog::{AppendError, AppendOutcome, EventLog};
+use eventlog::{AppendError, AppendOutcome, EventLog, StreamAppend};
 use uuid::Uuid;
 
 use crate::support::{TestDb, count_events, moves, to_stream};
+
+type Answers = Vec<Result<AppendOutcome, AppendError>>;
+
+/// One batch in a transaction of its own, committed or rolled back.
+async fn batch(db: &TestDb, commands: &[(Uuid, Vec<StreamAppend>)], commit: bool) -> Answers {
+    let borrowed: Vec<(Uuid, &[StreamAppend])> =
+        commands.iter().map(|(id, a)| (*id, a.as_slice())).collect();
+    let mut client = db.log.pool().get().await.expect("client");
+    let tx = client.transaction().await.expect("begin");
+    let answers = EventLog::append_batch_on(&tx, &borrowed)
+        .await
+        .expect("the batch runs");
+    if commit {
+        tx.commit().await.expect("commit");
+    } else {
+        tx.rollback().await.expect("rollback");
+    }
+    answers
+}
 
 #[tokio::test]
 async fn a_conflict_in_a_batch_fails_only_its_own_command() {
@@ -20,12 +39,7 @@ async fn a_conflict_in_a_batch_fails_only_its_own_command() {
         (Uuid::new_v4(), vec![to_stream("match-b", 1, moves(1, 1))]),
         (Uuid::new_v4(), vec![to_stream("match-c", 0, moves(0, 1))]),
     ];
-    let mut client = db.log.pool().get().await.expect("client");
-    let tx = client.transaction().await.expect("begin");
-    let answers = EventLog::append_batch_on(&tx, &commands)
-        .await
-        .expect("the batch runs");
-    tx.commit().await.expect("commit");
+    let answers = batch(&db, &commands, true).await;
 
     assert_eq!(answers.len(), 3);
     let Ok(AppendOutcome::Appended(a)) = &answers[0] else {
@@ -71,12 +85,7 @@ async fn a_command_twice_in_a_batch_or_after_it_writes_once() {
         (Uuid::new_v4(), vec![to_stream("match-b", 0, moves(0, 1))]),
         (id, vec![to_stream("match-a", 0, moves(0, 2))]),
     ];
-    let mut client = db.log.pool().get().await.expect("client");
-    let tx = client.transaction().await.expect("begin");
-    let answers = EventLog::append_batch_on(&tx, &commands)
-        .await
-        .expect("the batch runs");
-    tx.commit().await.expect("commit");
+    let answers = batch(&db, &commands, true).await;
     let Ok(AppendOutcome::Appended(first)) = &answers[0] else {
         panic!("{:?}", answers[0]);
     };
@@ -87,11 +96,7 @@ async fn a_command_twice_in_a_batch_or_after_it_writes_once() {
     assert_eq!(again, first);
 
     // And in a later batch, the same.
-    let tx = client.transaction().await.expect("begin");
-    let later = EventLog::append_batch_on(&tx, &commands[..1])
-        .await
-        .expect("the batch runs");
-    tx.commit().await.expect("commit");
+    let later = batch(&db, &commands[..1], true).await;
     assert!(
         matches!(&later[0], Ok(AppendOutcome::AlreadyApplied(e)) if e == first),
         "{later:?}"
@@ -106,24 +111,15 @@ async fn a_rolled_back_batch_leaves_nothing() {
         (Uuid::new_v4(), vec![to_stream("match-a", 0, moves(0, 2))]),
         (Uuid::new_v4(), vec![to_stream("match-b", 0, moves(0, 1))]),
     ];
-    let mut client = db.log.pool().get().await.expect("client");
-    let tx = client.transaction().await.expect("begin");
-    let answers = EventLog::append_batch_on(&tx, &commands)
-        .await
-        .expect("the batch runs");
+    let answers = batch(&db, &commands, false).await;
     assert!(
         answers
             .iter()
             .all(|a| matches!(a, Ok(AppendOutcome::Appended(_))))
     );
-    tx.rollback().await.expect("rollback");
     assert_eq!(count_events(&db).await, 0);
     // The same commands go through afterwards, from version 0.
-    let tx = client.transaction().await.expect("begin");
-    let again = EventLog::append_batch_on(&tx, &commands)
-        .await
-        .expect("the batch runs");
-    tx.commit().await.expect("commit");
+    let again = batch(&db, &commands, true).await;
     assert!(
         again
             .iter()
