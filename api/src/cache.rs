@@ -18,6 +18,8 @@ pub type Names = HashMap<PlayerId, String>;
 pub struct Cached {
     pub state: MatchState,
     pub names: Arc<Names>,
+    /// The hash of the match's last event, when known.
+    pub head: Option<eventlog::Hash>,
 }
 
 /// At most `capacity` entries, in two generations: lookups promote an entry to the young one;
@@ -109,6 +111,7 @@ mod tests {
         Cached {
             state: MatchState::default(),
             names: Arc::new(Names::new()),
+            head: None,
         }
     }
 

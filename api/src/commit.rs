@@ -3,10 +3,11 @@
 //!
 //! A command is handed to [`Committer::submit`] and answered once its batch has committed (or
 //! failed). Committer tasks take whatever commands are waiting (up to [`MAX_BATCH`]), append them
-//! with one `eventlog_append_batch` call (each stream's expected version checked on its own, a
-//! conflict failing only its own command), write the work rows and stored answers of the
-//! commands that went through, and commit. Under load a batch carries many commands for one
-//! commit; alone, a command waits for nobody.
+//! (commands on a known head with [`EventLog::append_on_heads`], the others with one
+//! `eventlog_append_batch` call; each stream's expected version checked on its own, a conflict
+//! failing only its own command), write the work rows and stored answers of the commands that
+//! went through, and commit. Under load a batch carries many commands for one commit; alone, a
+//! command waits for nobody.
 
 use std::sync::{Arc, RwLock};
 
@@ -17,10 +18,10 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
-use eventlog::{AppendError, AppendOutcome, EventLog, StreamAppend};
+use eventlog::{AppendError, AppendOutcome, EventLog, Hash, HeadAppend, StreamAppend};
 
-/// Commands per batch at most: each runs in a subtransaction, and PostgreSQL keeps up to 64
-/// subtransaction ids per transaction before snapshots get slower for everyone.
+/// Commands per batch at most: a bound on one transaction's locks and on the wait of a batch's
+/// first caller.
 pub const MAX_BATCH: usize = 48;
 
 /// The `match_work` row a command leaves behind.
@@ -59,6 +60,9 @@ pub struct Job {
     pub appends: Vec<StreamAppend>,
     pub work: Option<WorkRow>,
     pub answer: Option<StoredAnswer>,
+    /// The hash of the stream's last event, when the command's state came with it: a command
+    /// on one existing stream then takes the set-based fast path ([`EventLog::append_on_heads`]).
+    pub head: Option<Hash>,
 }
 
 /// Why a command's batch did not answer it.
@@ -145,29 +149,17 @@ async fn next_batch(receiver: &Mutex<mpsc::Receiver<(Job, Reply)>>) -> Option<Ve
     Some(batch)
 }
 
-/// Commits a batch and answers its callers. Two copies of one command never share a batch
-/// (the second waits for the next one), and commands go in stream order, so that two
-/// batches lock their streams in one order. A batch that fails as a whole (a deadlock with a
-/// writer outside the committer, say) is retried one command at a time.
+/// Commits a batch and answers its callers, in rounds of one transaction each: two copies of
+/// one command, or two commands on one stream, never share a round (the second waits for the
+/// next one), and commands go in stream order, so that two rounds lock their streams in one
+/// order. A round that fails as a whole (a deadlock with a writer outside the committer, say)
+/// is retried one command at a time.
 async fn run(pool: &Pool, hook: &RwLock<Option<Hook>>, mut batch: Vec<(Job, Reply)>) {
     batch.sort_by(|a, b| first_stream(&a.0).cmp(first_stream(&b.0)));
-    let mut later = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut now = Vec::with_capacity(batch.len());
-    for item in batch {
-        if seen.insert(item.0.command_id) {
-            now.push(item);
-        } else {
-            later.push(item);
-        }
-    }
     let hook = hook.read().unwrap_or_else(|p| p.into_inner()).clone();
-    for group in [now, later] {
-        if group.is_empty() {
-            continue;
-        }
+    for group in rounds(batch) {
         let jobs: Vec<&Job> = group.iter().map(|(j, _)| j).collect();
-        match commit(pool, hook.as_ref(), &jobs).await {
+        match commit(pool, hook.as_ref(), &jobs, Path::Fast).await {
             Ok(answers) => {
                 for ((_, reply), answer) in group.into_iter().zip(answers) {
                     let _ = reply.send(answer.map_err(CommitError::from));
@@ -175,7 +167,7 @@ async fn run(pool: &Pool, hook: &RwLock<Option<Hook>>, mut batch: Vec<(Job, Repl
             }
             Err(e) if group.len() > 1 && retry_alone(&e) => {
                 for (job, reply) in group {
-                    let answer = match commit(pool, hook.as_ref(), &[&job]).await {
+                    let answer = match commit(pool, hook.as_ref(), &[&job], Path::General).await {
                         Ok(mut answers) => answers.pop().map_or_else(
                             || Err(CommitError::Batch("no answer".into())),
                             |a| a.map_err(CommitError::from),
@@ -202,15 +194,66 @@ fn first_stream(job: &Job) -> &str {
     job.appends.first().map_or("", |a| a.stream.as_str())
 }
 
+/// Splits a batch into rounds in which no command id and no stream appears twice, keeping
+/// the batch's order within each round.
+fn rounds(batch: Vec<(Job, Reply)>) -> Vec<Vec<(Job, Reply)>> {
+    let mut rounds: Vec<Vec<(Job, Reply)>> = Vec::new();
+    for item in batch {
+        let free = rounds
+            .iter()
+            .position(|round| round.iter().all(|(other, _)| !clash(&item.0, other)));
+        match free {
+            Some(r) => rounds[r].push(item),
+            None => rounds.push(vec![item]),
+        }
+    }
+    rounds
+}
+
+/// Whether two commands may not share a round: the same command, or a stream in common.
+fn clash(a: &Job, b: &Job) -> bool {
+    a.command_id == b.command_id
+        || a.appends
+            .iter()
+            .any(|x| b.appends.iter().any(|y| x.stream == y.stream))
+}
+
+/// Which appends a round may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// Commands on one existing stream with a known head go through
+    /// [`EventLog::append_on_heads`], the others through [`EventLog::append_batch_on`].
+    Fast,
+    /// Everything through [`EventLog::append_batch_on`] (a retry after a round failed).
+    General,
+}
+
+fn takes_fast_path(job: &Job) -> Option<HeadAppend<'_>> {
+    match (job.appends.as_slice(), job.head) {
+        ([append], Some(head)) if append.expected_version >= 1 => Some(HeadAppend {
+            command_id: job.command_id,
+            append,
+            head,
+        }),
+        _ => None,
+    }
+}
+
 /// Whether a failed batch may succeed command by command (a deadlock or a serialization
 /// failure with some other writer), rather than failing for every command alike.
 fn retry_alone(e: &CommitError) -> bool {
     let CommitError::Append(AppendError::Store(eventlog::Error::Db(db))) = e else {
         return false;
     };
+    // A unique violation is not expected from the fast path (its rows are locked before it
+    // writes), but the general path answers every race properly.
     matches!(
         db.code(),
-        Some(&SqlState::T_R_DEADLOCK_DETECTED | &SqlState::T_R_SERIALIZATION_FAILURE)
+        Some(
+            &SqlState::T_R_DEADLOCK_DETECTED
+                | &SqlState::T_R_SERIALIZATION_FAILURE
+                | &SqlState::UNIQUE_VIOLATION
+        )
     )
 }
 
@@ -240,14 +283,49 @@ async fn commit(
     pool: &Pool,
     hook: Option<&Hook>,
     jobs: &[&Job],
+    path: Path,
 ) -> Result<Vec<Result<AppendOutcome, AppendError>>, CommitError> {
     let mut client = pool.get().await.map_err(AppendError::from)?;
     let tx = client.transaction().await.map_err(AppendError::from)?;
-    let commands: Vec<(Uuid, &[StreamAppend])> = jobs
+    let mut fast: Vec<(usize, HeadAppend<'_>)> = Vec::new();
+    let mut general: Vec<(usize, (Uuid, &[StreamAppend]))> = Vec::new();
+    for (index, job) in jobs.iter().enumerate() {
+        match takes_fast_path(job).filter(|_| path == Path::Fast) {
+            Some(head) => fast.push((index, head)),
+            None => general.push((index, (job.command_id, job.appends.as_slice()))),
+        }
+    }
+    // Both appends go out together (their streams are disjoint within a round).
+    let heads: Vec<HeadAppend<'_>> = fast.iter().map(|(_, h)| *h).collect();
+    let commands: Vec<(Uuid, &[StreamAppend])> = general.iter().map(|(_, c)| *c).collect();
+    let (fast_answers, general_answers) = tokio::join!(
+        async {
+            if heads.is_empty() {
+                return Ok(Vec::new());
+            }
+            EventLog::append_on_heads(&tx, &heads).await
+        },
+        async {
+            if commands.is_empty() {
+                return Ok(Vec::new());
+            }
+            EventLog::append_batch_on(&tx, &commands).await
+        }
+    );
+    let mut answers: Vec<Option<Result<AppendOutcome, AppendError>>> =
+        std::iter::repeat_with(|| None).take(jobs.len()).collect();
+    let placed = fast
         .iter()
-        .map(|j| (j.command_id, j.appends.as_slice()))
+        .map(|(i, _)| *i)
+        .zip(fast_answers?)
+        .chain(general.iter().map(|(i, _)| *i).zip(general_answers?));
+    for (index, answer) in placed {
+        answers[index] = Some(answer);
+    }
+    let answers: Vec<Result<AppendOutcome, AppendError>> = answers
+        .into_iter()
+        .map(|a| a.unwrap_or_else(|| Err(AppendError::Invalid("a command went unanswered".into()))))
         .collect();
-    let answers = EventLog::append_batch_on(&tx, &commands).await?;
     let through = || {
         jobs.iter()
             .zip(&answers)
@@ -383,5 +461,66 @@ impl AnswerColumns {
         self.statuses.push(i32::from(a.status));
         self.bodies.push(a.body.clone());
         self.at.push(a.at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(command: u128, streams: &[&str]) -> (Job, Reply) {
+        let job = Job {
+            command_id: Uuid::from_u128(command),
+            appends: streams
+                .iter()
+                .map(|s| StreamAppend {
+                    stream: (*s).to_owned(),
+                    expected_version: 1,
+                    events: Vec::new(),
+                })
+                .collect(),
+            work: None,
+            answer: None,
+            head: None,
+        };
+        (job, oneshot::channel().0)
+    }
+
+    fn shape(rounds: &[Vec<(Job, Reply)>]) -> Vec<Vec<u128>> {
+        rounds
+            .iter()
+            .map(|r| r.iter().map(|(j, _)| j.command_id.as_u128()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn a_round_holds_each_command_and_each_stream_once_in_batch_order() {
+        let batch = vec![
+            job(1, &["match-a"]),
+            job(2, &["match-a"]),
+            job(3, &["match-b"]),
+            job(1, &["match-a"]),
+            job(4, &["match-b", "match-c"]),
+            job(5, &["match-c"]),
+            job(6, &["match-d"]),
+        ];
+        // 5 goes first, beside 3, as 4 (which shares its stream) waits for the next round.
+        assert_eq!(
+            shape(&rounds(batch)),
+            [vec![1, 3, 5, 6], vec![2, 4], vec![1]]
+        );
+    }
+
+    #[test]
+    fn only_a_single_existing_stream_with_a_known_head_takes_the_fast_path() {
+        let mut one = job(1, &["match-a"]).0;
+        assert!(takes_fast_path(&one).is_none(), "no head");
+        one.head = Some([1; 32]);
+        assert!(takes_fast_path(&one).is_some());
+        one.appends[0].expected_version = 0;
+        assert!(takes_fast_path(&one).is_none(), "a new stream");
+        let mut two = job(2, &["match-a", "ticket-b"]).0;
+        two.head = Some([1; 32]);
+        assert!(takes_fast_path(&two).is_none(), "two streams");
     }
 }

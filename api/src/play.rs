@@ -16,7 +16,7 @@ use domain::matches::{
     Action, Command, CreateMatch, DomainError, Match, MatchEvent, MatchState, MovedBy, Occupant,
     Presence, Stamped, decide, evolve,
 };
-use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
+use eventlog::{AppendError, AppendOutcome, Hash, NewEvent, RecordedEvent, StreamAppend};
 
 use crate::cache::{Cached, Names};
 use crate::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
@@ -38,6 +38,9 @@ pub struct Loaded {
     pub id: MatchId,
     pub state: MatchState,
     pub names: Arc<Names>,
+    /// The hash of the match's event at `state.version()`, when known: a command on it then
+    /// takes the log's fast path ([`eventlog::HeadAppend`]).
+    pub head: Option<Hash>,
 }
 
 impl Loaded {
@@ -76,6 +79,7 @@ impl Loaded {
             Cached {
                 state: self.state.clone(),
                 names: self.names.clone(),
+                head: self.head,
             },
         );
     }
@@ -100,6 +104,7 @@ pub async fn load(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
         id,
         state,
         names: cached.names.clone(),
+        head: newer.last().map(|e| e.hash).or(cached.head),
     };
     if !newer.is_empty() {
         loaded.remember(app);
@@ -122,6 +127,7 @@ pub async fn load_command(app: &AppState, id: MatchId) -> Result<Known, ApiError
                 id,
                 state: c.state.clone(),
                 names: c.names.clone(),
+                head: c.head,
             },
             cached: true,
         },
@@ -159,7 +165,12 @@ pub async fn load_with_events(
         Some(c) => c.names.clone(),
         None => Arc::new(names(app, state.get().ok_or(ApiError::NotFound("match"))?).await?),
     };
-    let loaded = Loaded { id, state, names };
+    let loaded = Loaded {
+        id,
+        state,
+        names,
+        head: events.last().map(|e| e.hash),
+    };
     loaded.remember(app);
     Ok((loaded, events))
 }
@@ -286,7 +297,7 @@ pub async fn execute_on(
                 actual: version,
             });
         }
-        let decided = match decide_with_cpu(&loaded, &cmd.action, cmd.actor, at).await {
+        let mut decided = match decide_with_cpu(&loaded, &cmd.action, cmd.actor, at).await {
             Ok(d) => d,
             // A cached state is a guess: refuse only on what the log says.
             Err(_) if cached => {
@@ -322,9 +333,11 @@ pub async fn execute_on(
             }],
             work: work_row(app, &decided.last, cmd.seen, at),
             answer,
+            head: loaded.head,
         };
         match app.committer.submit(job).await {
             Ok(AppendOutcome::Appended(written)) => {
+                decided.last.head = written.last().map(|e| e.hash);
                 decided.last.remember(app);
                 app.live.committed(app, cmd.id, &written);
                 return Ok(Done {
@@ -381,6 +394,7 @@ async fn created(app: &AppState, id: MatchId, create: &CreateMatch) -> Result<Lo
         id,
         state: MatchState::default(),
         names: Arc::new(names_of(app, &ids).await?),
+        head: None,
     })
 }
 
@@ -419,6 +433,7 @@ async fn decide_with_cpu(
         id: loaded.id,
         state: state.clone(),
         names: loaded.names.clone(),
+        head: None,
     };
     for _ in 0..64 {
         let Some(m) = state.get() else { break };
@@ -445,6 +460,7 @@ async fn decide_with_cpu(
             id: loaded.id,
             state,
             names: loaded.names.clone(),
+            head: None,
         },
     })
 }

@@ -533,6 +533,7 @@ async fn write_pairing(
         id,
         state,
         names: Default::default(),
+        head: None,
     };
     // The match's timers commit with it: no crash can leave it without them.
     let work = play::work_row(app, &loaded, None, now);

@@ -26,7 +26,7 @@ const CLAIM: &str = "UPDATE match_work SET lease_until = $3 \
         SELECT match_id FROM match_work \
         WHERE (lease_until IS NULL OR lease_until < $1) \
           AND (state_due <= $1 OR (watch1 AND seen1 <= $2) OR (watch2 AND seen2 <= $2)) \
-        ORDER BY match_id LIMIT 32 FOR UPDATE SKIP LOCKED) \
+        LIMIT 32 FOR UPDATE SKIP LOCKED) \
     RETURNING match_id, seen1, seen2";
 
 /// Runs one pass over the due matches; returns how many it worked on.

@@ -88,17 +88,17 @@ const APPEND_BATCH: &str = "SELECT r_command, r_status, r_detail, r_event_id, r_
 
 /// The arguments of one `eventlog_append` call, in the caller's order.
 #[derive(Default)]
-struct Prepared {
-    streams: Vec<String>,
-    expected: Vec<i64>,
-    counts: Vec<i32>,
-    event_ids: Vec<Uuid>,
-    types: Vec<String>,
-    schema_versions: Vec<i16>,
-    data: Vec<Value>,
-    actors: Vec<Option<Uuid>>,
-    recorded_at: Vec<OffsetDateTime>,
-    content: Vec<Vec<u8>>,
+pub(crate) struct Prepared {
+    pub(crate) streams: Vec<String>,
+    pub(crate) expected: Vec<i64>,
+    pub(crate) counts: Vec<i32>,
+    pub(crate) event_ids: Vec<Uuid>,
+    pub(crate) types: Vec<String>,
+    pub(crate) schema_versions: Vec<i16>,
+    pub(crate) data: Vec<Value>,
+    pub(crate) actors: Vec<Option<Uuid>>,
+    pub(crate) recorded_at: Vec<OffsetDateTime>,
+    pub(crate) content: Vec<Vec<u8>>,
 }
 
 impl EventLog {
@@ -312,7 +312,7 @@ impl Prepared {
 }
 
 /// Validates the command and computes its ids and canonical bytes.
-fn prepare(command_id: Uuid, appends: &[StreamAppend]) -> Result<Prepared, AppendError> {
+pub(crate) fn prepare(command_id: Uuid, appends: &[StreamAppend]) -> Result<Prepared, AppendError> {
     if appends.is_empty() {
         return Err(AppendError::Empty);
     }
@@ -529,7 +529,7 @@ fn recorded(
 
 /// The events written by the transaction that stored any of the command's event ids, in
 /// position order; `None` if the command has not been applied.
-async fn events_of_command(
+pub(crate) async fn events_of_command(
     client: &impl GenericClient,
     p: &Prepared,
 ) -> Result<Option<Vec<RecordedEvent>>, AppendError> {

@@ -11,6 +11,11 @@
 //!   own short transaction. A stream not at its expected version raises; the statement rolls
 //!   back whole, so a multi-stream append is all or nothing. `unique (stream_id, version)`
 //!   is the backstop.
+//! * **Group commit**: [`EventLog::append_batch_on`] appends many independent commands in the
+//!   caller's transaction (`eventlog_append_batch`: the heads locked in one statement, each
+//!   command checked in memory, the writes set-based), and [`EventLog::append_on_heads`] does
+//!   the common case, one existing stream whose head hash the caller holds, in one plain
+//!   statement with the chain computed here. Either way a conflict fails only its command.
 //! * **Idempotency**: event ids are UUIDv5 of (command id, stream, index). A retried command
 //!   finds its ids stored and gets back what it wrote then, as stored
 //!   ([`AppendOutcome::AlreadyApplied`]). When two copies of one command race, the loser's
@@ -40,6 +45,7 @@ pub mod canonical;
 pub mod cluster;
 mod decode;
 mod error;
+mod heads;
 mod read;
 pub mod testing;
 mod verify;
@@ -55,6 +61,7 @@ pub use canonical::{Hash, event_id};
 pub use deadpool_postgres::Pool;
 pub use decode::{DecodeError, PayloadSchema, UpcastFn, decode};
 pub use error::{AppendError, Error};
+pub use heads::HeadAppend;
 pub use read::{Checkpoint, RecordedEvent};
 pub use verify::{BrokenLink, ChainReport, LinkProblem};
 
@@ -79,6 +86,17 @@ pub async fn connect(url: &str, max_size: usize) -> Result<Pool, Error> {
     if config.get_application_name().is_none() {
         config.application_name("discs-eventlog");
     }
+    // Every statement here is a keyed lookup or a batch of them, prepared once per connection.
+    // PostgreSQL plans a prepared statement for its parameters' values until a generic plan
+    // costs no more; for statements taking arrays or a limit it never does, so it would plan
+    // them at every call: the log's tail read and the group commit's statements cost several
+    // times their execution in planning. Their generic plans are the same index scans.
+    let options = match config.get_options() {
+        Some(o) if o.contains("plan_cache_mode") => o.to_owned(),
+        Some(o) => format!("{o} -c plan_cache_mode=force_generic_plan"),
+        None => "-c plan_cache_mode=force_generic_plan".to_owned(),
+    };
+    config.options(&options);
     let manager = Manager::from_config(
         config,
         NoTls,

@@ -87,6 +87,7 @@ async fn history(
         id,
         state: MatchState::default(),
         names: current.names.clone(),
+        head: None,
     };
     let mut frames = Vec::new();
     for e in events.iter().take_while(|e| e.version as u64 <= upto) {

@@ -4,6 +4,7 @@ mod append;
 mod batch;
 mod cluster;
 mod decode;
+mod heads;
 mod idempotency;
 mod migrate;
 mod multi_stream;
