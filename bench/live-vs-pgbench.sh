@@ -18,7 +18,8 @@
 #
 # What runs, in order, against a fresh database discs_live_<pid> and a pgbench scratch database
 # discs_pgbench_<pid> (both dropped at exit):
-#  1. build, start `discs serve` on a free port (rate limits and presence timers off), prepare
+#  1. build, start `discs serve` on a free port (rate limits and presence timers off, a match
+#     cache that holds every prepared match), prepare
 #     all matches (live-bench prepare), measure the server's idle database activity;
 #  2. for 1, 8, 32 clients: wrk (bench/live-moves.lua) and pgbench (one-row INSERT) together;
 #  3. solo wrk runs at 1 and 8 clients (no pgbench): transactions, SQL statements and WAL syncs
@@ -91,7 +92,15 @@ free_port() {
 PORT="$(free_port)"
 BASE="http://127.0.0.1:$PORT"
 "${PSQL[@]}" "$ADMIN_URL" -c "CREATE DATABASE \"$LIVE_DB\""
-DATABASE_URL="$LIVE_URL" DISCS_ADDR="127.0.0.1:$PORT" \
+# The matches the runs play: one fresh slice per wrk run, and one more for the streams.
+RUNS=$(( ${#CLIENTS[@]} + ${#SOLO_CLIENTS[@]} + 2 ))
+PER_RUN="${MATCHES_PER_RUN:-$(( 2 * LIVE_RATE * SECONDS_PER_RUN / 3 + 256 ))}"
+TOTAL=$(( RUNS * PER_RUN + 1 ))
+# The match cache keeps its entries in two generations of half its size each, so it surely
+# holds only the last half of its capacity: sized for every prepared match, as a live server's
+# cache is for the matches being played, so that no run reloads its matches from the log.
+MATCH_CACHE=$(( 2 * TOTAL + 1024 ))
+DATABASE_URL="$LIVE_URL" DISCS_ADDR="127.0.0.1:$PORT" DISCS_MATCH_CACHE="$MATCH_CACHE" \
     DISCS_RATE_PER_SECOND=1000000000 DISCS_RATE_BURST=1000000000 \
     DISCS_PRESENCE_SECONDS=86400 DISCS_RETURN_SECONDS=86400 \
     "$BIN/discs" serve >"$workdir/server.log" 2>&1 &
@@ -104,14 +113,9 @@ done
 curl -fsS -o /dev/null "$BASE/healthz" || { echo "no /healthz after 60 s"; tail -20 "$workdir/server.log"; exit 1; }
 echo "server: $BIN/discs serve on $BASE, database $LIVE_DB"
 
-# --- matches: one fresh slice per wrk run, and one more for the streams ------------------------
-RUNS=$(( ${#CLIENTS[@]} + ${#SOLO_CLIENTS[@]} + 2 ))
-PER_RUN="${MATCHES_PER_RUN:-$(( 2 * LIVE_RATE * SECONDS_PER_RUN / 3 + 256 ))}"
-TOTAL=$(( RUNS * PER_RUN + 1 ))
+# --- matches -------------------------------------------------------------------------------------
 DATA="$workdir/matches.lua"
-if (( TOTAL > 100000 )); then
-    echo "note: $TOTAL matches, more than a match cache of 100000 (DISCS_MATCH_CACHE's default) holds"
-fi
+echo "matches: $TOTAL prepared, $PER_RUN per run; match cache $MATCH_CACHE entries (DISCS_MATCH_CACHE)"
 # Autovacuum's part while the tables grow from empty (it may be off on a bench machine): plans
 # made on empty tables scan whole tables, and the preparation would slow down as it goes.
 ( while sleep 5; do "${PSQL[@]}" "$LIVE_URL" -c "ANALYZE" >/dev/null 2>&1 || true; done ) &
