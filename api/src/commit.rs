@@ -6,8 +6,10 @@
 //! (commands on a known head with [`EventLog::append_on_heads`], the others with one
 //! `eventlog_append_batch` call; each stream's expected version checked on its own, a conflict
 //! failing only its own command), write the work rows and stored answers of the commands that
-//! went through, and commit. Under load a batch carries many commands for one commit; alone, a
-//! command waits for nobody.
+//! went through, and commit. A round of fast-path commands without stored answers is one round
+//! trip: its statements are pipelined, the work rows conditioned on each command's own last
+//! hash being its stream's head. Under load a batch carries many commands for one commit; alone,
+//! a command waits for nobody.
 
 use std::sync::{Arc, RwLock};
 
@@ -257,19 +259,47 @@ fn retry_alone(e: &CommitError) -> bool {
     )
 }
 
-const UPSERT_WORK: &str = "INSERT INTO match_work AS w \
-        (match_id, state_due, watch1, watch2, seen1, seen2, version) \
-    SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::bool[], $4::bool[], \
-        $5::timestamptz[], $6::timestamptz[], $7::bigint[]) \
-    ON CONFLICT (match_id) DO UPDATE SET \
+/// How a work row meets the one already there: an older version never overwrites its timers.
+macro_rules! work_on_conflict {
+    () => {
+        " ON CONFLICT (match_id) DO UPDATE SET \
         state_due = CASE WHEN w.version <= EXCLUDED.version THEN EXCLUDED.state_due ELSE w.state_due END, \
         watch1 = CASE WHEN w.version <= EXCLUDED.version THEN EXCLUDED.watch1 ELSE w.watch1 END, \
         watch2 = CASE WHEN w.version <= EXCLUDED.version THEN EXCLUDED.watch2 ELSE w.watch2 END, \
         seen1 = greatest(w.seen1, EXCLUDED.seen1), \
         seen2 = greatest(w.seen2, EXCLUDED.seen2), \
-        version = greatest(w.version, EXCLUDED.version)";
+        version = greatest(w.version, EXCLUDED.version)"
+    };
+}
+
+const UPSERT_WORK: &str = concat!(
+    "INSERT INTO match_work AS w \
+        (match_id, state_due, watch1, watch2, seen1, seen2, version) \
+    SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::bool[], $4::bool[], \
+        $5::timestamptz[], $6::timestamptz[], $7::bigint[])",
+    work_on_conflict!()
+);
 
 const DELETE_WORK: &str = "DELETE FROM match_work WHERE match_id = ANY($1)";
+
+/// [`UPSERT_WORK`] for rows whose command may not have gone through: each is written only if
+/// its stream's head is now the hash of the command's own last event.
+const UPSERT_WORK_IF_HEAD: &str = concat!(
+    "INSERT INTO match_work AS w \
+        (match_id, state_due, watch1, watch2, seen1, seen2, version) \
+    SELECT u.match_id, u.state_due, u.watch1, u.watch2, u.seen1, u.seen2, u.version \
+      FROM unnest($1::uuid[], $2::timestamptz[], $3::bool[], $4::bool[], \
+                  $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::text[], $9::bytea[]) \
+           AS u(match_id, state_due, watch1, watch2, seen1, seen2, version, stream, head) \
+      JOIN streams s ON s.stream_id = u.stream AND s.last_hash = u.head",
+    work_on_conflict!()
+);
+
+/// [`DELETE_WORK`] under the same condition.
+const DELETE_WORK_IF_HEAD: &str = "DELETE FROM match_work w \
+    USING unnest($1::uuid[], $2::text[], $3::bytea[]) AS u(match_id, stream, head) \
+    JOIN streams s ON s.stream_id = u.stream AND s.last_hash = u.head \
+    WHERE w.match_id = u.match_id";
 
 const STORE_ANSWERS: &str = "INSERT INTO idempotency_keys \
         (player_id, key, request_hash, status, body, created_at) \
@@ -285,6 +315,15 @@ async fn commit(
     jobs: &[&Job],
     path: Path,
 ) -> Result<Vec<Result<AppendOutcome, AppendError>>, CommitError> {
+    if path == Path::Fast && hook.is_none() {
+        let heads: Option<Vec<HeadAppend<'_>>> = jobs
+            .iter()
+            .map(|j| takes_fast_path(j).filter(|_| j.answer.is_none()))
+            .collect();
+        if let Some(heads) = heads {
+            return commit_pipelined(pool, jobs, &heads).await;
+        }
+    }
     let mut client = pool.get().await.map_err(AppendError::from)?;
     let tx = client.transaction().await.map_err(AppendError::from)?;
     let mut fast: Vec<(usize, HeadAppend<'_>)> = Vec::new();
@@ -369,6 +408,88 @@ async fn commit(
     {
         return Err(CommitError::Hooked(Stage::AfterCommit));
     }
+    Ok(answers)
+}
+
+/// A round of fast-path commands without stored answers, in one round trip: `BEGIN`, the
+/// append, the work rows (each conditioned on its command's own last hash being its stream's
+/// head, so that a command that did not go through leaves no row) and `COMMIT` go out together.
+/// Every statement is prepared first, so that nothing is parsed between them. If a statement
+/// fails, PostgreSQL answers the `COMMIT` with a rollback and the round fails whole.
+async fn commit_pipelined(
+    pool: &Pool,
+    jobs: &[&Job],
+    heads: &[HeadAppend<'_>],
+) -> Result<Vec<Result<AppendOutcome, AppendError>>, CommitError> {
+    let client = pool.get().await.map_err(AppendError::from)?;
+    let mut upsert = WorkColumns::default();
+    let (mut upsert_streams, mut upsert_heads) = (Vec::new(), Vec::new());
+    let (mut gone, mut gone_streams, mut gone_heads) = (Vec::new(), Vec::new(), Vec::new());
+    for (job, head) in jobs.iter().zip(heads) {
+        let Some(w) = &job.work else { continue };
+        let last = head.last_hash()?.to_vec();
+        match &w.pending {
+            Some(p) => {
+                upsert.push(w, p);
+                upsert_streams.push(head.append.stream.as_str());
+                upsert_heads.push(last);
+            }
+            None => {
+                gone.push(w.match_id);
+                gone_streams.push(head.append.stream.as_str());
+                gone_heads.push(last);
+            }
+        }
+    }
+    EventLog::prepare_on_heads(&client).await?;
+    let upsert_statement = client
+        .prepare_cached(UPSERT_WORK_IF_HEAD)
+        .await
+        .map_err(AppendError::from)?;
+    let delete_statement = client
+        .prepare_cached(DELETE_WORK_IF_HEAD)
+        .await
+        .map_err(AppendError::from)?;
+    // join! polls in order: each statement is sent, in this order, before any answer comes.
+    let (begun, answers, upserted, deleted, committed) = tokio::join!(
+        client.batch_execute("BEGIN"),
+        EventLog::append_on_heads(&client, heads),
+        async {
+            if upsert.ids.is_empty() {
+                return Ok(0);
+            }
+            client
+                .execute(
+                    &upsert_statement,
+                    &[
+                        &upsert.ids,
+                        &upsert.due,
+                        &upsert.watch1,
+                        &upsert.watch2,
+                        &upsert.seen1,
+                        &upsert.seen2,
+                        &upsert.versions,
+                        &upsert_streams,
+                        &upsert_heads,
+                    ],
+                )
+                .await
+        },
+        async {
+            if gone.is_empty() {
+                return Ok(0);
+            }
+            client
+                .execute(&delete_statement, &[&gone, &gone_streams, &gone_heads])
+                .await
+        },
+        client.batch_execute("COMMIT"),
+    );
+    begun.map_err(AppendError::from)?;
+    let answers = answers?;
+    upserted.map_err(AppendError::from)?;
+    deleted.map_err(AppendError::from)?;
+    committed.map_err(AppendError::from)?;
     Ok(answers)
 }
 

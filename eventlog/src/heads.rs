@@ -62,7 +62,23 @@ struct Ready {
     hashes: Vec<Hash>,
 }
 
+impl HeadAppend<'_> {
+    /// The hash the stream's head will have once this command is written: what a caller that
+    /// pipelines other writes behind the append can condition them on.
+    pub fn last_hash(&self) -> Result<Hash, AppendError> {
+        let ready = make_ready(self)?;
+        Ok(ready.hashes.last().copied().unwrap_or(self.head))
+    }
+}
+
 impl EventLog {
+    /// Prepares [`EventLog::append_on_heads`]'s statement on `client` (cached per connection),
+    /// so that a caller pipelining statements behind it sends them in order.
+    pub async fn prepare_on_heads(client: &impl GenericClient) -> Result<(), AppendError> {
+        client.prepare_cached(APPEND_ON_HEADS).await?;
+        Ok(())
+    }
+
     /// Appends commands on streams whose heads the caller knows, in one statement, inside the
     /// caller's transaction (group commit, like [`EventLog::append_batch_on`], for the common
     /// case of one existing stream per command). Each command is written if its stream is at

@@ -268,6 +268,40 @@ async fn a_stale_cache_entry_costs_a_reload_never_a_wrong_answer() {
     assert_eq!(versions, (1..=8).collect::<Vec<_>>());
 }
 
+/// The match's `match_work` row as (seen1, seen2, version), if any.
+async fn seen(app: &TestApp, id: &str) -> Option<(String, String, i64)> {
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let id: uuid::Uuid = id.parse().expect("uuid");
+    client
+        .query_opt(
+            "SELECT seen1::text, seen2::text, version FROM match_work WHERE match_id = $1",
+            &[&id],
+        )
+        .await
+        .expect("query")
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+}
+
+#[tokio::test]
+async fn a_command_that_loses_its_race_leaves_no_work_row_behind() {
+    let one = spawn_app().await;
+    let two = spawn_on(&one.db_url, config(&one.db_url)).await;
+    let (ada, bob) = (one.player("Ada").await, one.player("Bob").await);
+    let id = one.room_match(&ada, &bob, "four_in_a_row").await;
+    // Instance one caches the match with Ada to move; two moves on for her.
+    assert_eq!(one.play(&ada, &id, "4").await.status, StatusCode::OK);
+    assert_eq!(one.play(&bob, &id, "3").await.status, StatusCode::OK);
+    assert_eq!(two.play(&ada, &id, "4").await.status, StatusCode::OK);
+    let before = seen(&one, &id).await;
+    assert!(before.is_some());
+    // Later, one takes Ada's move on its stale state: its append (with the work row that would
+    // mark her seen now, sent in the same round trip) loses, and the log says Bob is to move.
+    one.clock.advance(time::Duration::seconds(5));
+    let res = one.play(&ada, &id, "5").await;
+    assert_eq!(res.code(), "not_your_turn", "{:?}", res.body);
+    assert_eq!(seen(&one, &id).await, before);
+}
+
 #[tokio::test]
 async fn a_projection_checkpoint_moves_past_events_it_does_not_handle() {
     let app = spawn_app().await;
