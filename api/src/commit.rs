@@ -2,7 +2,9 @@
 //! work row and its `Idempotency-Key` answer, in one transaction per batch.
 //!
 //! A command is handed to [`Committer::submit`] and answered once its batch has committed (or
-//! failed). Committer tasks take whatever commands are waiting (up to [`MAX_BATCH`]), append them
+//! failed). Each thread that submits commands has its own lane (a queue, its tasks and their
+//! connections, all on that thread). A lane's tasks take whatever commands are waiting (up to
+//! [`MAX_BATCH`]), append them
 //! (commands on a known head with [`EventLog::append_on_heads`], the others with one
 //! `eventlog_append_batch` call; each stream's expected version checked on its own, a conflict
 //! failing only its own command), write the work rows and stored answers of the commands that
@@ -11,7 +13,9 @@
 //! hash being its stream's head. Under load a batch carries many commands for one commit; alone,
 //! a command waits for nobody.
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex, RwLock};
+use std::thread::ThreadId;
 
 use deadpool_postgres::{GenericClient, Pool};
 use serde_json::Value;
@@ -94,46 +98,87 @@ pub type Hook = Arc<dyn Fn(Stage) -> bool + Send + Sync>;
 
 type Reply = oneshot::Sender<Result<AppendOutcome, CommitError>>;
 
-/// The instance's committer: a queue and the tasks that drain it.
+/// The instance's committer: a lane per thread that submits commands, each a queue, the tasks
+/// that drain it and their own connections.
+///
+/// A lane's tasks and connections live on the thread of its callers: on an HTTP worker (a
+/// single-threaded runtime) the request, its batch and PostgreSQL's answer are handled in one
+/// wake-up of one thread, with no hop to another thread and back. Under load on a shared
+/// machine each such hop waits for a core, and it was most of a move's latency.
 #[derive(Clone)]
 pub struct Committer {
-    queue: mpsc::Sender<(Job, Reply)>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: tokio_postgres::Config,
+    tasks: usize,
+    lanes: StdMutex<HashMap<ThreadId, mpsc::Sender<(Job, Reply)>>>,
     hook: Arc<RwLock<Option<Hook>>>,
 }
 
 impl Committer {
-    /// Starts `tasks` committer tasks on `pool` (each holds at most one connection while it
-    /// commits; more tasks overlap one batch's round trips with the next one's flush).
-    pub fn start(pool: Pool, tasks: usize) -> Committer {
+    /// A committer whose lanes run `tasks` tasks each, with a connection each (more tasks
+    /// overlap one batch's round trip with the next one's flush), connected with `settings`
+    /// ([`eventlog::settings`]). Lanes start with their first command.
+    pub fn new(settings: tokio_postgres::Config, tasks: usize) -> Committer {
+        Committer {
+            inner: Arc::new(Inner {
+                settings,
+                tasks: tasks.max(1),
+                lanes: StdMutex::default(),
+                hook: Arc::default(),
+            }),
+        }
+    }
+
+    /// Sets (or clears) the hook called inside every batch (tests that crash a batch).
+    pub fn set_hook(&self, hook: Option<Hook>) {
+        *self.inner.hook.write().unwrap_or_else(|p| p.into_inner()) = hook;
+    }
+
+    /// Commits `job` with whatever else is waiting on this thread's lane; answers once it is
+    /// durable.
+    pub async fn submit(&self, job: Job) -> Result<AppendOutcome, CommitError> {
+        let (reply, answer) = oneshot::channel();
+        let mut item = (job, reply);
+        // A lane whose runtime has stopped is replaced once.
+        for _ in 0..2 {
+            let lane = self.lane()?;
+            match lane.send(item).await {
+                Ok(()) => {
+                    return answer.await.map_err(|_| {
+                        CommitError::Batch("the committer dropped the command".into())
+                    })?;
+                }
+                Err(mpsc::error::SendError(back)) => item = back,
+            }
+        }
+        Err(CommitError::Batch("the committer has stopped".into()))
+    }
+
+    /// This thread's lane, started (on this thread's runtime) if it has none or its tasks
+    /// have stopped.
+    fn lane(&self) -> Result<mpsc::Sender<(Job, Reply)>, CommitError> {
+        let mut lanes = self.inner.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let thread = std::thread::current().id();
+        if let Some(lane) = lanes.get(&thread).filter(|l| !l.is_closed()) {
+            return Ok(lane.clone());
+        }
+        let pool = eventlog::pool(self.inner.settings.clone(), self.inner.tasks)
+            .map_err(|e| CommitError::Batch(e.to_string()))?;
         let (queue, receiver) = mpsc::channel(4096);
         let receiver = Arc::new(Mutex::new(receiver));
-        let hook: Arc<RwLock<Option<Hook>>> = Arc::default();
-        for _ in 0..tasks.max(1) {
-            let (receiver, pool, hook) = (receiver.clone(), pool.clone(), hook.clone());
+        for _ in 0..self.inner.tasks {
+            let (receiver, pool, hook) = (receiver.clone(), pool.clone(), self.inner.hook.clone());
             tokio::spawn(async move {
                 while let Some(batch) = next_batch(&receiver).await {
                     run(&pool, &hook, batch).await;
                 }
             });
         }
-        Committer { queue, hook }
-    }
-
-    /// Sets (or clears) the hook called inside every batch (tests that crash a batch).
-    pub fn set_hook(&self, hook: Option<Hook>) {
-        *self.hook.write().unwrap_or_else(|p| p.into_inner()) = hook;
-    }
-
-    /// Commits `job` with whatever else is waiting; answers once it is durable.
-    pub async fn submit(&self, job: Job) -> Result<AppendOutcome, CommitError> {
-        let (reply, answer) = oneshot::channel();
-        self.queue
-            .send((job, reply))
-            .await
-            .map_err(|_| CommitError::Batch("the committer has stopped".into()))?;
-        answer
-            .await
-            .map_err(|_| CommitError::Batch("the committer dropped the command".into()))?
+        lanes.insert(thread, queue.clone());
+        Ok(queue)
     }
 }
 

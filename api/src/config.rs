@@ -90,7 +90,8 @@ pub struct AuthConfig {
 /// The live path: committing, caching, following the log, streaming.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct LiveConfig {
-    /// Committer tasks (each commits one batch of commands at a time).
+    /// Committer tasks per thread that submits commands (each commits one batch at a time,
+    /// on a connection of its own).
     #[arg(long, env = "DISCS_COMMITTERS", default_value_t = 2)]
     pub committers: usize,
     /// Match states kept in memory.

@@ -1,8 +1,8 @@
 //! One reader of the log per instance, and the live fan-out of matches to their viewers.
 //!
 //! * **The tail** ([`run_tail`]) follows the log in commit-safe order (the xid8 horizon, as
-//!   projections do), woken after every commit of this instance and polling every interval
-//!   for the others'. Each batch it reads feeds every projection this instance leads
+//!   projections do), woken after every commit of this instance (at most one read per
+//!   [`TAIL_GAP`]) and polling every interval for the others'. Each batch it reads feeds every projection this instance leads
 //!   ([`projections::Batch`]) and every match someone watches here: one read per committed
 //!   event, however many projections and viewers follow it.
 //! * **A watch per viewed match** ([`Watch`]) holds the match folded to its last sent version
@@ -36,6 +36,10 @@ const FRAMES_BUFFERED: usize = 64;
 
 /// Events per read of the tail.
 const TAIL_BATCH: i64 = 1000;
+
+/// The tail reads at most once per this interval: under load the commits of one interval
+/// share one read (the instance's own viewers get its commits at once, not through the tail).
+const TAIL_GAP: Duration = Duration::from_millis(5);
 
 /// One event of a match as every viewer receives it.
 #[derive(Debug)]
@@ -321,9 +325,10 @@ pub async fn run_tail(app: AppState, poll: Duration) {
         }
     };
     loop {
-        // A wake-up that came while reading is kept by `Notify` for this wait.
+        // A wake-up that came while reading (or in the gap) is kept by `Notify` for this wait.
         let _ = tokio::time::timeout(poll, app.live.wake.notified()).await;
         at = read_on(&app, at).await;
+        tokio::time::sleep(TAIL_GAP).await;
     }
 }
 

@@ -40,8 +40,8 @@ impl Application {
         config: ServeConfig,
         clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Application> {
-        let pool =
-            eventlog::open(&config.db.url, &config.db.data_dir(), config.db.pool_size).await?;
+        let url = eventlog::locate(&config.db.url, &config.db.data_dir()).await?;
+        let pool = eventlog::connect(&url, config.db.pool_size).await?;
         eventlog::migrate(&pool).await?;
         let secret = crate::auth::load_secret(&pool, config.auth.jwt_secret.as_deref()).await?;
         let external = match &config.auth.jwt_public_key_file {
@@ -61,7 +61,10 @@ impl Application {
             limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
             projections,
             cache: Arc::new(crate::cache::MatchCache::new(config.live.match_cache)),
-            committer: crate::commit::Committer::start(pool.clone(), config.live.committers),
+            committer: crate::commit::Committer::new(
+                eventlog::settings(&url)?,
+                config.live.committers,
+            ),
             live: Arc::new(crate::live::Live::new(
                 config.live.streams_per_player,
                 config.live.max_streams,

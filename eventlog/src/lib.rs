@@ -79,6 +79,13 @@ mod embedded {
 /// Opens a pool of at most `max_size` connections to `url` and checks that one connection
 /// works, so a wrong URL or a stopped server fails at startup rather than at the first request.
 pub async fn connect(url: &str, max_size: usize) -> Result<Pool, Error> {
+    let pool = pool(settings(url)?, max_size)?;
+    drop(pool.get().await?);
+    Ok(pool)
+}
+
+/// The connection settings every pool of discs uses for `url`.
+pub fn settings(url: &str) -> Result<tokio_postgres::Config, Error> {
     let mut config = tokio_postgres::Config::from_str(url).map_err(Error::Config)?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(POOL_TIMEOUT);
@@ -97,35 +104,46 @@ pub async fn connect(url: &str, max_size: usize) -> Result<Pool, Error> {
         None => "-c plan_cache_mode=force_generic_plan".to_owned(),
     };
     config.options(&options);
+    Ok(config)
+}
+
+/// A pool of at most `max_size` connections with `settings` ([`settings`]); it opens none
+/// until asked. Each connection's I/O runs as a task on the runtime (the thread, for a
+/// single-threaded one) where it was opened.
+pub fn pool(settings: tokio_postgres::Config, max_size: usize) -> Result<Pool, Error> {
     let manager = Manager::from_config(
-        config,
+        settings,
         NoTls,
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
     );
-    let pool = Pool::builder(manager)
+    Ok(Pool::builder(manager)
         .max_size(max_size.max(1))
         .runtime(Runtime::Tokio1)
         .wait_timeout(Some(POOL_TIMEOUT))
         .create_timeout(Some(POOL_TIMEOUT))
         .recycle_timeout(Some(POOL_TIMEOUT))
-        .build()?;
-    drop(pool.get().await?);
-    Ok(pool)
+        .build()?)
 }
 
 /// Opens the application's database: finds a server that answers (or starts a private cluster
 /// in `data_dir`, see [`cluster`]), creates the database named in `url` if it is missing, and
 /// connects a pool of `max_size`.
 pub async fn open(url: &str, data_dir: &std::path::Path, max_size: usize) -> Result<Pool, Error> {
+    connect(&locate(url, data_dir).await?, max_size).await
+}
+
+/// The URL of the application's database, ready to connect to: a server that answers (or a
+/// private cluster started in `data_dir`, see [`cluster`]) with the database named in `url`.
+pub async fn locate(url: &str, data_dir: &std::path::Path) -> Result<String, Error> {
     let (configured, dir) = (url.to_owned(), data_dir.to_owned());
     let server = tokio::task::spawn_blocking(move || cluster::ensure_server(&configured, &dir))
         .await
         .map_err(|e| Error::Corrupt(format!("the server check panicked: {e}")))??;
     let url = server.url().to_owned();
     create_database_if_missing(&url).await?;
-    connect(&url, max_size).await
+    Ok(url)
 }
 
 /// Creates the database a URL names, on its server, unless it exists (several processes may

@@ -491,3 +491,64 @@ async fn a_leader_applies_the_log_readers_batches_and_writes_only_what_it_must()
     assert_eq!(history.status, StatusCode::OK, "{:?}", history.body);
     assert_eq!(history.body["matches"][0]["match_id"], id.as_str());
 }
+
+/// A command on a fresh stream of its own.
+fn fresh_stream_job(n: u32) -> api::commit::Job {
+    api::commit::Job {
+        command_id: uuid::Uuid::now_v7(),
+        appends: vec![eventlog::StreamAppend {
+            stream: format!("lane-test-{n}-{}", uuid::Uuid::now_v7()),
+            expected_version: 0,
+            events: vec![eventlog::NewEvent {
+                event_type: "lane_tested".into(),
+                schema_version: 1,
+                data: json!({ "n": n }),
+                actor: None,
+                recorded_at: time::OffsetDateTime::now_utc(),
+            }],
+        }],
+        work: None,
+        answer: None,
+        head: None,
+    }
+}
+
+#[tokio::test]
+async fn a_thread_whose_runtime_stopped_gets_a_new_lane_of_the_committer() {
+    let app = spawn_app().await;
+    let settings = eventlog::settings(&app.db_url).expect("settings");
+    let committer = api::commit::Committer::new(settings, 1);
+    // Two runtimes, one after the other, on one thread (an HTTP worker restarted): the first
+    // one's lane stops with it, and the second one's commands still commit.
+    let outcomes = std::thread::spawn(move || {
+        (1..=2)
+            .map(|n| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                let outcome = runtime.block_on(committer.submit(fresh_stream_job(n)));
+                drop(runtime);
+                outcome
+            })
+            .collect::<Vec<_>>()
+    })
+    .join()
+    .expect("the thread ends");
+    for outcome in outcomes {
+        match outcome {
+            Ok(eventlog::AppendOutcome::Appended(events)) => assert_eq!(events.len(), 1),
+            other => panic!("the command did not commit: {other:?}"),
+        }
+    }
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let written: i64 = client
+        .query_one(
+            "SELECT count(*) FROM events WHERE event_type = 'lane_tested'",
+            &[],
+        )
+        .await
+        .expect("query")
+        .get(0);
+    assert_eq!(written, 2);
+}
