@@ -4,14 +4,16 @@
 //! A command is handed to [`Committer::submit`] and answered once its batch has committed (or
 //! failed). Each thread that submits commands has its own lane (a queue, its tasks and their
 //! connections, all on that thread). A lane's tasks take whatever commands are waiting (up to
-//! [`MAX_BATCH`]), append them
-//! (commands on a known head with [`EventLog::append_on_heads`], the others with one
-//! `eventlog_append_batch` call; each stream's expected version checked on its own, a conflict
-//! failing only its own command), write the work rows and stored answers of the commands that
-//! went through, and commit. A round of fast-path commands without stored answers is one round
-//! trip: its statements are pipelined, the work rows conditioned on each command's own last
-//! hash being its stream's head. Under load a batch carries many commands for one commit; alone,
-//! a command waits for nobody.
+//! [`MAX_BATCH`]) and commit them in rounds where no stream appears twice, each stream's
+//! expected version checked on its own, a conflict failing only its own command:
+//! * a round of commands on known heads ([`EventLog::append_on_heads_with`]) is one statement:
+//!   the append with the work rows and stored answers beside it, written only for the streams
+//!   it moved; one round trip, a transaction of its own, no `BEGIN` or `COMMIT`;
+//! * any other round (a command creating a stream or on several, or a retry) is a transaction:
+//!   one `eventlog_append_batch` call, then the work rows and stored answers of the commands
+//!   that went through, then the commit.
+//!
+//! Under load a batch carries many commands for one commit; alone, a command waits for nobody.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex, RwLock};
@@ -24,7 +26,8 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
-use eventlog::{AppendError, AppendOutcome, EventLog, Hash, HeadAppend, StreamAppend};
+use eventlog::{Alongside, AppendError, AppendOutcome, EventLog, Hash, HeadAppend, StreamAppend};
+use tokio_postgres::types::ToSql;
 
 /// Commands per batch at most: a bound on one transaction's locks and on the wait of a batch's
 /// first caller.
@@ -327,24 +330,34 @@ const UPSERT_WORK: &str = concat!(
 
 const DELETE_WORK: &str = "DELETE FROM match_work WHERE match_id = ANY($1)";
 
-/// [`UPSERT_WORK`] for rows whose command may not have gone through: each is written only if
-/// its stream's head is now the hash of the command's own last event.
-const UPSERT_WORK_IF_HEAD: &str = concat!(
-    "INSERT INTO match_work AS w \
-        (match_id, state_due, watch1, watch2, seen1, seen2, version) \
-    SELECT u.match_id, u.state_due, u.watch1, u.watch2, u.seen1, u.seen2, u.version \
-      FROM unnest($1::uuid[], $2::timestamptz[], $3::bool[], $4::bool[], \
-                  $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::text[], $9::bytea[]) \
-           AS u(match_id, state_due, watch1, watch2, seen1, seen2, version, stream, head) \
-      JOIN streams s ON s.stream_id = u.stream AND s.last_hash = u.head",
-    work_on_conflict!()
+/// What a fast-path round writes in its append's statement ([`Alongside`]), for the commands
+/// whose streams moved (`moved`): the work rows (upserted or deleted, as [`UPSERT_WORK`] and
+/// [`DELETE_WORK`] do) and the stored answers (as [`STORE_ANSWERS`] does). A command that did
+/// not go through leaves neither.
+const ALONGSIDE: &str = concat!(
+    "work_set AS ( \
+        INSERT INTO match_work AS w (match_id, state_due, watch1, watch2, seen1, seen2, version) \
+        SELECT u.match_id, u.state_due, u.watch1, u.watch2, u.seen1, u.seen2, u.version \
+          FROM unnest($16::uuid[], $17::timestamptz[], $18::bool[], $19::bool[], \
+                      $20::timestamptz[], $21::timestamptz[], $22::bigint[], $23::text[]) \
+               AS u(match_id, state_due, watch1, watch2, seen1, seen2, version, stream) \
+          JOIN moved m ON m.stream_id = u.stream",
+    work_on_conflict!(),
+    "), work_gone AS ( \
+        DELETE FROM match_work w \
+         USING unnest($24::uuid[], $25::text[]) AS u(match_id, stream) \
+          JOIN moved m ON m.stream_id = u.stream \
+         WHERE w.match_id = u.match_id \
+    ), answered AS ( \
+        INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
+        SELECT a.player_id, a.key, a.request_hash, a.status, a.body, a.created_at \
+          FROM unnest($26::uuid[], $27::text[], $28::bytea[], $29::int[], $30::jsonb[], \
+                      $31::timestamptz[], $32::text[]) \
+               AS a(player_id, key, request_hash, status, body, created_at, stream) \
+          JOIN moved m ON m.stream_id = a.stream \
+        ON CONFLICT DO NOTHING \
+    )"
 );
-
-/// [`DELETE_WORK`] under the same condition.
-const DELETE_WORK_IF_HEAD: &str = "DELETE FROM match_work w \
-    USING unnest($1::uuid[], $2::text[], $3::bytea[]) AS u(match_id, stream, head) \
-    JOIN streams s ON s.stream_id = u.stream AND s.last_hash = u.head \
-    WHERE w.match_id = u.match_id";
 
 const STORE_ANSWERS: &str = "INSERT INTO idempotency_keys \
         (player_id, key, request_hash, status, body, created_at) \
@@ -361,12 +374,9 @@ async fn commit(
     path: Path,
 ) -> Result<Vec<Result<AppendOutcome, AppendError>>, CommitError> {
     if path == Path::Fast && hook.is_none() {
-        let heads: Option<Vec<HeadAppend<'_>>> = jobs
-            .iter()
-            .map(|j| takes_fast_path(j).filter(|_| j.answer.is_none()))
-            .collect();
+        let heads: Option<Vec<HeadAppend<'_>>> = jobs.iter().map(|j| takes_fast_path(j)).collect();
         if let Some(heads) = heads {
-            return commit_pipelined(pool, jobs, &heads).await;
+            return commit_in_one_statement(pool, jobs, &heads).await;
         }
     }
     let mut client = pool.get().await.map_err(AppendError::from)?;
@@ -426,18 +436,7 @@ async fn commit(
             return Ok(0);
         }
         let statement = tx.prepare_cached(STORE_ANSWERS).await?;
-        tx.execute(
-            &statement,
-            &[
-                &stored.players,
-                &stored.keys,
-                &stored.hashes,
-                &stored.statuses,
-                &stored.bodies,
-                &stored.at,
-            ],
-        )
-        .await
+        tx.execute(&statement, &stored.params()).await
     });
     worked.map_err(AppendError::from)?;
     answered.map_err(AppendError::from)?;
@@ -456,86 +455,45 @@ async fn commit(
     Ok(answers)
 }
 
-/// A round of fast-path commands without stored answers, in one round trip: `BEGIN`, the
-/// append, the work rows (each conditioned on its command's own last hash being its stream's
-/// head, so that a command that did not go through leaves no row) and `COMMIT` go out together.
-/// Every statement is prepared first, so that nothing is parsed between them. If a statement
-/// fails, PostgreSQL answers the `COMMIT` with a rollback and the round fails whole.
-async fn commit_pipelined(
+/// A round of fast-path commands in one statement, hence one round trip and one transaction
+/// without `BEGIN` or `COMMIT`: the append, and beside it ([`ALONGSIDE`]) the work rows and
+/// stored answers of the commands whose streams it moved.
+async fn commit_in_one_statement(
     pool: &Pool,
     jobs: &[&Job],
     heads: &[HeadAppend<'_>],
 ) -> Result<Vec<Result<AppendOutcome, AppendError>>, CommitError> {
     let client = pool.get().await.map_err(AppendError::from)?;
-    let mut upsert = WorkColumns::default();
-    let (mut upsert_streams, mut upsert_heads) = (Vec::new(), Vec::new());
-    let (mut gone, mut gone_streams, mut gone_heads) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut upsert, mut upsert_streams) = (WorkColumns::default(), Vec::new());
+    let (mut gone, mut gone_streams) = (Vec::new(), Vec::new());
+    let (mut stored, mut stored_streams) = (AnswerColumns::default(), Vec::new());
     for (job, head) in jobs.iter().zip(heads) {
-        let Some(w) = &job.work else { continue };
-        let last = head.last_hash()?.to_vec();
-        match &w.pending {
-            Some(p) => {
+        let stream = head.append.stream.as_str();
+        match job.work.as_ref().map(|w| (w, &w.pending)) {
+            Some((w, Some(p))) => {
                 upsert.push(w, p);
-                upsert_streams.push(head.append.stream.as_str());
-                upsert_heads.push(last);
+                upsert_streams.push(stream);
             }
-            None => {
+            Some((w, None)) => {
                 gone.push(w.match_id);
-                gone_streams.push(head.append.stream.as_str());
-                gone_heads.push(last);
+                gone_streams.push(stream);
             }
+            None => {}
+        }
+        if let Some(a) = &job.answer {
+            stored.push(a);
+            stored_streams.push(stream);
         }
     }
-    EventLog::prepare_on_heads(&client).await?;
-    let upsert_statement = client
-        .prepare_cached(UPSERT_WORK_IF_HEAD)
-        .await
-        .map_err(AppendError::from)?;
-    let delete_statement = client
-        .prepare_cached(DELETE_WORK_IF_HEAD)
-        .await
-        .map_err(AppendError::from)?;
-    // join! polls in order: each statement is sent, in this order, before any answer comes.
-    let (begun, answers, upserted, deleted, committed) = tokio::join!(
-        client.batch_execute("BEGIN"),
-        EventLog::append_on_heads(&client, heads),
-        async {
-            if upsert.ids.is_empty() {
-                return Ok(0);
-            }
-            client
-                .execute(
-                    &upsert_statement,
-                    &[
-                        &upsert.ids,
-                        &upsert.due,
-                        &upsert.watch1,
-                        &upsert.watch2,
-                        &upsert.seen1,
-                        &upsert.seen2,
-                        &upsert.versions,
-                        &upsert_streams,
-                        &upsert_heads,
-                    ],
-                )
-                .await
-        },
-        async {
-            if gone.is_empty() {
-                return Ok(0);
-            }
-            client
-                .execute(&delete_statement, &[&gone, &gone_streams, &gone_heads])
-                .await
-        },
-        client.batch_execute("COMMIT"),
-    );
-    begun.map_err(AppendError::from)?;
-    let answers = answers?;
-    upserted.map_err(AppendError::from)?;
-    deleted.map_err(AppendError::from)?;
-    committed.map_err(AppendError::from)?;
-    Ok(answers)
+    let mut params = upsert.params();
+    params.extend_from_slice(&[&upsert_streams, &gone, &gone_streams]);
+    params.extend(stored.params());
+    params.push(&stored_streams);
+    let alongside = Alongside {
+        ctes: ALONGSIDE,
+        params,
+    };
+    Ok(EventLog::append_on_heads_with(&client, heads, Some(alongside)).await?)
 }
 
 /// Writes work rows in the caller's transaction: upserts for active matches (an older version
@@ -558,20 +516,7 @@ pub async fn write_work(
                 return Ok(0);
             }
             let statement = client.prepare_cached(UPSERT_WORK).await?;
-            client
-                .execute(
-                    &statement,
-                    &[
-                        &upsert.ids,
-                        &upsert.due,
-                        &upsert.watch1,
-                        &upsert.watch2,
-                        &upsert.seen1,
-                        &upsert.seen2,
-                        &upsert.versions,
-                    ],
-                )
-                .await
+            client.execute(&statement, &upsert.params()).await
         },
         async {
             if delete.is_empty() {
@@ -607,6 +552,19 @@ impl WorkColumns {
         self.seen2.push(p.seen[1]);
         self.versions.push(w.version);
     }
+
+    /// The columns as [`UPSERT_WORK`]'s parameters.
+    fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        vec![
+            &self.ids,
+            &self.due,
+            &self.watch1,
+            &self.watch2,
+            &self.seen1,
+            &self.seen2,
+            &self.versions,
+        ]
+    }
 }
 
 #[derive(Default)]
@@ -627,6 +585,18 @@ impl AnswerColumns {
         self.statuses.push(i32::from(a.status));
         self.bodies.push(a.body.clone());
         self.at.push(a.at);
+    }
+
+    /// The columns as [`STORE_ANSWERS`]'s parameters.
+    fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        vec![
+            &self.players,
+            &self.keys,
+            &self.hashes,
+            &self.statuses,
+            &self.bodies,
+            &self.at,
+        ]
     }
 }
 

@@ -9,6 +9,7 @@
 //! `eventlog_append` would: `AlreadyApplied` if its events are stored, `Conflict` otherwise.
 
 use deadpool_postgres::GenericClient;
+use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::EventLog;
@@ -30,8 +31,9 @@ pub struct HeadAppend<'a> {
 
 /// Moves every head still at its expected version and hash, then inserts the events of the
 /// streams that moved. Rows are updated in the arrays' order (callers sort by stream), and
-/// each stream appears once, so every row is updated at most once.
-const APPEND_ON_HEADS: &str = "WITH c AS ( \
+/// each stream appears once, so every row is updated at most once. [`Alongside`] writes go
+/// between the two parts.
+const MOVE_HEADS: &str = "WITH c AS ( \
         SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bytea[], $5::bytea[]) \
             AS c(stream, expected, version, head, last) \
     ), moved AS ( \
@@ -39,7 +41,9 @@ const APPEND_ON_HEADS: &str = "WITH c AS ( \
           FROM c \
          WHERE s.stream_id = c.stream AND s.version = c.expected AND s.last_hash = c.head \
         RETURNING s.stream_id \
-    ) \
+    )";
+
+const INSERT_EVENTS: &str = " \
     INSERT INTO events AS e (stream_id, version, event_id, event_type, schema_version, data, \
                              actor, recorded_at, prev_hash, hash) \
     SELECT u.stream, u.version, u.event_id, u.event_type, u.schema_version, u.data, u.actor, \
@@ -52,6 +56,22 @@ const APPEND_ON_HEADS: &str = "WITH c AS ( \
      ORDER BY u.ord \
     RETURNING e.event_id, e.position, e.tx::text::bigint";
 
+/// The number of the first parameter of [`Alongside`] writes (the append takes `$1`–`$15`).
+pub const ALONGSIDE_FIRST_PARAM: usize = 16;
+
+/// Writes of the caller's own tables that go in the append's statement, hence in its
+/// transaction, for the streams it moved: with them the statement is a whole transaction,
+/// committed on its own without `BEGIN` or `COMMIT`.
+pub struct Alongside<'a> {
+    /// More items of the statement's `WITH` list (`name AS (INSERT ...)`, comma-separated).
+    /// Each may join `moved(stream_id)`, the streams whose heads the statement moved; its
+    /// parameters are numbered from [`ALONGSIDE_FIRST_PARAM`]. PostgreSQL runs every
+    /// data-modifying item once, whether or not anything reads its output.
+    pub ctes: &'a str,
+    /// The values of those parameters, in order.
+    pub params: Vec<&'a (dyn ToSql + Sync)>,
+}
+
 const HEADS_NOW: &str = "SELECT stream_id, version FROM streams WHERE stream_id = ANY($1)";
 
 /// One command made ready: its arguments, and its events with their versions and hashes.
@@ -62,23 +82,7 @@ struct Ready {
     hashes: Vec<Hash>,
 }
 
-impl HeadAppend<'_> {
-    /// The hash the stream's head will have once this command is written: what a caller that
-    /// pipelines other writes behind the append can condition them on.
-    pub fn last_hash(&self) -> Result<Hash, AppendError> {
-        let ready = make_ready(self)?;
-        Ok(ready.hashes.last().copied().unwrap_or(self.head))
-    }
-}
-
 impl EventLog {
-    /// Prepares [`EventLog::append_on_heads`]'s statement on `client` (cached per connection),
-    /// so that a caller pipelining statements behind it sends them in order.
-    pub async fn prepare_on_heads(client: &impl GenericClient) -> Result<(), AppendError> {
-        client.prepare_cached(APPEND_ON_HEADS).await?;
-        Ok(())
-    }
-
     /// Appends commands on streams whose heads the caller knows, in one statement, inside the
     /// caller's transaction (group commit, like [`EventLog::append_batch_on`], for the common
     /// case of one existing stream per command). Each command is written if its stream is at
@@ -91,6 +95,17 @@ impl EventLog {
     pub async fn append_on_heads(
         client: &impl GenericClient,
         commands: &[HeadAppend<'_>],
+    ) -> Result<Vec<Result<AppendOutcome, AppendError>>, AppendError> {
+        Self::append_on_heads_with(client, commands, None).await
+    }
+
+    /// [`EventLog::append_on_heads`] with the caller's own writes in the same statement
+    /// ([`Alongside`]): on a client outside a transaction, the whole of it commits as one
+    /// statement, in one round trip.
+    pub async fn append_on_heads_with(
+        client: &impl GenericClient,
+        commands: &[HeadAppend<'_>],
+        alongside: Option<Alongside<'_>>,
     ) -> Result<Vec<Result<AppendOutcome, AppendError>>, AppendError> {
         let mut ready = Vec::with_capacity(commands.len());
         for (index, c) in commands.iter().enumerate() {
@@ -111,7 +126,7 @@ impl EventLog {
         if ready.is_empty() {
             return Ok(Vec::new());
         }
-        let written = write(client, commands, &ready).await?;
+        let written = write(client, commands, &ready, alongside).await?;
 
         let mut answers = Vec::with_capacity(commands.len());
         let mut missed = Vec::new();
@@ -196,6 +211,7 @@ async fn write(
     client: &impl GenericClient,
     commands: &[HeadAppend<'_>],
     ready: &[Ready],
+    alongside: Option<Alongside<'_>>,
 ) -> Result<Vec<(Uuid, i64, i64)>, AppendError> {
     let streams: Vec<&str> = commands.iter().map(|c| c.append.stream.as_str()).collect();
     let expected: Vec<i64> = commands.iter().map(|c| c.append.expected_version).collect();
@@ -234,29 +250,33 @@ async fn write(
         e_actors.extend_from_slice(&p.actors);
         e_at.extend_from_slice(&p.recorded_at);
     }
-    let statement = client.prepare_cached(APPEND_ON_HEADS).await?;
-    let rows = client
-        .query(
-            &statement,
-            &[
-                &streams,
-                &expected,
-                &versions,
-                &heads,
-                &lasts,
-                &e_streams,
-                &e_versions,
-                &e_ids,
-                &e_types,
-                &e_schemas,
-                &e_data,
-                &e_actors,
-                &e_at,
-                &e_prev,
-                &e_hashes,
-            ],
-        )
-        .await?;
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+        &streams,
+        &expected,
+        &versions,
+        &heads,
+        &lasts,
+        &e_streams,
+        &e_versions,
+        &e_ids,
+        &e_types,
+        &e_schemas,
+        &e_data,
+        &e_actors,
+        &e_at,
+        &e_prev,
+        &e_hashes,
+    ];
+    debug_assert_eq!(params.len() + 1, ALONGSIDE_FIRST_PARAM);
+    let sql = match &alongside {
+        Some(a) => {
+            params.extend_from_slice(&a.params);
+            format!("{MOVE_HEADS}, {}{INSERT_EVENTS}", a.ctes)
+        }
+        None => format!("{MOVE_HEADS}{INSERT_EVENTS}"),
+    };
+    let statement = client.prepare_cached(&sql).await?;
+    let rows = client.query(&statement, &params).await?;
     rows.iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
         .collect::<Result<Vec<_>, tokio_postgres::Error>>()

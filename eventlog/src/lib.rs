@@ -61,7 +61,7 @@ pub use canonical::{Hash, event_id};
 pub use deadpool_postgres::Pool;
 pub use decode::{DecodeError, PayloadSchema, UpcastFn, decode};
 pub use error::{AppendError, Error};
-pub use heads::HeadAppend;
+pub use heads::{ALONGSIDE_FIRST_PARAM, Alongside, HeadAppend};
 pub use read::{Checkpoint, RecordedEvent};
 pub use verify::{BrokenLink, ChainReport, LinkProblem};
 

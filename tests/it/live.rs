@@ -303,6 +303,29 @@ async fn a_command_that_loses_its_race_leaves_no_work_row_behind() {
 }
 
 #[tokio::test]
+async fn a_keyed_move_on_a_cached_match_commits_its_answer_and_work_row_in_its_statement() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = timed_match(&app, &ada, &bob).await;
+    // Two moves through this instance: it holds the match's head, so the next command takes
+    // the one-statement path.
+    assert_eq!(app.play(&ada, &id, "4").await.status, StatusCode::OK);
+    assert_eq!(app.play(&bob, &id, "3").await.status, StatusCode::OK);
+    let answers = stored_answers(&app).await;
+
+    let (status, body, replayed) = keyed_move(&app, &ada, &id, "4", "k1").await;
+    assert_eq!((status, replayed), (StatusCode::OK, false), "{body:?}");
+    assert_eq!(body["version"], 4);
+    assert_eq!(work_row(&app, &id).await, Some((true, 4)));
+    assert_eq!(stored_answers(&app).await, answers + 1);
+
+    let (status, again, replayed) = keyed_move(&app, &ada, &id, "4", "k1").await;
+    assert_eq!((status, replayed), (StatusCode::OK, true));
+    assert_eq!(again, body);
+    assert_eq!(app.events(&ada, &id).await.len(), 4);
+}
+
+#[tokio::test]
 async fn a_projection_checkpoint_moves_past_events_it_does_not_handle() {
     let app = spawn_app().await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
