@@ -2,7 +2,6 @@
 //! `Auth` extractor that turns a request into a player and a role.
 
 use std::future::{Ready, ready};
-use std::sync::Arc;
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
@@ -129,7 +128,6 @@ impl Keys {
         Ok(Auth {
             player,
             role: data.claims.role,
-            token: Arc::from(token),
         })
     }
 }
@@ -139,8 +137,6 @@ impl Keys {
 pub struct Auth {
     pub player: PlayerId,
     pub role: Role,
-    /// The raw token: the key of the rate limiter.
-    pub token: Arc<str>,
 }
 
 impl Auth {

@@ -1,6 +1,7 @@
 //! The operator CLI: `discs serve` (the default) `| migrate | token | rebuild | audit |
 //! repair-work | replay | perft`.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -141,20 +142,41 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_logs() {
+/// Logs to standard error, filtered by `RUST_LOG` (default `info`), in the format
+/// `DISCS_LOG_FORMAT` names: `json` (one JSON object per line, with the request's id; the
+/// default when standard error is not a terminal) or `text` (coloured only on a terminal).
+fn init_logs() -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
+    let terminal = std::io::stderr().is_terminal();
+    let json = match std::env::var("DISCS_LOG_FORMAT") {
+        Ok(f) if f == "json" => true,
+        Ok(f) if f == "text" => false,
+        Ok(f) => anyhow::bail!("DISCS_LOG_FORMAT must be `json` or `text`, not `{f}`"),
+        Err(_) => !terminal,
+    };
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        logs.json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init()
+    } else {
+        logs.with_ansi(terminal).try_init()
+    };
+    Ok(())
 }
 
 fn serve(config: ServeConfig) -> anyhow::Result<()> {
-    init_logs();
+    init_logs()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let app = Application::build(config).await?;
-        app.run_until_stopped().await?;
+        app.run_until_signalled().await?;
         Ok(())
     })
 }

@@ -81,9 +81,24 @@ pub enum CommitError {
     Append(#[from] AppendError),
     #[error("the batch failed: {0}")]
     Batch(String),
+    /// The batch failed because the database is out of reach: its outcome may be unknown (a
+    /// connection lost at commit), and a retry of the same command is safe.
+    #[error("the database is out of reach: {0}")]
+    Unavailable(String),
     /// A test hook stopped the batch at this stage.
     #[error("stopped by a hook at {0:?}")]
     Hooked(Stage),
+}
+
+impl CommitError {
+    /// Whether the command failed because the database is out of reach.
+    pub fn is_outage(&self) -> bool {
+        match self {
+            CommitError::Append(e) => e.is_outage(),
+            CommitError::Unavailable(_) => true,
+            CommitError::Batch(_) | CommitError::Hooked(_) => false,
+        }
+    }
 }
 
 /// Where a batch stands when the hook is called.
@@ -228,10 +243,11 @@ async fn run(pool: &Pool, hook: &RwLock<Option<Hook>>, mut batch: Vec<(Job, Repl
                 }
             }
             Err(e) => {
-                let text = e.to_string();
+                let (text, outage) = (e.to_string(), e.is_outage());
                 for (_, reply) in group {
                     let _ = reply.send(Err(match &e {
                         CommitError::Hooked(stage) => CommitError::Hooked(*stage),
+                        _ if outage => CommitError::Unavailable(text.clone()),
                         _ => CommitError::Batch(text.clone()),
                     }));
                 }

@@ -48,12 +48,15 @@ pub struct ServeConfig {
     pub play: PlayConfig,
     #[command(flatten)]
     pub live: LiveConfig,
-    /// State-changing calls allowed per second and token (sustained).
+    /// State-changing calls allowed per second and player (sustained), whatever token they use.
     #[arg(long, env = "DISCS_RATE_PER_SECOND", default_value_t = 50.0)]
     pub rate_per_second: f64,
-    /// Burst of state-changing calls allowed per token.
+    /// Burst of state-changing calls allowed per player.
     #[arg(long, env = "DISCS_RATE_BURST", default_value_t = 100.0)]
     pub rate_burst: f64,
+    /// Sign-ups (`POST /v1/players`) allowed per minute and client address (also the burst).
+    #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0)]
+    pub signups_per_minute: f64,
     /// How often background work (timeouts, presence, CPU moves) is looked for, in milliseconds.
     #[arg(long, env = "DISCS_WORKER_INTERVAL_MS", default_value_t = 250)]
     pub worker_interval_ms: u64,
@@ -69,6 +72,10 @@ pub struct ServeConfig {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "DISCS_HTTP_WORKERS")]
     pub http_workers: Option<usize>,
+    /// On SIGTERM or SIGINT, how long requests in flight (and the background pass under way)
+    /// may take to finish, in seconds.
+    #[arg(long, env = "DISCS_SHUTDOWN_SECONDS", default_value_t = 30)]
+    pub shutdown_seconds: u64,
 }
 
 /// Token signing and checking.

@@ -1,6 +1,9 @@
 //! `ApiError`: every error a client can see, mapped in one place to a status, a stable `code` and
 //! an `application/problem+json` body in English or Portuguese.
 
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
@@ -49,8 +52,93 @@ pub enum ApiError {
     RateLimited(u64),
     #[error("no such route")]
     NoRoute,
+    /// The database is out of reach: the request may be retried (a command with its
+    /// `Idempotency-Key`, whose outcome may be unknown). The cause is logged, not shown.
+    #[error("the service is unavailable for a moment; retry in {RETRY_UNAVAILABLE} s")]
+    Unavailable(String),
     #[error("an unexpected error occurred")]
-    Unexpected(#[from] anyhow::Error),
+    Unexpected(anyhow::Error),
+}
+
+/// Seconds a client is asked to wait after `unavailable` (`Retry-After`).
+pub const RETRY_UNAVAILABLE: u64 = 2;
+
+/// How often an outage is logged at most: one line per interval, with the count of the
+/// failures it stands for.
+const OUTAGE_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+impl From<anyhow::Error> for ApiError {
+    /// An unexpected error, or [`ApiError::Unavailable`] when its cause is the database being
+    /// out of reach.
+    fn from(e: anyhow::Error) -> Self {
+        if e.chain().any(is_outage) {
+            ApiError::Unavailable(format!("{e:#}"))
+        } else {
+            ApiError::Unexpected(e)
+        }
+    }
+}
+
+/// Whether an error (one link of a chain) is the database being out of reach.
+fn is_outage(e: &(dyn std::error::Error + 'static)) -> bool {
+    if let Some(e) = e.downcast_ref::<crate::commit::CommitError>() {
+        return e.is_outage();
+    }
+    if let Some(e) = e.downcast_ref::<eventlog::AppendError>() {
+        return e.is_outage();
+    }
+    if let Some(e) = e.downcast_ref::<eventlog::Error>() {
+        return e.is_outage();
+    }
+    if let Some(e) = e.downcast_ref::<tokio_postgres::Error>() {
+        return eventlog::db_outage(e);
+    }
+    if let Some(e) = e.downcast_ref::<deadpool_postgres::PoolError>() {
+        return eventlog::pool_outage(e);
+    }
+    // A connection that broke, under an error type that forwards to its cause.
+    e.downcast_ref::<std::io::Error>().is_some_and(|e| {
+        use std::io::ErrorKind::*;
+        matches!(
+            e.kind(),
+            ConnectionRefused
+                | ConnectionReset
+                | ConnectionAborted
+                | NotConnected
+                | BrokenPipe
+                | UnexpectedEof
+                | TimedOut
+        )
+    })
+}
+
+/// Logs an error the client cannot do anything about: an unexpected one each time (its cause
+/// chain on one line), an outage at most once per [`OUTAGE_LOG_INTERVAL`].
+pub fn log(error: &ApiError) {
+    match error {
+        ApiError::Unexpected(e) => tracing::error!(error = %format!("{e:#}"), "unexpected error"),
+        ApiError::Unavailable(cause) => log_outage(cause),
+        _ => {}
+    }
+}
+
+/// One log line per [`OUTAGE_LOG_INTERVAL`] while the database is out of reach.
+pub fn log_outage(cause: &str) {
+    static LAST: Mutex<Option<(Instant, u64)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    let now = Instant::now();
+    match &mut *last {
+        Some((at, muted)) if now.duration_since(*at) < OUTAGE_LOG_INTERVAL => *muted += 1,
+        _ => {
+            let muted = last.map_or(0, |(_, m)| m);
+            tracing::warn!(
+                cause,
+                failures_since_last_line = muted,
+                "the database is out of reach"
+            );
+            *last = Some((now, 0));
+        }
+    }
 }
 
 impl ApiError {
@@ -73,6 +161,7 @@ impl ApiError {
             ApiError::Conflict(_) => "conflict",
             ApiError::PayloadTooLarge(_) => "payload_too_large",
             ApiError::RateLimited(_) => "rate_limited",
+            ApiError::Unavailable(_) => "unavailable",
             ApiError::Unexpected(_) => "internal",
         }
     }
@@ -97,6 +186,7 @@ impl ApiError {
             | ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unexpected(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -125,6 +215,7 @@ impl ApiError {
             ApiError::Conflict(_) => ("Conflict", "Conflito"),
             ApiError::PayloadTooLarge(_) => ("Payload too large", "Corpo grande demais"),
             ApiError::RateLimited(_) => ("Rate limited", "Limite de pedidos"),
+            ApiError::Unavailable(_) => ("Unavailable", "Indisponível"),
             ApiError::Unexpected(_) => ("Internal error", "Erro interno"),
         };
         match lang {
@@ -161,6 +252,11 @@ impl ApiError {
             ApiError::Conflict(e) => format!("Conflito: {e}"),
             ApiError::PayloadTooLarge(n) => format!("O corpo passa de {n} bytes"),
             ApiError::RateLimited(s) => format!("Pedidos demais; tente de novo em {s} s"),
+            ApiError::Unavailable(_) => {
+                format!(
+                    "O serviço está indisponível por um momento; tente de novo em {RETRY_UNAVAILABLE} s"
+                )
+            }
             ApiError::Unexpected(_) => "Ocorreu um erro inesperado".into(),
         }
     }
@@ -173,6 +269,7 @@ impl ApiError {
             status: self.status().as_u16(),
             detail: self.detail(lang),
             code: self.code(),
+            request_id: crate::requests::current(),
         }
     }
 }
@@ -185,6 +282,9 @@ pub struct Problem {
     pub status: u16,
     pub detail: String,
     pub code: &'static str,
+    /// The request's id (`X-Request-Id`), to quote when reporting it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 impl ResponseError for ApiError {
@@ -193,9 +293,7 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        if let ApiError::Unexpected(e) = self {
-            tracing::error!(error = ?e, "unexpected error");
-        }
+        log(self);
         render(self, Lang::En)
     }
 }
@@ -208,8 +306,14 @@ pub fn render(error: &ApiError, lang: Lang) -> HttpResponse {
         HeaderValue::from_static("application/problem+json"),
     ));
     res.insert_header((header::CONTENT_LANGUAGE, lang.tag()));
-    if let ApiError::RateLimited(secs) = error {
-        res.insert_header((header::RETRY_AFTER, secs.to_string()));
+    match error {
+        ApiError::RateLimited(secs) => {
+            res.insert_header((header::RETRY_AFTER, secs.to_string()));
+        }
+        ApiError::Unavailable(_) => {
+            res.insert_header((header::RETRY_AFTER, RETRY_UNAVAILABLE.to_string()));
+        }
+        _ => {}
     }
     let body = serde_json::to_vec(&error.problem(lang)).unwrap_or_default();
     res.body(body)

@@ -136,7 +136,7 @@ where
     F: FnOnce(Key) -> Fut,
     Fut: Future<Output = KeyedReply>,
 {
-    app.limiter.check(&auth.token)?;
+    app.limiter.check(&auth.player)?;
     let key = match req.headers().get("idempotency-key") {
         None => {
             let key = Key {
@@ -185,7 +185,9 @@ where
         Ok((status, body, false)) => (*status, body.clone()),
         // Unexpected failures and rate limits are not answers worth repeating: retrying may
         // succeed, so they are not stored.
-        Err(ApiError::Unexpected(_) | ApiError::RateLimited(_)) => return Ok(reply(outcome, lang)),
+        Err(ApiError::Unexpected(_) | ApiError::Unavailable(_) | ApiError::RateLimited(_)) => {
+            return Ok(reply(outcome, lang));
+        }
         Err(e) => (
             e.status_code(),
             serde_json::to_value(e.problem(lang)).unwrap_or_default(),
@@ -265,9 +267,7 @@ fn reply(outcome: KeyedReply, lang: Lang) -> HttpResponse {
 }
 
 fn respond_error(e: &ApiError, lang: Lang) -> HttpResponse {
-    if let ApiError::Unexpected(cause) = e {
-        tracing::error!(error = ?cause, "unexpected error");
-    }
+    crate::error::log(e);
     crate::error::render(e, lang)
 }
 

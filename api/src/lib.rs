@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod play;
 pub mod ranked;
 pub mod ratelimit;
+pub mod requests;
 pub mod routes;
 pub mod startup;
 pub mod state;

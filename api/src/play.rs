@@ -723,5 +723,5 @@ pub fn domain_error(e: DomainError) -> ApiError {
 
 /// An error the client cannot act on; its cause chain is logged, not shown.
 pub fn unexpected<E: std::error::Error + Send + Sync + 'static>(e: E) -> ApiError {
-    ApiError::Unexpected(anyhow::Error::new(e))
+    ApiError::from(anyhow::Error::new(e))
 }

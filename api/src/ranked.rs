@@ -575,8 +575,12 @@ async fn write_pairing(
 pub async fn waves_forever(app: AppState, interval: StdDuration, trigger: i64) {
     let wake: Arc<tokio::sync::Notify> = app.waves.clone();
     let mut next = tokio::time::Instant::now() + interval;
+    let mut stopping = app.stopping.clone();
     loop {
-        let woken = tokio::time::timeout_at(next, wake.notified()).await.is_ok();
+        let woken = tokio::select! {
+            woken = tokio::time::timeout_at(next, wake.notified()) => woken.is_ok(),
+            _ = stopping.wait_for(|s| *s) => return,
+        };
         if woken && !pool_full(&app, trigger).await {
             continue;
         }

@@ -1,14 +1,19 @@
 //! Start-up in one shape: `Application::build(config)` finds the database (starting a private
 //! PostgreSQL where none answers), migrates, binds the listener and starts the workers;
-//! `run_until_stopped` serves.
+//! `run_until_signalled` serves until SIGTERM or SIGINT and shuts down gracefully.
 
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
 use actix_web::dev::{Server, Service};
 use actix_web::http::header;
 use actix_web::{App, HttpResponse, HttpServer, web};
+use futures_util::FutureExt;
+use tracing::Instrument;
 
 use crate::auth::Keys;
 use crate::catalogue::Lang;
@@ -17,7 +22,7 @@ use crate::config::ServeConfig;
 use crate::error::{ApiError, render};
 use crate::ratelimit::RateLimiter;
 use crate::state::AppState;
-use crate::{routes, workers};
+use crate::{requests, routes, workers};
 
 /// Analysis searches one instance runs at once (`POST /v1/analysis`, match analyses): each holds
 /// a blocking thread and a core for up to its `budget_ms`.
@@ -27,6 +32,11 @@ pub struct Application {
     port: u16,
     server: Server,
     state: AppState,
+    /// Set on shutdown (see [`AppState::stopping`]).
+    stop: watch::Sender<bool>,
+    /// The background loops that hold leases (workers, waves), awaited on shutdown.
+    background: Vec<JoinHandle<()>>,
+    grace: Duration,
 }
 
 impl Application {
@@ -51,6 +61,7 @@ impl Application {
             None => None,
         };
         let keys = Keys::new(&secret, external.as_deref(), config.auth.token_days)?;
+        let (stop, stopping) = watch::channel(false);
         let projections = projections::Runner::new(eventlog::EventLog::new(pool.clone()));
         let state = AppState {
             log: eventlog::EventLog::new(pool.clone()),
@@ -59,6 +70,10 @@ impl Application {
             clock,
             play: config.play,
             limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
+            signups: Arc::new(RateLimiter::new(
+                config.signups_per_minute / 60.0,
+                config.signups_per_minute,
+            )),
             projections,
             cache: Arc::new(crate::cache::MatchCache::new(config.live.match_cache)),
             committer: crate::commit::Committer::new(
@@ -72,6 +87,7 @@ impl Application {
             waves: Arc::new(tokio::sync::Notify::new()),
             metrics: Arc::new(crate::metrics::Metrics::default()),
             analyses: Arc::new(tokio::sync::Semaphore::new(ANALYSES_AT_ONCE)),
+            stopping,
         };
         let listener = TcpListener::bind(&config.addr)
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
@@ -86,9 +102,14 @@ impl Application {
                             .get(header::ACCEPT_LANGUAGE)
                             .and_then(|v| v.to_str().ok()),
                     );
+                    let id = requests::id_of(req.headers());
+                    let span = tracing::info_span!(
+                        "request",
+                        request_id = id.to_str().unwrap_or_default()
+                    );
                     let fut = srv.call(req);
-                    async move {
-                        let res = fut.await?;
+                    let serve = async move {
+                        let mut res = fut.await?;
                         // Errors render in English by default; re-render in the client's
                         // language where it asked for another.
                         if lang != Lang::En
@@ -98,10 +119,16 @@ impl Application {
                                 .and_then(|e| e.as_error::<ApiError>())
                         {
                             let localized = render(api, lang);
-                            return Ok(res.into_response(localized));
+                            res = res.into_response(localized);
                         }
                         Ok(res)
-                    }
+                    };
+                    requests::scope(id.clone(), serve.instrument(span)).map(move |res| {
+                        res.map(|mut res| {
+                            res.headers_mut().insert(requests::REQUEST_ID, id);
+                            res
+                        })
+                    })
                 })
                 .configure(routes::configure)
                 .default_service(web::to(|| async {
@@ -112,32 +139,41 @@ impl Application {
         if let Some(n) = config.http_workers {
             server = server.workers(n);
         }
+        let grace = Duration::from_secs(config.shutdown_seconds);
+        server = server.shutdown_timeout(config.shutdown_seconds);
         let server = server.disable_signals().run();
         // The log reader runs everywhere: open streams follow other instances through it.
         tokio::spawn(crate::live::run_tail(
             state.clone(),
             Duration::from_millis(config.live.log_poll_ms.max(1)),
         ));
+        let mut background = Vec::new();
         if !config.no_workers {
             let worker_state = state.clone();
             let interval = Duration::from_millis(config.worker_interval_ms.max(10));
-            tokio::spawn(workers::repair_then_run(worker_state, interval));
+            background.push(tokio::spawn(workers::repair_then_run(
+                worker_state,
+                interval,
+            )));
             state
                 .projections
                 .clone()
                 .run_forever(interval, state.live.batches())
                 .await;
-            tokio::spawn(crate::ranked::waves_forever(
+            background.push(tokio::spawn(crate::ranked::waves_forever(
                 state.clone(),
                 Duration::from_millis(config.wave_interval_ms.max(10)),
                 config.wave_trigger.max(2),
-            ));
+            )));
         }
         tracing::info!(addr = %config.addr, port, "discs is serving");
         Ok(Application {
             port,
             server,
             state,
+            stop,
+            background,
+            grace,
         })
     }
 
@@ -157,5 +193,47 @@ impl Application {
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully: stops accepting
+    /// connections, ends open event streams with a retry hint, lets requests in flight finish
+    /// (for up to `DISCS_SHUTDOWN_SECONDS`), lets the background pass under way finish and
+    /// release its leases, and closes the database connections (which releases the
+    /// projections' locks).
+    pub async fn run_until_signalled(self) -> anyhow::Result<()> {
+        let Application {
+            server,
+            state,
+            stop,
+            background,
+            grace,
+            ..
+        } = self;
+        let handle = server.handle();
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let signalled = tokio::spawn(async move {
+            let name = tokio::select! {
+                _ = terminate.recv() => "SIGTERM",
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+            };
+            tracing::info!(
+                signal = name,
+                "shutting down: finishing the requests in flight"
+            );
+            let _ = stop.send(true);
+            handle.stop(true).await;
+        });
+        server.await?;
+        signalled.abort();
+        if tokio::time::timeout(grace, futures_util::future::join_all(background))
+            .await
+            .is_err()
+        {
+            tracing::warn!("the background pass did not finish in time");
+        }
+        state.pool.close();
+        tracing::info!("stopped");
+        Ok(())
     }
 }

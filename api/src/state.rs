@@ -1,11 +1,13 @@
 //! `AppState`: what every handler and worker shares (pool, log, keys, clock, settings, the
 //! live path's committer, cache and log reader).
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
+use domain::ids::PlayerId;
 use eventlog::EventLog;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::auth::Keys;
 use crate::cache::MatchCache;
@@ -24,7 +26,10 @@ pub struct AppState {
     pub keys: Keys,
     pub clock: Arc<dyn Clock>,
     pub play: PlayConfig,
-    pub limiter: Arc<RateLimiter>,
+    /// State-changing calls per player.
+    pub limiter: Arc<RateLimiter<PlayerId>>,
+    /// Sign-ups per client address.
+    pub signups: Arc<RateLimiter<IpAddr>>,
     /// The projections of this database (followed through the live tail).
     pub projections: projections::Runner,
     /// Recent match states.
@@ -39,6 +44,9 @@ pub struct AppState {
     /// Analysis searches this instance may run at once (more are refused with a 429), so that
     /// long analyses cannot crowd out the CPU players' moves.
     pub analyses: Arc<Semaphore>,
+    /// Turns `true` when the instance is shutting down: streams end with a retry hint and
+    /// background loops stop after the pass under way.
+    pub stopping: watch::Receiver<bool>,
 }
 
 impl AppState {

@@ -150,12 +150,17 @@ pub async fn repair_then_run(app: AppState, interval: StdDuration) {
     run_forever(app, interval).await;
 }
 
-/// The background loop of `discs serve`.
+/// The background loop of `discs serve`, until the instance shuts down.
 pub async fn run_forever(app: AppState, interval: StdDuration) {
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut stopping = app.stopping.clone();
     loop {
-        tick.tick().await;
+        // A shutdown stops the loop between passes: a pass releases its leases as it ends.
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stopping.wait_for(|s| *s) => return,
+        }
         if let Err(e) = run_until_idle(&app).await {
             tracing::warn!(error = %e, "background pass failed");
         }

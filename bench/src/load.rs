@@ -67,11 +67,13 @@ async fn main() -> Result<()> {
         live: LiveConfig::default(),
         rate_per_second: 1e9,
         rate_burst: 1e9,
+        signups_per_minute: 1_000_000.0,
         worker_interval_ms: 250,
         wave_interval_ms: 1000,
         wave_trigger: 32,
         no_workers: false,
         http_workers: None,
+        shutdown_seconds: 30,
     };
     let app = Application::build(config)
         .await

@@ -67,6 +67,52 @@ pub enum AppendError {
     Store(#[from] Error),
 }
 
+impl Error {
+    /// Whether this is the database being out of reach (down, restarting, refusing
+    /// connections, or a connection lost mid-statement) rather than a fault of the request or
+    /// of the data: the same request may well succeed once it is back.
+    pub fn is_outage(&self) -> bool {
+        match self {
+            Error::Db(e) => db_outage(e),
+            Error::Pool(e) => pool_outage(e),
+            _ => false,
+        }
+    }
+}
+
+impl AppendError {
+    /// Whether the append failed because the database is out of reach ([`Error::is_outage`]);
+    /// its outcome may then be unknown, and a retry of the same command is safe.
+    pub fn is_outage(&self) -> bool {
+        matches!(self, AppendError::Store(e) if e.is_outage())
+    }
+}
+
+/// Whether a statement failed because the database is out of reach: the connection is closed
+/// or broke (an I/O error, a timeout), the server refused or dropped it (SQLSTATE class 08), or
+/// it is shutting down or starting (57P01–57P03).
+pub fn db_outage(e: &tokio_postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(code) = e.code() {
+        let code = code.code();
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    e.source().is_some_and(|s| s.is::<std::io::Error>()) || e.to_string().contains("timeout")
+}
+
+/// Whether no connection could be had because the database is out of reach (not because of
+/// a misconfigured pool).
+pub fn pool_outage(e: &deadpool_postgres::PoolError) -> bool {
+    use deadpool_postgres::PoolError;
+    match e {
+        PoolError::Timeout(_) | PoolError::Closed => true,
+        PoolError::Backend(e) => db_outage(e),
+        _ => false,
+    }
+}
+
 impl From<tokio_postgres::Error> for AppendError {
     fn from(e: tokio_postgres::Error) -> Self {
         AppendError::Store(Error::Db(e))

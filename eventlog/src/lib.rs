@@ -60,7 +60,7 @@ pub use append::{AppendOutcome, NewEvent, StreamAppend};
 pub use canonical::{Hash, event_id};
 pub use deadpool_postgres::Pool;
 pub use decode::{DecodeError, PayloadSchema, UpcastFn, decode};
-pub use error::{AppendError, Error};
+pub use error::{AppendError, Error, db_outage, pool_outage};
 pub use heads::{ALONGSIDE_FIRST_PARAM, Alongside, HeadAppend};
 pub use read::{Checkpoint, RecordedEvent};
 pub use verify::{BrokenLink, ChainReport, LinkProblem};

@@ -72,11 +72,13 @@ pub fn config(db_url: &str) -> ServeConfig {
         live: LiveConfig::default(),
         rate_per_second: 1000.0,
         rate_burst: 1000.0,
+        signups_per_minute: 1_000_000.0,
         worker_interval_ms: 250,
         wave_interval_ms: 1000,
         wave_trigger: 32,
         no_workers: true,
         http_workers: Some(2),
+        shutdown_seconds: 30,
     }
 }
 
@@ -276,6 +278,18 @@ impl TestApp {
             &format!("/v1/matches/{match_id}/moves"),
             &p.token,
             json!({ "move": mv }),
+        )
+        .await
+    }
+
+    /// A move with an `Idempotency-Key`.
+    pub async fn keyed_move(&self, p: &Player, match_id: &str, mv: &str, key: &str) -> Res {
+        self.send(
+            self.http
+                .post(format!("{}/v1/matches/{match_id}/moves", self.base))
+                .bearer_auth(&p.token)
+                .header("idempotency-key", key)
+                .json(&json!({ "move": mv })),
         )
         .await
     }

@@ -16,7 +16,7 @@ async fn timed_match(app: &TestApp, a: &Player, b: &Player) -> String {
         .await
 }
 
-/// A move with an `Idempotency-Key`.
+/// A move with an `Idempotency-Key`: its status, body and whether it was a replay.
 async fn keyed_move(
     app: &TestApp,
     p: &Player,
@@ -24,19 +24,9 @@ async fn keyed_move(
     mv: &str,
     key: &str,
 ) -> (StatusCode, Value, bool) {
-    let res = app
-        .http
-        .post(format!("{}/v1/matches/{id}/moves", app.base))
-        .bearer_auth(&p.token)
-        .header("idempotency-key", key)
-        .json(&json!({ "move": mv }))
-        .send()
-        .await
-        .expect("the server answers");
-    let status = res.status();
-    let replayed = res.headers().contains_key("idempotent-replayed");
-    let body = res.json().await.unwrap_or(Value::Null);
-    (status, body, replayed)
+    let res = app.keyed_move(p, id, mv, key).await;
+    let replayed = res.headers.contains_key("idempotent-replayed");
+    (res.status, res.body, replayed)
 }
 
 /// The match's `match_work` row: (state_due is set, version), if any.

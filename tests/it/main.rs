@@ -8,6 +8,7 @@ mod helpers;
 mod lifecycle;
 mod live;
 mod matches;
+mod outage;
 mod players;
 mod races;
 mod ranked;

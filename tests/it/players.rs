@@ -178,13 +178,18 @@ async fn the_generated_secret_survives_a_restart_and_works_on_another_instance()
     assert_eq!(res.status, StatusCode::OK);
 }
 
-#[tokio::test]
-async fn state_changing_calls_beyond_the_rate_limit_get_429_with_retry_after() {
+/// An application whose players may make three state-changing calls, then one per 100 s.
+async fn three_calls_app() -> (crate::helpers::TestApp, eventlog::testing::TestDb) {
     let db = eventlog::testing::TestDb::migrated(2).await;
     let mut config = crate::helpers::config(&db.url);
     config.rate_per_second = 0.01;
     config.rate_burst = 3.0;
-    let app = crate::helpers::spawn_on(&db.url, config).await;
+    (crate::helpers::spawn_on(&db.url, config).await, db)
+}
+
+#[tokio::test]
+async fn state_changing_calls_beyond_the_rate_limit_get_429_with_retry_after() {
+    let (app, _db) = three_calls_app().await;
     let ada = app.player("Ada").await;
     let mut statuses = Vec::new();
     for _ in 0..4 {
@@ -205,6 +210,50 @@ async fn state_changing_calls_beyond_the_rate_limit_get_429_with_retry_after() {
             StatusCode::CREATED,
             StatusCode::TOO_MANY_REQUESTS
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_fresh_token_shares_its_players_rate_limit() {
+    let (app, _db) = three_calls_app().await;
+    let ada = app.player("Ada").await;
+    for _ in 0..2 {
+        let res = app
+            .post("/v1/rooms", &ada.token, json!({"game": "reversi"}))
+            .await;
+        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    }
+    // The refresh is the third call; the new token's call is the fourth of the same bucket.
+    let refreshed = app.post("/v1/tokens/refresh", &ada.token, json!({})).await;
+    assert_eq!(refreshed.status, StatusCode::OK, "{:?}", refreshed.body);
+    let token = refreshed.body["token"].as_str().expect("a token");
+    let res = app
+        .post("/v1/rooms", token, json!({"game": "reversi"}))
+        .await;
+    assert_eq!(res.status, StatusCode::TOO_MANY_REQUESTS, "{:?}", res.body);
+    assert_eq!(res.code(), "rate_limited");
+}
+
+#[tokio::test]
+async fn sign_ups_beyond_the_limit_per_address_get_429_with_retry_after() {
+    let db = eventlog::testing::TestDb::migrated(2).await;
+    let mut config = crate::helpers::config(&db.url);
+    config.signups_per_minute = 2.0;
+    let app = crate::helpers::spawn_on(&db.url, config).await;
+    app.player("Ada").await;
+    app.player("Bob").await;
+    let res = app
+        .send(
+            app.http
+                .post(format!("{}/v1/players", app.base))
+                .json(&json!({"name": "Cid"})),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::TOO_MANY_REQUESTS, "{:?}", res.body);
+    assert_eq!(res.code(), "rate_limited");
+    assert_eq!(
+        res.headers.get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("30")
     );
 }
 

@@ -36,7 +36,7 @@ pub fn player_list(raw: Option<&str>) -> Result<Vec<PlayerId>, ApiError> {
 }
 
 fn audit_error(e: projections::Error) -> ApiError {
-    ApiError::Unexpected(anyhow::Error::new(e))
+    ApiError::from(anyhow::Error::new(e))
 }
 
 /// `GET /v1/admin/audits/ratings?game&exclude_players=id,id`.

@@ -105,7 +105,7 @@ pub async fn position(
     query: Result<web::Query<BudgetQuery>, actix_web::Error>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    app.limiter.check(&auth.token)?;
+    app.limiter.check(&auth.player)?;
     let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
     let budget = query.budget(DEFAULT_BUDGET_MS)?;
     let body = input::body(payload).await?;
@@ -140,7 +140,7 @@ pub async fn of_match(
     path: web::Path<String>,
     query: Result<web::Query<BudgetQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    app.limiter.check(&auth.token)?;
+    app.limiter.check(&auth.player)?;
     let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
     let budget = query.budget(DEFAULT_MATCH_BUDGET_MS)?;
     let loaded = matches::open(&app, &auth, &path).await?;
@@ -192,6 +192,10 @@ where
         .analyses
         .try_acquire()
         .map_err(|_| ApiError::RateLimited(1))?;
+    tracing::info!(
+        budget_ms = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+        "analysis search started"
+    );
     let stop = Arc::new(AtomicBool::new(false));
     let guard = StopOnDrop(Arc::clone(&stop));
     let flag = Arc::clone(&stop);

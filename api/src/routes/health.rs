@@ -1,5 +1,6 @@
 //! `/healthz` (the process answers) and `/readyz` (the database answers and is migrated).
 
+use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use serde_json::json;
 
@@ -14,7 +15,15 @@ pub async fn readyz(app: web::Data<AppState>) -> HttpResponse {
         Ok(0) => HttpResponse::Ok().json(json!({"status": "ready"})),
         Ok(n) => HttpResponse::ServiceUnavailable()
             .json(json!({"status": "not_ready", "reason": format!("{n} migrations not applied")})),
-        Err(e) => HttpResponse::ServiceUnavailable()
-            .json(json!({"status": "not_ready", "reason": format!("database: {e}")})),
+        // The cause goes to the log (at most once per interval), not to whoever asks.
+        Err(e) => {
+            crate::error::log_outage(&e.to_string());
+            HttpResponse::ServiceUnavailable()
+                .insert_header((
+                    header::RETRY_AFTER,
+                    crate::error::RETRY_UNAVAILABLE.to_string(),
+                ))
+                .json(json!({"status": "not_ready", "reason": "the database does not answer"}))
+        }
     }
 }

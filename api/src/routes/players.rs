@@ -1,7 +1,7 @@
 //! Players and tokens: sign-up by name, token refresh, a player's profile.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
@@ -44,8 +44,13 @@ pub fn valid_name(raw: &str) -> Result<String, ApiError> {
 /// `POST /v1/players`: a name in, a player and the device's token out.
 pub async fn create(
     app: web::Data<AppState>,
+    req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    // Per address of the connection (a proxy in front would need its own limit).
+    if let Some(peer) = req.peer_addr() {
+        app.signups.check(&peer.ip())?;
+    }
     let body: NewPlayer = input::json(&input::body(payload).await?)?;
     let name = valid_name(&body.name)?;
     let player = PlayerId::from_uuid(Uuid::now_v7());
@@ -65,7 +70,7 @@ pub async fn create(
 
 /// `POST /v1/tokens/refresh`: a valid token for a fresh one.
 pub async fn refresh(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
-    app.limiter.check(&auth.token)?;
+    app.limiter.check(&auth.player)?;
     let token = app.keys.issue(auth.player, auth.role, app.now())?;
     Ok(HttpResponse::Ok().json(json!({ "token": token })))
 }

@@ -59,7 +59,7 @@ pub async fn cancel(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    app.limiter.check(&auth.token)?;
+    app.limiter.check(&auth.player)?;
     let id: TicketId = input::id(&path)?;
     Ok(HttpResponse::Ok().json(ranked::cancel_ticket(&app, auth.player, id).await?))
 }

@@ -23,6 +23,8 @@ use crate::state::AppState;
 
 /// A comment line this often keeps proxies from closing an idle stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// Sent to every open stream when the instance shuts down: reconnect in a second.
+const RECONNECT_HINT: &[u8] = b"retry: 1000\n\n";
 /// A seated watcher is marked present this often.
 const PRESENCE: Duration = Duration::from_secs(10);
 
@@ -125,6 +127,7 @@ async fn pump(
     let mut presence = tokio::time::interval(PRESENCE);
     keep_alive.reset();
     presence.reset();
+    let mut stopping = app.stopping.clone();
     loop {
         tokio::select! {
             frame = frames.recv() => match frame {
@@ -151,6 +154,12 @@ async fn pump(
                 play::presence(&app, loaded, player).await?;
             }
             () = tx.closed() => return Ok(()),
+            _ = stopping.wait_for(|s| *s) => {
+                // The instance is going away: the client reconnects (to another one) with
+                // Last-Event-ID after this long.
+                let _ = tx.send(web::Bytes::from_static(RECONNECT_HINT)).await;
+                return Ok(());
+            }
         }
     }
 }
