@@ -35,33 +35,85 @@ pub struct Claims {
     pub aud: String,
 }
 
+/// An external issuer whose tokens are accepted: its key, the `iss` and `aud` its tokens
+/// must carry, and the role they get (their own role claim is not trusted).
+#[derive(Clone)]
+pub struct External {
+    key: DecodingKey,
+    algorithm: Algorithm,
+    issuer: String,
+    audience: String,
+    role: Role,
+}
+
+impl External {
+    /// The issuer `DISCS_JWT_PUBLIC_KEY_FILE` and its companions name, if any; refuses a key
+    /// without an issuer, an unreadable key and an unknown role.
+    pub fn from_config(config: &crate::config::AuthConfig) -> anyhow::Result<Option<External>> {
+        let Some(path) = &config.jwt_public_key_file else {
+            return Ok(None);
+        };
+        let pem = std::fs::read(path)
+            .map_err(|e| anyhow::anyhow!("cannot read the public key {}: {e}", path.display()))?;
+        let issuer = config.jwt_issuer.clone().ok_or_else(|| {
+            anyhow::anyhow!("DISCS_JWT_ISSUER must name the issuer of DISCS_JWT_PUBLIC_KEY_FILE")
+        })?;
+        let role = match config.jwt_external_role.as_str() {
+            "player" => Role::Player,
+            "admin" => Role::Admin,
+            other => anyhow::bail!("DISCS_JWT_EXTERNAL_ROLE must be player or admin, not {other}"),
+        };
+        Ok(Some(External::new(
+            &pem,
+            issuer,
+            config.jwt_audience.clone(),
+            role,
+        )?))
+    }
+
+    /// An issuer with its PEM public key (RSA for RS256, EC P-256 for ES256).
+    pub fn new(
+        pem: &[u8],
+        issuer: String,
+        audience: String,
+        role: Role,
+    ) -> anyhow::Result<External> {
+        let (key, algorithm) = DecodingKey::from_rsa_pem(pem)
+            .map(|k| (k, Algorithm::RS256))
+            .or_else(|_| DecodingKey::from_ec_pem(pem).map(|k| (k, Algorithm::ES256)))
+            .map_err(|e| anyhow::anyhow!("the external public key is not an RSA or EC PEM: {e}"))?;
+        Ok(External {
+            key,
+            algorithm,
+            issuer,
+            audience,
+            role,
+        })
+    }
+}
+
+/// What an external issuer's token must say (its role, if any, is ignored).
+#[derive(Deserialize)]
+struct ExternalClaims {
+    sub: String,
+}
+
 /// Signing and checking keys, built once at start-up.
 #[derive(Clone)]
 pub struct Keys {
     encoding: EncodingKey,
     decoding: DecodingKey,
-    external: Option<(DecodingKey, Algorithm)>,
+    external: Option<External>,
     lifetime: Duration,
 }
 
 impl Keys {
-    /// Our HS256 secret and, optionally, an external issuer's PEM public key.
+    /// Our HS256 secret and, optionally, an external issuer.
     pub fn new(
         secret: &[u8],
-        external_pem: Option<&[u8]>,
+        external: Option<External>,
         lifetime_days: i64,
     ) -> anyhow::Result<Keys> {
-        let external = match external_pem {
-            None => None,
-            Some(pem) => Some(
-                DecodingKey::from_rsa_pem(pem)
-                    .map(|k| (k, Algorithm::RS256))
-                    .or_else(|_| DecodingKey::from_ec_pem(pem).map(|k| (k, Algorithm::ES256)))
-                    .map_err(|e| {
-                        anyhow::anyhow!("the external public key is not an RSA or EC PEM: {e}")
-                    })?,
-            ),
-        };
         Ok(Keys {
             encoding: EncodingKey::from_secret(secret)?,
             decoding: DecodingKey::from_secret(secret)?,
@@ -91,43 +143,55 @@ impl Keys {
         )?)
     }
 
-    /// Checks a token: signature (ours, or the external issuer's), expiry and audience.
+    /// Checks a token: ours (HS256: signature, expiry, audience), or the external issuer's
+    /// (its algorithm and key, expiry, its configured issuer and audience; the configured role).
     pub fn check(&self, token: &str) -> Result<Auth, ApiError> {
         let bad = |why: &str| ApiError::Unauthorized(why.to_owned());
         let header = jsonwebtoken::decode_header(token).map_err(|_| bad("malformed token"))?;
-        let (key, alg) = match header.alg {
-            Algorithm::HS256 => (&self.decoding, Algorithm::HS256),
-            alg => match &self.external {
-                Some((key, ext)) if *ext == alg => (key, alg),
-                _ => {
-                    return Err(bad(
-                        "token signed with an algorithm this server does not accept",
-                    ));
-                }
-            },
-        };
-        let mut validation = Validation::new(alg);
-        validation.set_audience(&[AUDIENCE]);
-        validation.set_required_spec_claims(&["exp", "sub", "aud"]);
-        validation.leeway = 5;
-        let data = jsonwebtoken::decode::<Claims>(token, key, &validation).map_err(|e| {
+        let reason = |e: jsonwebtoken::errors::Error| {
             use jsonwebtoken::errors::ErrorKind;
             match e.kind() {
                 ErrorKind::ExpiredSignature => bad("token expired"),
                 ErrorKind::InvalidAudience => bad("token is for another audience"),
+                ErrorKind::InvalidIssuer => bad("token is from another issuer"),
                 ErrorKind::InvalidSignature => bad("token signature is invalid"),
                 _ => bad("invalid token"),
             }
-        })?;
-        let player = data
-            .claims
-            .sub
+        };
+        let (sub, role, external) = match (header.alg, &self.external) {
+            (Algorithm::HS256, _) => {
+                let mut validation = Validation::new(Algorithm::HS256);
+                validation.set_audience(&[AUDIENCE]);
+                validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+                validation.leeway = 5;
+                let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
+                    .map_err(reason)?;
+                (data.claims.sub, data.claims.role, false)
+            }
+            (alg, Some(ext)) if alg == ext.algorithm => {
+                let mut validation = Validation::new(alg);
+                validation.set_audience(&[&ext.audience]);
+                validation.set_issuer(&[&ext.issuer]);
+                validation.set_required_spec_claims(&["exp", "sub", "aud", "iss"]);
+                validation.leeway = 5;
+                let data = jsonwebtoken::decode::<ExternalClaims>(token, &ext.key, &validation)
+                    .map_err(reason)?;
+                (data.claims.sub, ext.role, true)
+            }
+            _ => {
+                return Err(bad(
+                    "token signed with an algorithm this server does not accept",
+                ));
+            }
+        };
+        let player = sub
             .parse::<Uuid>()
             .map(PlayerId::from_uuid)
             .map_err(|_| bad("token subject is not a player id"))?;
         Ok(Auth {
             player,
-            role: data.claims.role,
+            role,
+            external,
         })
     }
 }
@@ -137,6 +201,8 @@ impl Keys {
 pub struct Auth {
     pub player: PlayerId,
     pub role: Role,
+    /// The token is an external issuer's (refreshed by that issuer, never into one of ours).
+    pub external: bool,
 }
 
 impl Auth {

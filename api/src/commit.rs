@@ -217,8 +217,8 @@ async fn next_batch(receiver: &Mutex<mpsc::Receiver<(Job, Reply)>>) -> Option<Ve
 /// Commits a batch and answers its callers, in rounds of one transaction each: two copies of
 /// one command, or two commands on one stream, never share a round (the second waits for the
 /// next one), and commands go in stream order, so that two rounds lock their streams in one
-/// order. A round that fails as a whole (a deadlock with a writer outside the committer, say)
-/// is retried one command at a time.
+/// order. A round that fails as a whole (a deadlock with a writer outside the committer, a
+/// command applied before; see [`retry_alone`]) is retried one command at a time.
 async fn run(pool: &Pool, hook: &RwLock<Option<Hook>>, mut batch: Vec<(Job, Reply)>) {
     batch.sort_by(|a, b| first_stream(&a.0).cmp(first_stream(&b.0)));
     let hook = hook.read().unwrap_or_else(|p| p.into_inner()).clone();
@@ -230,7 +230,7 @@ async fn run(pool: &Pool, hook: &RwLock<Option<Hook>>, mut batch: Vec<(Job, Repl
                     let _ = reply.send(answer.map_err(CommitError::from));
                 }
             }
-            Err(e) if group.len() > 1 && retry_alone(&e) => {
+            Err(e) if retry_alone(&e) => {
                 for (job, reply) in group {
                     let answer = match commit(pool, hook.as_ref(), &[&job], Path::General).await {
                         Ok(mut answers) => answers.pop().map_or_else(
@@ -305,14 +305,17 @@ fn takes_fast_path(job: &Job) -> Option<HeadAppend<'_>> {
     }
 }
 
-/// Whether a failed batch may succeed command by command (a deadlock or a serialization
-/// failure with some other writer), rather than failing for every command alike.
+/// Whether a failed round may succeed command by command on the general path (a deadlock or
+/// a serialization failure with some other writer, a command applied before), rather than
+/// failing for every command alike.
 fn retry_alone(e: &CommitError) -> bool {
     let CommitError::Append(AppendError::Store(eventlog::Error::Db(db))) = e else {
         return false;
     };
-    // A unique violation is not expected from the fast path (its rows are locked before it
-    // writes), but the general path answers every race properly.
+    // A unique violation comes from the fast path when a command applied long ago is decided
+    // again on a newer head (a retry whose stored answer has expired: its events' ids are in
+    // the log at older versions); the general path checks the command id first and answers
+    // "already applied", and it answers every race properly.
     matches!(
         db.code(),
         Some(

@@ -54,6 +54,17 @@ pub struct ServeConfig {
     /// Burst of state-changing calls allowed per player.
     #[arg(long, env = "DISCS_RATE_BURST", default_value_t = 100.0)]
     pub rate_burst: f64,
+    /// CPU searches (moves of levels 3–5 and analyses) this instance runs at once (default: one
+    /// per core); analyses never take the last one.
+    #[arg(long, env = "DISCS_SEARCHES")]
+    pub searches: Option<usize>,
+    /// CPU moves that may wait for a search slot; beyond, 429 `rate_limited`.
+    #[arg(long, env = "DISCS_SEARCH_QUEUE", default_value_t = 64)]
+    pub search_queue: usize,
+    /// How long stored `Idempotency-Key` answers are kept, in hours (at least 24); older ones
+    /// are purged by the background work.
+    #[arg(long, env = "DISCS_IDEMPOTENCY_HOURS", default_value_t = 24)]
+    pub idempotency_hours: u32,
     /// Sign-ups (`POST /v1/players`) allowed per minute and client address (also the burst).
     #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0)]
     pub signups_per_minute: f64,
@@ -89,6 +100,16 @@ pub struct AuthConfig {
     /// accepted too.
     #[arg(long, env = "DISCS_JWT_PUBLIC_KEY_FILE")]
     pub jwt_public_key_file: Option<PathBuf>,
+    /// The `iss` the external issuer's tokens must carry (required with its key).
+    #[arg(long, env = "DISCS_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+    /// The `aud` the external issuer's tokens must carry.
+    #[arg(long, env = "DISCS_JWT_AUDIENCE", default_value = "discs")]
+    pub jwt_audience: String,
+    /// The role of every external issuer's token (`player` or `admin`): a role claim in
+    /// those tokens is not trusted.
+    #[arg(long, env = "DISCS_JWT_EXTERNAL_ROLE", default_value = "player")]
+    pub jwt_external_role: String,
     /// Lifetime of issued tokens, in days.
     #[arg(long, env = "DISCS_TOKEN_DAYS", default_value_t = 365)]
     pub token_days: i64,

@@ -46,6 +46,10 @@ pub enum ApiError {
     IdempotencyKeyReused,
     #[error("{0}")]
     Conflict(String),
+    /// A room already playing a match, settings changed during a match, the analysis of a
+    /// match still being played.
+    #[error("{0}")]
+    MatchActive(&'static str),
     #[error("the body is larger than {0} bytes")]
     PayloadTooLarge(usize),
     #[error("too many requests; retry in {0} s")]
@@ -159,6 +163,7 @@ impl ApiError {
             ApiError::TicketClosed => "ticket_closed",
             ApiError::IdempotencyKeyReused => "idempotency_key_reused",
             ApiError::Conflict(_) => "conflict",
+            ApiError::MatchActive(_) => "match_active",
             ApiError::PayloadTooLarge(_) => "payload_too_large",
             ApiError::RateLimited(_) => "rate_limited",
             ApiError::Unavailable(_) => "unavailable",
@@ -183,7 +188,8 @@ impl ApiError {
             | ApiError::RoomFull
             | ApiError::TicketClosed
             | ApiError::IdempotencyKeyReused
-            | ApiError::Conflict(_) => StatusCode::CONFLICT,
+            | ApiError::Conflict(_)
+            | ApiError::MatchActive(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -213,6 +219,7 @@ impl ApiError {
                 "Chave de idempotência reutilizada",
             ),
             ApiError::Conflict(_) => ("Conflict", "Conflito"),
+            ApiError::MatchActive(_) => ("Match active", "Partida em andamento"),
             ApiError::PayloadTooLarge(_) => ("Payload too large", "Corpo grande demais"),
             ApiError::RateLimited(_) => ("Rate limited", "Limite de pedidos"),
             ApiError::Unavailable(_) => ("Unavailable", "Indisponível"),
@@ -250,6 +257,7 @@ impl ApiError {
                 "Esta Idempotency-Key já foi usada com outro pedido".into()
             }
             ApiError::Conflict(e) => format!("Conflito: {e}"),
+            ApiError::MatchActive(_) => "Há uma partida em andamento".into(),
             ApiError::PayloadTooLarge(n) => format!("O corpo passa de {n} bytes"),
             ApiError::RateLimited(s) => format!("Pedidos demais; tente de novo em {s} s"),
             ApiError::Unavailable(_) => {

@@ -18,6 +18,7 @@ pub mod ranked;
 pub mod ratelimit;
 pub mod requests;
 pub mod routes;
+pub mod searches;
 pub mod startup;
 pub mod state;
 pub mod views;

@@ -294,7 +294,7 @@ impl Watch {
 /// The frame of `e`, with `loaded` already folded to it.
 pub fn frame(loaded: &Loaded, e: &RecordedEvent) -> Result<Frame, ApiError> {
     let m = loaded.get()?;
-    let data = json!({"event": EventView::from(e), "match": loaded.view()?});
+    let data = json!({"event": EventView::shown(e, m.is_finished()), "match": loaded.view()?});
     Ok(Frame {
         version: e.version as u64,
         bytes: Bytes::from(format!(

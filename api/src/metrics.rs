@@ -199,6 +199,37 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
     for (pool, (_, pairs)) in &all {
         let _ = writeln!(out, "discs_pairs_total{{pool=\"{pool}\"}} {pairs}");
     }
+    let searches = app.searches.stats();
+    for (name, kind, help, value) in [
+        (
+            "discs_search_slots",
+            "gauge",
+            "CPU searches this instance runs at once (DISCS_SEARCHES).",
+            searches.slots as u64,
+        ),
+        (
+            "discs_searches_running",
+            "gauge",
+            "CPU searches (moves and analyses) running now.",
+            searches.running as u64,
+        ),
+        (
+            "discs_searches_waiting",
+            "gauge",
+            "CPU moves waiting for a search slot.",
+            searches.waiting as u64,
+        ),
+        (
+            "discs_searches_refused_total",
+            "counter",
+            "CPU searches refused with 429 (queue full, or no slot for an analysis).",
+            searches.refused,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        let _ = writeln!(out, "{name} {value}");
+    }
     let client = app.pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(

@@ -297,7 +297,7 @@ pub async fn execute_on(
                 actual: version,
             });
         }
-        let mut decided = match decide_with_cpu(&loaded, &cmd.action, cmd.actor, at).await {
+        let mut decided = match decide_with_cpu(app, &loaded, &cmd.action, cmd.actor, at).await {
             Ok(d) => d,
             // A cached state is a guess: refuse only on what the log says.
             Err(_) if cached => {
@@ -407,6 +407,7 @@ struct Decided {
 }
 
 async fn decide_with_cpu(
+    app: &AppState,
     loaded: &Loaded,
     action: &Action,
     actor: Option<PlayerId>,
@@ -443,7 +444,7 @@ async fn decide_with_cpu(
         if level > INLINE_CPU_LEVEL {
             break;
         }
-        let Some(mv) = cpu_move(m.position, level, m.cpu_seed).await? else {
+        let Some(mv) = cpu_move(app, m.position, level, m.cpu_seed).await? else {
             break;
         };
         let action = Action::PlayMove {
@@ -477,6 +478,7 @@ fn cpu_pending(loaded: &Loaded) -> bool {
 /// The CPU's choice. The levels that search (3 and up) run on a blocking thread, as level 5
 /// can take a second and must not hold up the async workers.
 pub async fn cpu_move(
+    app: &AppState,
     position: AnyPosition,
     level: u8,
     seed: u32,
@@ -484,6 +486,8 @@ pub async fn cpu_move(
     if level <= 2 {
         return Ok(cpu::choose_move(&position, level, seed));
     }
+    // Levels 3–5 search: within the instance's cap on searches, off the async threads.
+    let _slot = app.searches.for_move().await?;
     tokio::task::spawn_blocking(move || cpu::choose_move(&position, level, seed))
         .await
         .map_err(unexpected)
@@ -497,7 +501,7 @@ pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiEr
         let Some((seat, level)) = m.cpu_to_move() else {
             break;
         };
-        let Some(mv) = cpu_move(m.position, level, m.cpu_seed).await? else {
+        let Some(mv) = cpu_move(app, m.position, level, m.cpu_seed).await? else {
             break;
         };
         let version = loaded.state.version();

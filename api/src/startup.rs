@@ -24,10 +24,6 @@ use crate::ratelimit::RateLimiter;
 use crate::state::AppState;
 use crate::{requests, routes, workers};
 
-/// Analysis searches one instance runs at once (`POST /v1/analysis`, match analyses): each holds
-/// a blocking thread and a core for up to its `budget_ms`.
-const ANALYSES_AT_ONCE: usize = 4;
-
 pub struct Application {
     port: u16,
     server: Server,
@@ -54,14 +50,15 @@ impl Application {
         let pool = eventlog::connect(&url, config.db.pool_size).await?;
         eventlog::migrate(&pool).await?;
         let secret = crate::auth::load_secret(&pool, config.auth.jwt_secret.as_deref()).await?;
-        let external = match &config.auth.jwt_public_key_file {
-            Some(path) => Some(std::fs::read(path).map_err(|e| {
-                anyhow::anyhow!("cannot read the public key {}: {e}", path.display())
-            })?),
-            None => None,
-        };
-        let keys = Keys::new(&secret, external.as_deref(), config.auth.token_days)?;
+        let external = crate::auth::External::from_config(&config.auth)?;
+        let keys = Keys::new(&secret, external, config.auth.token_days)?;
         let (stop, stopping) = watch::channel(false);
+        if config.idempotency_hours < 24 {
+            anyhow::bail!(
+                "DISCS_IDEMPOTENCY_HOURS must be at least 24 (the API promises a day), not {}",
+                config.idempotency_hours
+            );
+        }
         let projections = projections::Runner::new(eventlog::EventLog::new(pool.clone()));
         let state = AppState {
             log: eventlog::EventLog::new(pool.clone()),
@@ -70,6 +67,7 @@ impl Application {
             clock,
             play: config.play,
             limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
+            answers_kept: time::Duration::hours(i64::from(config.idempotency_hours)),
             signups: Arc::new(RateLimiter::new(
                 config.signups_per_minute / 60.0,
                 config.signups_per_minute,
@@ -86,7 +84,12 @@ impl Application {
             )),
             waves: Arc::new(tokio::sync::Notify::new()),
             metrics: Arc::new(crate::metrics::Metrics::default()),
-            analyses: Arc::new(tokio::sync::Semaphore::new(ANALYSES_AT_ONCE)),
+            searches: Arc::new(crate::searches::Searches::new(
+                config.searches.unwrap_or_else(|| {
+                    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+                }),
+                config.search_queue,
+            )),
             stopping,
         };
         let listener = TcpListener::bind(&config.addr)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use deadpool_postgres::Pool;
 use domain::ids::PlayerId;
 use eventlog::EventLog;
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Notify, watch};
 
 use crate::auth::Keys;
 use crate::cache::MatchCache;
@@ -17,6 +17,7 @@ use crate::config::PlayConfig;
 use crate::live::Live;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
+use crate::searches::Searches;
 
 /// Shared by every request and worker; cheap to clone.
 #[derive(Clone)]
@@ -28,6 +29,8 @@ pub struct AppState {
     pub play: PlayConfig,
     /// State-changing calls per player.
     pub limiter: Arc<RateLimiter<PlayerId>>,
+    /// How long stored `Idempotency-Key` answers are kept.
+    pub answers_kept: time::Duration,
     /// Sign-ups per client address.
     pub signups: Arc<RateLimiter<IpAddr>>,
     /// The projections of this database (followed through the live tail).
@@ -41,9 +44,8 @@ pub struct AppState {
     /// Wakes this instance's wave loop when a ticket opens here (the size trigger).
     pub waves: Arc<Notify>,
     pub metrics: Arc<Metrics>,
-    /// Analysis searches this instance may run at once (more are refused with a 429), so that
-    /// long analyses cannot crowd out the CPU players' moves.
-    pub analyses: Arc<Semaphore>,
+    /// The cap on concurrent CPU searches (moves and analyses).
+    pub searches: Arc<Searches>,
     /// Turns `true` when the instance is shutting down: streams end with a retry hint and
     /// background loops stop after the pass under way.
     pub stopping: watch::Receiver<bool>,

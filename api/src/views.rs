@@ -107,13 +107,23 @@ pub struct EventView {
     pub recorded_at: OffsetDateTime,
 }
 
-impl From<&RecordedEvent> for EventView {
-    fn from(e: &RecordedEvent) -> Self {
+impl EventView {
+    /// `e` as clients see it. While the match is active, `match_created` hides its
+    /// `cpu_seed` (with it the CPU's next moves, stand-ins included, could be computed ahead);
+    /// once the match is finished it is shown, so that replays and audits stay checkable.
+    pub fn shown(e: &RecordedEvent, finished: bool) -> Self {
+        let mut data = e.data.clone();
+        if !finished
+            && e.event_type == "match_created"
+            && let Some(fields) = data.as_object_mut()
+        {
+            fields.remove("cpu_seed");
+        }
         EventView {
             version: e.version,
             position: e.position,
             event_type: e.event_type.clone(),
-            data: e.data.clone(),
+            data,
             recorded_at: e.recorded_at,
         }
     }

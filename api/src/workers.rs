@@ -150,16 +150,43 @@ pub async fn repair_then_run(app: AppState, interval: StdDuration) {
     run_forever(app, interval).await;
 }
 
+/// How often expired `Idempotency-Key` answers are purged.
+const PURGE_EVERY: StdDuration = StdDuration::from_secs(60);
+
+/// Deletes the stored `Idempotency-Key` answers older than `DISCS_IDEMPOTENCY_HOURS`; how many.
+/// A request retried after that is still applied once (its command id is derived from its key,
+/// so the log answers "already applied"); it only loses its stored answer.
+pub async fn purge_answers(app: &AppState) -> Result<u64, ApiError> {
+    let before = app.now() - app.answers_kept;
+    let client = app.pool.get().await.map_err(unexpected)?;
+    client
+        .execute(
+            "DELETE FROM idempotency_keys WHERE created_at < $1",
+            &[&before],
+        )
+        .await
+        .map_err(unexpected)
+}
+
 /// The background loop of `discs serve`, until the instance shuts down.
 pub async fn run_forever(app: AppState, interval: StdDuration) {
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut stopping = app.stopping.clone();
+    let mut purged: Option<std::time::Instant> = None;
     loop {
         // A shutdown stops the loop between passes: a pass releases its leases as it ends.
         tokio::select! {
             _ = tick.tick() => {}
             _ = stopping.wait_for(|s| *s) => return,
+        }
+        if purged.is_none_or(|at| at.elapsed() >= PURGE_EVERY) {
+            purged = Some(std::time::Instant::now());
+            match purge_answers(&app).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(purged = n, "expired Idempotency-Key answers purged"),
+                Err(e) => tracing::warn!(error = %e, "the purge of Idempotency-Key answers failed"),
+            }
         }
         if let Err(e) = run_until_idle(&app).await {
             tracing::warn!(error = %e, "background pass failed");
@@ -247,7 +274,7 @@ async fn due_action(
         return Ok(None);
     }
     if let Some((seat, level)) = m.cpu_to_move() {
-        let mv = play::cpu_move(m.position, level, m.cpu_seed).await?;
+        let mv = play::cpu_move(app, m.position, level, m.cpu_seed).await?;
         return Ok(mv.map(|mv| Action::PlayMove {
             seat,
             mv,
@@ -257,7 +284,7 @@ async fn due_action(
     if let (Some(deadline), Some(seat)) = (m.deadline(), m.to_move())
         && deadline <= now
     {
-        let cpu_move = play::cpu_move(m.position, STAND_IN_LEVEL, m.cpu_seed).await?;
+        let cpu_move = play::cpu_move(app, m.position, STAND_IN_LEVEL, m.cpu_seed).await?;
         return Ok(cpu_move.map(|cpu_move| Action::TimeOutTurn { seat, cpu_move }));
     }
     let return_after = Duration::seconds(i64::from(app.play.return_seconds));

@@ -58,6 +58,9 @@ async fn main() -> Result<()> {
         auth: AuthConfig {
             jwt_secret: None,
             jwt_public_key_file: None,
+            jwt_issuer: None,
+            jwt_audience: "discs".into(),
+            jwt_external_role: "player".into(),
             token_days: 365,
         },
         play: PlayConfig {
@@ -68,6 +71,9 @@ async fn main() -> Result<()> {
         rate_per_second: 1e9,
         rate_burst: 1e9,
         signups_per_minute: 1_000_000.0,
+        searches: None,
+        search_queue: 64,
+        idempotency_hours: 24,
         worker_interval_ms: 250,
         wave_interval_ms: 1000,
         wave_trigger: 32,

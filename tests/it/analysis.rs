@@ -243,7 +243,7 @@ async fn a_finished_match_is_judged_ply_by_ply_and_an_active_one_is_not() {
     let path = format!("/v1/matches/{id}/analysis");
     let early = app.get(&path, &ada.token).await;
     assert_eq!(early.status, StatusCode::CONFLICT, "{:?}", early.body);
-    assert_eq!(early.code(), "conflict");
+    assert_eq!(early.code(), "match_active");
 
     // Ada stacks column 4 and wins with her 4th disc; Bob ignores the threat at ply 6.
     app.finish_four(&id, &ada, &bob, true).await;
@@ -364,10 +364,12 @@ async fn solo_games_against_levels_three_to_five_get_legal_replies_in_both_games
 async fn an_instance_busy_with_analyses_refuses_one_more_with_a_429() {
     let app = spawn_app().await;
     let ada = app.player("Ada").await;
-    let available = app.state.analyses.available_permits() as u32;
-    let held = std::sync::Arc::clone(&app.state.analyses)
-        .try_acquire_many_owned(available)
-        .expect("every permit");
+    // Every slot an analysis may take, held.
+    let mut held = Vec::new();
+    while let Ok(slot) = app.state.searches.for_analysis() {
+        held.push(slot);
+    }
+    assert!(!held.is_empty());
     let body = json!({"game": "four_in_a_row", "moves": "44"});
     let busy = app.analyse(&ada, body.clone(), None).await;
     assert_eq!(

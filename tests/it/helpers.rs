@@ -63,6 +63,9 @@ pub fn config(db_url: &str) -> ServeConfig {
         auth: AuthConfig {
             jwt_secret: None,
             jwt_public_key_file: None,
+            jwt_issuer: None,
+            jwt_audience: "discs".into(),
+            jwt_external_role: "player".into(),
             token_days: 365,
         },
         play: PlayConfig {
@@ -73,6 +76,9 @@ pub fn config(db_url: &str) -> ServeConfig {
         rate_per_second: 1000.0,
         rate_burst: 1000.0,
         signups_per_minute: 1_000_000.0,
+        searches: None,
+        search_queue: 64,
+        idempotency_hours: 24,
         worker_interval_ms: 250,
         wave_interval_ms: 1000,
         wave_trigger: 32,
@@ -271,6 +277,14 @@ impl TestApp {
         let res = self.post("/v1/matches", &p.token, b).await;
         assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
         res.body
+    }
+
+    /// A solo Four in a Row match against CPU level 1, `p` to move first; its id.
+    pub async fn solo_four(&self, p: &Player) -> String {
+        let view = self
+            .solo(p, "four_in_a_row", json!({"cpu_level": 1, "first": "me"}))
+            .await;
+        view["match_id"].as_str().expect("an id").to_owned()
     }
 
     pub async fn play(&self, p: &Player, match_id: &str, mv: &str) -> Res {

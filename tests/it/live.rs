@@ -565,3 +565,29 @@ async fn a_thread_whose_runtime_stopped_gets_a_new_lane_of_the_committer() {
         .get(0);
     assert_eq!(written, 2);
 }
+
+#[tokio::test]
+async fn stored_answers_are_purged_after_a_day_and_a_late_retry_is_still_applied_once() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let id = app.solo_four(&ada).await;
+    let (status, first, _) = keyed_move(&app, &ada, &id, "4", "old").await;
+    assert_eq!(status, StatusCode::OK, "{first:?}");
+    app.clock.advance(time::Duration::hours(25));
+    let (status, body, _) = keyed_move(&app, &ada, &id, "3", "new").await;
+    assert_eq!(status, StatusCode::OK, "{body:?}");
+    let answers = stored_answers(&app).await;
+
+    let purged = api::workers::purge_answers(&app.state)
+        .await
+        .expect("the purge runs");
+    assert_eq!(purged, 1, "only the answer older than a day");
+    assert_eq!(stored_answers(&app).await, answers - 1);
+    // The recent key still replays its answer.
+    let (status, again, replayed) = keyed_move(&app, &ada, &id, "3", "new").await;
+    assert_eq!((status, replayed, &again), (StatusCode::OK, true, &body));
+    // The old key has lost its answer, not its effect: the move is not played twice.
+    let (status, late, replayed) = keyed_move(&app, &ada, &id, "4", "old").await;
+    assert_eq!((status, replayed), (StatusCode::OK, false), "{late:?}");
+    assert_eq!(app.events(&ada, &id).await.len(), 5);
+}

@@ -66,20 +66,10 @@ async fn a_database_restart_gets_503s_and_the_service_comes_back_by_itself() {
     );
     let app = spawn_on(&url, config(&url)).await;
     let ada = app.player("Ada").await;
-    let matches: Vec<String> = {
-        let mut ids = Vec::new();
-        for _ in 0..4 {
-            let view = app
-                .solo(
-                    &ada,
-                    "four_in_a_row",
-                    json!({"cpu_level": 1, "first": "me"}),
-                )
-                .await;
-            ids.push(view["match_id"].as_str().expect("an id").to_owned());
-        }
-        ids
-    };
+    let mut matches = Vec::new();
+    for _ in 0..4 {
+        matches.push(app.solo_four(&ada).await);
+    }
     for id in &matches {
         let (status, body, _) = keyed_move(&app, &ada, id, "4", &format!("{id}-1")).await;
         assert_eq!(status, StatusCode::OK, "{body:?}");

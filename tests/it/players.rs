@@ -29,7 +29,7 @@ async fn a_new_player_gets_a_token_that_opens_their_profile() {
 }
 
 #[tokio::test]
-async fn names_must_have_one_to_thirty_two_characters() {
+async fn names_must_have_one_to_thirty_two_characters_none_that_reorder_text() {
     let app = spawn_app().await;
     for (body, status) in [
         (json!({"name": ""}), StatusCode::UNPROCESSABLE_ENTITY),
@@ -42,6 +42,23 @@ async fn names_must_have_one_to_thirty_two_characters() {
         (json!({}), StatusCode::UNPROCESSABLE_ENTITY),
         (
             json!({"name": "Ada", "admin": true}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        // Control characters, and characters that reorder the text shown around a name.
+        (
+            json!({"name": "Ada\u{7}"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"name": "Ada\u{202E}nimda"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"name": "\u{2067}Ada"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"name": "Ada\u{200F}"}),
             StatusCode::UNPROCESSABLE_ENTITY,
         ),
     ] {
@@ -257,32 +274,52 @@ async fn sign_ups_beyond_the_limit_per_address_get_429_with_retry_after() {
     );
 }
 
+/// A token of the fixture's external issuer (ES256) with these claims.
+fn external_token(claims: &serde_json::Value) -> String {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+    let private =
+        std::fs::read(format!("{fixtures}/issuer-es256-private.pem")).expect("the fixture");
+    jsonwebtoken::encode(
+        &Header::new(Algorithm::ES256),
+        claims,
+        &EncodingKey::from_ec_pem(&private).expect("an EC key"),
+    )
+    .expect("signed")
+}
+
 #[tokio::test]
 async fn an_external_issuers_es256_tokens_are_accepted_when_its_key_is_configured() {
     let db = eventlog::testing::TestDb::migrated(2).await;
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
     let mut config = crate::helpers::config(&db.url);
     config.auth.jwt_public_key_file = Some(format!("{fixtures}/issuer-es256-public.pem").into());
+    config.auth.jwt_issuer = Some("https://id.example".into());
     let app = crate::helpers::spawn_on(&db.url, config).await;
     let ada = app.player("Ada").await;
-    let private =
-        std::fs::read(format!("{fixtures}/issuer-es256-private.pem")).expect("the fixture");
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let claims = Claims {
-        sub: ada.id.clone(),
-        role: Role::Player,
-        iat: now,
-        exp: now + 600,
-        aud: "discs".to_owned(),
+    let claims = |iss: &str, aud: &str| {
+        // An admin role claim: not trusted, the configured role (player) applies.
+        json!({"sub": ada.id, "role": "admin", "iat": now, "exp": now + 600, "iss": iss, "aud": aud})
     };
-    let token = jsonwebtoken::encode(
-        &Header::new(Algorithm::ES256),
-        &claims,
-        &EncodingKey::from_ec_pem(&private).expect("an EC key"),
-    )
-    .expect("signed");
+    let token = external_token(&claims("https://id.example", "discs"));
     let res = app.get(&format!("/v1/players/{}", ada.id), &token).await;
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = app.get("/v1/admin/flags", &token).await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "{:?}", res.body);
+    // Not refreshable into a token of ours.
+    let res = app.post("/v1/tokens/refresh", &token, json!({})).await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN, "{:?}", res.body);
+    // Another issuer, another audience, no issuer: refused.
+    for bad in [
+        claims("https://evil.example", "discs"),
+        claims("https://id.example", "other"),
+        json!({"sub": ada.id, "exp": now + 600, "aud": "discs"}),
+    ] {
+        let res = app
+            .get(&format!("/v1/players/{}", ada.id), &external_token(&bad))
+            .await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{bad}");
+    }
 
     // Without the key configured, the same token is refused.
     let plain = crate::helpers::spawn_on(&db.url, crate::helpers::config(&db.url)).await;

@@ -82,7 +82,10 @@ async fn a_room_takes_two_members_and_shows_its_match() {
             json!({}),
         )
         .await;
-    assert_eq!(busy.status, StatusCode::CONFLICT);
+    assert_eq!(
+        (busy.status, busy.code()),
+        (StatusCode::CONFLICT, "match_active")
+    );
     let patch = app
         .send(
             app.http
@@ -92,8 +95,8 @@ async fn a_room_takes_two_members_and_shows_its_match() {
         )
         .await;
     assert_eq!(
-        patch.status,
-        StatusCode::CONFLICT,
+        (patch.status, patch.code()),
+        (StatusCode::CONFLICT, "match_active"),
         "settings change between matches only"
     );
 }

@@ -94,3 +94,31 @@ async fn the_stream_sends_every_event_in_order_and_resumes() {
     assert_eq!(versions, [7, 8, 9]);
     assert_eq!(resumed[2].1, "match_ended");
 }
+
+#[tokio::test]
+async fn the_cpu_seed_stays_hidden_while_the_match_is_played_and_shows_once_it_ends() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let id = app.solo_four(&ada).await;
+    assert_eq!(app.play(&ada, &id, "4").await.status, StatusCode::OK);
+    let url = format!(
+        "{}/v1/matches/{id}/stream?access_token={}",
+        app.base, ada.token
+    );
+    // The stream's history (created, the move, the CPU's reply) and `/events`.
+    let frames = read_events(&app.http, &url, None, 3).await;
+    assert_eq!(frames[0].1, "match_created");
+    for (_, _, data) in &frames {
+        assert!(!data.to_string().contains("cpu_seed"), "{data}");
+    }
+    let events = app.events(&ada, &id).await;
+    assert_eq!(events[0]["type"], "match_created");
+    assert!(events[0]["data"].get("cpu_seed").is_none(), "{}", events[0]);
+
+    let resigned = app
+        .post(&format!("/v1/matches/{id}/resign"), &ada.token, json!({}))
+        .await;
+    assert_eq!(resigned.status, StatusCode::OK, "{:?}", resigned.body);
+    let events = app.events(&ada, &id).await;
+    assert!(events[0]["data"]["cpu_seed"].is_u64(), "{}", events[0]);
+}

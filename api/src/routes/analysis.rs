@@ -146,8 +146,8 @@ pub async fn of_match(
     let loaded = matches::open(&app, &auth, &path).await?;
     let m = loaded.get()?;
     if !m.is_finished() {
-        return Err(ApiError::Conflict(
-            "the match is still being played: only finished matches are analysed".to_owned(),
+        return Err(ApiError::MatchActive(
+            "the match is still being played: only finished matches are analysed",
         ));
     }
     let (game, moves) = (m.game, m.moves.clone());
@@ -188,10 +188,7 @@ where
     T: Send + 'static,
     F: FnOnce(&AtomicBool) -> T + Send + 'static,
 {
-    let _permit = app
-        .analyses
-        .try_acquire()
-        .map_err(|_| ApiError::RateLimited(1))?;
+    let _slot = app.searches.for_analysis()?;
     tracing::info!(
         budget_ms = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
         "analysis search started"

@@ -18,12 +18,17 @@ pub async fn readyz(app: web::Data<AppState>) -> HttpResponse {
         // The cause goes to the log (at most once per interval), not to whoever asks.
         Err(e) => {
             crate::error::log_outage(&e.to_string());
+            let reason = if e.is_outage() {
+                "the database does not answer"
+            } else {
+                "the database cannot be used (see the server's log)"
+            };
             HttpResponse::ServiceUnavailable()
                 .insert_header((
                     header::RETRY_AFTER,
                     crate::error::RETRY_UNAVAILABLE.to_string(),
                 ))
-                .json(json!({"status": "not_ready", "reason": "the database does not answer"}))
+                .json(json!({"status": "not_ready", "reason": reason}))
         }
     }
 }

@@ -316,8 +316,12 @@ pub async fn events(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (_, events) = open_with_events(&app, &auth, &path).await?;
-    let events: Vec<EventView> = events.iter().map(EventView::from).collect();
+    let (loaded, events) = open_with_events(&app, &auth, &path).await?;
+    let finished = loaded.get()?.is_finished();
+    let events: Vec<EventView> = events
+        .iter()
+        .map(|e| EventView::shown(e, finished))
+        .collect();
     Ok(HttpResponse::Ok().json(json!({ "events": events })))
 }
 

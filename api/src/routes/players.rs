@@ -24,7 +24,9 @@ struct NewPlayer {
     name: String,
 }
 
-/// A player's name: 1 to 32 characters, no control characters, no surrounding spaces.
+/// A player's name: 1 to 32 characters, no control characters, no characters that reorder the
+/// text around them (bidirectional overrides, embeddings, isolates and marks), no surrounding
+/// spaces.
 pub fn valid_name(raw: &str) -> Result<String, ApiError> {
     let name = raw.trim();
     let count = name.chars().count();
@@ -36,6 +38,13 @@ pub fn valid_name(raw: &str) -> Result<String, ApiError> {
     if name.chars().any(char::is_control) {
         return Err(ApiError::InvalidRequest(
             "name must not contain control characters".into(),
+        ));
+    }
+    if name.chars().any(|c| {
+        matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    }) {
+        return Err(ApiError::InvalidRequest(
+            "name must not contain bidirectional control characters".into(),
         ));
     }
     Ok(name.to_owned())
@@ -71,6 +80,11 @@ pub async fn create(
 /// `POST /v1/tokens/refresh`: a valid token for a fresh one.
 pub async fn refresh(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     app.limiter.check(&auth.player)?;
+    if auth.external {
+        return Err(ApiError::Forbidden(
+            "a token of an external issuer is refreshed by that issuer".into(),
+        ));
+    }
     let token = app.keys.issue(auth.player, auth.role, app.now())?;
     Ok(HttpResponse::Ok().json(json!({ "token": token })))
 }

@@ -146,12 +146,12 @@ pub async fn create(
     payload: web::Payload,
 ) -> HttpResponse {
     let (app, auth) = (&app, &auth);
-    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+    idempotency::command(app, auth, &req, payload, |_, body| async move {
         let new: NewRoom = input::json(&body)?;
         let settings = settings_for(new.game, new.settings)?;
         let client = app.pool.get().await.map_err(unexpected)?;
-        for attempt in 0u8..8 {
-            let code = invite_code(command_id, attempt);
+        for _ in 0..8 {
+            let code = invite_code();
             let row = client
                 .query_opt(
                     &format!(
@@ -180,9 +180,11 @@ pub async fn create(
     .await
 }
 
-/// Six characters from the command id (random per request) and the attempt.
-fn invite_code(seed: Uuid, attempt: u8) -> String {
-    let bytes = Uuid::new_v5(&seed, &[attempt]).into_bytes();
+/// Six characters from the operating system's random source (a code derived from anything a
+/// client knows could be guessed; a retried creation finds its room through its
+/// `Idempotency-Key` answer instead).
+fn invite_code() -> String {
+    let bytes = Uuid::new_v4().into_bytes();
     bytes[..6]
         .iter()
         .map(|b| CODE_ALPHABET[usize::from(*b) % CODE_ALPHABET.len()] as char)
@@ -279,7 +281,9 @@ pub async fn patch(
         let room = load_as_member(app, &path, auth.player).await?;
         let settings = settings_for(room.game, patch.settings)?;
         if match_active(app, &room).await? {
-            return Err(ApiError::Conflict("settings change between matches".into()));
+            return Err(ApiError::MatchActive(
+                "settings change between matches, not during one",
+            ));
         }
         let client = app.pool.get().await.map_err(unexpected)?;
         let row = client
@@ -315,8 +319,8 @@ pub async fn start(
         check_level(level)?;
         let room = load_as_member(app, &path, auth.player).await?;
         if match_active(app, &room).await? {
-            return Err(ApiError::Conflict(
-                "a match is already being played in this room".into(),
+            return Err(ApiError::MatchActive(
+                "a match is already being played in this room",
             ));
         }
         let (first_seat, first_rule) = match room.last_first_seat {
@@ -328,7 +332,9 @@ pub async fn start(
                 FirstSetting::Seat1 => (Seat::ONE, FirstMoveRule::Setting),
                 FirstSetting::Seat2 => (Seat::TWO, FirstMoveRule::Setting),
                 FirstSetting::Random => {
-                    let heads = command_id.as_bytes()[15] & 1 == 1;
+                    // From the operating system's random source, not from anything a member
+                    // could choose (the Idempotency-Key) or know (the player ids).
+                    let heads = Uuid::new_v4().as_bytes()[15] & 1 == 1;
                     let seat = if heads { Seat::ONE } else { Seat::TWO };
                     (seat, FirstMoveRule::CoinFlip { heads })
                 }
@@ -352,8 +358,8 @@ pub async fn start(
             .await
             .map_err(unexpected)?;
         if reserved == 0 {
-            return Err(ApiError::Conflict(
-                "a match is already being played in this room".into(),
+            return Err(ApiError::MatchActive(
+                "a match is already being played in this room",
             ));
         }
         let seats = [
