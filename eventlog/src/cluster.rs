@@ -7,6 +7,11 @@
 //! it on a private port. As root it runs them as the `postgres` user (or `nobody`), because
 //! PostgreSQL refuses to run as root. A file lock makes concurrent callers (several test binaries,
 //! two servers) share one cluster instead of racing.
+//!
+//! The private cluster never trusts a connection: every one, over TCP or its unix socket, needs
+//! the password generated at its creation and kept in `<data_dir>/password` (mode 0600, in a
+//! 0700 folder), which [`ensure_server`] puts in the URL it returns. A cluster created by an
+//! earlier version with `trust` gets a password and loses `trust` at its next start.
 
 use std::fs::{self, File};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -99,6 +104,7 @@ pub fn ensure_server_on(
     }
     let private_url = with_port(url, &host, port, private_port);
     fs::create_dir_all(data_dir).map_err(|source| io(data_dir, source))?;
+    restrict(data_dir, 0o700)?;
     let lock_path = data_dir.join("discs-cluster.lock");
     let lock = File::create(&lock_path).map_err(|source| io(&lock_path, source))?;
     lock.lock().map_err(|source| io(&lock_path, source))?;
@@ -109,8 +115,15 @@ pub fn ensure_server_on(
         })?;
     }
     let _ = lock.unlock();
+    let password_file = data_dir.join(PASSWORD_FILE);
+    let url = match fs::read_to_string(&password_file) {
+        Ok(password) => with_password(&private_url, password.trim()),
+        // A cluster of an earlier version, started by it and still running: it trusts, for now.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => private_url,
+        Err(source) => return Err(io(&password_file, source)),
+    };
     Ok(Server::Private {
-        url: private_url,
+        url,
         data_dir: data_dir.to_owned(),
     })
 }
@@ -144,15 +157,34 @@ pub fn stop(root: &Path) -> Result<(), ClusterError> {
     )
 }
 
+/// The file (in the cluster's folder) holding the password of its `postgres` role.
+const PASSWORD_FILE: &str = "password";
+
 fn start(root: &Path, port: u16) -> Result<(), ClusterError> {
     let bin =
         find_bin_dir().ok_or_else(|| ClusterError::NotInstalled(root.display().to_string()))?;
     let run_as = unprivileged_user();
     let data = root.join("data");
+    let password_file = root.join(PASSWORD_FILE);
+    let fresh = !data.join("PG_VERSION").exists();
+    let password = match fs::read_to_string(&password_file) {
+        Ok(p) => p.trim().to_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let p = format!(
+                "{}{}",
+                uuid::Uuid::new_v4().simple(),
+                uuid::Uuid::new_v4().simple()
+            );
+            fs::write(&password_file, &p).map_err(|source| io(&password_file, source))?;
+            p
+        }
+        Err(source) => return Err(io(&password_file, source)),
+    };
+    restrict(&password_file, 0o600)?;
     if let Some(user) = &run_as {
         chown(root, user)?;
     }
-    if !data.join("PG_VERSION").exists() {
+    if fresh {
         run(
             "initdb",
             as_user(&run_as, &bin.join("initdb"))
@@ -161,12 +193,13 @@ fn start(root: &Path, port: u16) -> Result<(), ClusterError> {
                 .args([
                     "-U",
                     "postgres",
-                    "--auth=trust",
+                    "--auth=scram-sha-256",
                     "-E",
                     "UTF8",
                     "--locale=C.UTF-8",
                     "--no-sync",
-                ]),
+                ])
+                .arg(format!("--pwfile={}", password_file.display())),
         )?;
     }
     let log = root.join("server.log");
@@ -179,16 +212,84 @@ fn start(root: &Path, port: u16) -> Result<(), ClusterError> {
             .arg(&log)
             .args(["-w", "-t", "60", "-o"])
             .arg(format!(
-                "-p {port} -c listen_addresses=127.0.0.1 -k {} -c max_connections=300",
+                "-p {port} -c listen_addresses=127.0.0.1 -k {} -c unix_socket_permissions=0700 \
+                 -c max_connections=300",
                 root.display()
             ))
             .arg("start"),
     )?;
+    let hba = data.join("pg_hba.conf");
+    let rules = fs::read_to_string(&hba).map_err(|source| io(&hba, source))?;
+    if rules
+        .lines()
+        .any(|l| !l.trim_start().starts_with('#') && l.contains("trust"))
+    {
+        // A cluster of an earlier version: give its role the password, then stop trusting.
+        let psql = Some(bin.join("psql"))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| PathBuf::from("psql"));
+        run(
+            "psql (set the password)",
+            as_user(&run_as, &psql)
+                .arg("-h")
+                .arg(root)
+                .args([
+                    "-p",
+                    &port.to_string(),
+                    "-U",
+                    "postgres",
+                    "-d",
+                    "postgres",
+                    "-c",
+                ])
+                .arg(format!("ALTER ROLE postgres PASSWORD '{password}'")),
+        )?;
+        let scram: String = rules
+            .lines()
+            .map(|l| {
+                if l.trim_start().starts_with('#') {
+                    l.to_owned()
+                } else {
+                    l.replace("trust", "scram-sha-256")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        fs::write(&hba, scram + "\n").map_err(|source| io(&hba, source))?;
+        run(
+            "pg_ctl reload",
+            as_user(&run_as, &bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(&data)
+                .arg("reload"),
+        )?;
+    }
     tracing_line(&format!(
-        "started a private PostgreSQL cluster in {} on 127.0.0.1:{port}",
-        data.display()
+        "started a private PostgreSQL cluster in {} on 127.0.0.1:{port} (password in {})",
+        data.display(),
+        password_file.display()
     ));
     Ok(())
+}
+
+/// Sets a file's or folder's mode (Unix).
+fn restrict(path: &Path, mode: u32) -> Result<(), ClusterError> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|source| io(path, source))
+}
+
+/// `url` with `password` for its user (`postgres` when it names none).
+fn with_password(url: &str, password: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let (user, host) = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => (userinfo.split(':').next().unwrap_or("postgres"), host),
+        None => ("postgres", authority),
+    };
+    format!("{scheme}://{user}:{password}@{host}{tail}")
 }
 
 fn tracing_line(msg: &str) {
@@ -374,6 +475,18 @@ mod tests {
                 PRIVATE_PORT
             ),
             "postgres://postgres@127.0.0.1:54329/discs"
+        );
+        assert_eq!(
+            with_password("postgres://postgres@127.0.0.1:54329/discs?x=1", "pw"),
+            "postgres://postgres:pw@127.0.0.1:54329/discs?x=1"
+        );
+        assert_eq!(
+            with_password("postgres://u:old@127.0.0.1:1/db", "pw"),
+            "postgres://u:pw@127.0.0.1:1/db"
+        );
+        assert_eq!(
+            with_password("postgres://127.0.0.1:1", "pw"),
+            "postgres://postgres:pw@127.0.0.1:1"
         );
     }
 }

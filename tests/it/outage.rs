@@ -16,7 +16,8 @@ struct Private {
 }
 
 impl Private {
-    async fn start(&self) {
+    /// Starts the cluster; the URL of its database `postgres` (with its password).
+    async fn start(&self) -> String {
         // Port 1 never has a PostgreSQL on it, so a private cluster serves.
         let (root, port) = (self.root.clone(), self.port);
         tokio::task::spawn_blocking(move || {
@@ -24,7 +25,9 @@ impl Private {
         })
         .await
         .expect("joined")
-        .expect("the private cluster runs");
+        .expect("the private cluster runs")
+        .url()
+        .to_owned()
     }
 
     async fn stop(&self) {
@@ -59,10 +62,10 @@ async fn a_database_restart_gets_503s_and_the_service_comes_back_by_itself() {
         root: std::env::temp_dir().join(format!("discs-outage-{}", uuid::Uuid::new_v4().simple())),
         port: 55_000 + (std::process::id() % 900) as u16,
     };
-    private.start().await;
+    let server = private.start().await;
     let url = format!(
-        "postgres://postgres@127.0.0.1:{}/discs_outage",
-        private.port
+        "{}/discs_outage",
+        server.rsplit_once('/').expect("a database in the URL").0
     );
     let app = spawn_on(&url, config(&url)).await;
     let ada = app.player("Ada").await;
