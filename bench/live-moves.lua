@@ -17,7 +17,8 @@
 --
 -- `done` prints one parseable line:
 --   live-moves moves=.. seconds=.. moves_per_s=.. p50_ms=.. p99_ms=.. non2xx=.. errors=.. exhausted=..
--- moves counts 2xx answers; non2xx the others (the first one's status and body follow).
+-- moves counts 2xx answers; non2xx the others (the first one's status and body follow), and a
+-- second line counts the 500s and 503s among them: `statuses: 500=.. 503=..`.
 
 local COLUMNS = { "1", "4", "7" }
 local threads = {}
@@ -43,6 +44,7 @@ function init(args)
    end
    assert(first + count <= index, string.format("%s holds %d pairs, the run wants %d..%d", file, index, first, first + count))
    sent, ok, bad, exhausted, first_bad = 0, 0, 0, 0, nil
+   s500, s503 = 0, 0
 end
 
 function request()
@@ -65,6 +67,7 @@ function response(status, headers, body)
    if exhausted == 1 then
       return
    end
+   if status == 500 then s500 = s500 + 1 elseif status == 503 then s503 = s503 + 1 end
    if status >= 200 and status < 300 then
       ok = ok + 1
    else
@@ -77,7 +80,10 @@ end
 
 function done(summary, latency, requests)
    local ok, bad, exhausted, first_bad = 0, 0, 0, nil
+   local n500, n503 = 0, 0
    for _, thread in ipairs(threads) do
+      n500 = n500 + thread:get("s500")
+      n503 = n503 + thread:get("s503")
       ok = ok + thread:get("ok")
       bad = bad + thread:get("bad")
       exhausted = exhausted + thread:get("exhausted")
@@ -90,6 +96,7 @@ function done(summary, latency, requests)
       "live-moves moves=%d seconds=%.2f moves_per_s=%.1f p50_ms=%.2f p99_ms=%.2f non2xx=%d errors=%d exhausted=%d\n",
       moves, seconds, moves / seconds, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
       bad, e.connect + e.read + e.write + e.timeout, exhausted))
+   io.write(string.format("statuses: 500=%d 503=%d\n", n500, n503))
    if first_bad then
       io.write("live-moves first non-2xx: " .. first_bad .. "\n")
    end
