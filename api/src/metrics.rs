@@ -199,6 +199,40 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
     for (pool, (_, pairs)) in &all {
         let _ = writeln!(out, "discs_pairs_total{{pool=\"{pool}\"}} {pairs}");
     }
+    let limits = [
+        ("player", app.limiter.stats()),
+        ("signup", app.signups.stats()),
+    ];
+    for (name, help, pick) in [
+        (
+            "discs_rate_limit_per_second",
+            "Calls allowed per second and key (player; client address for sign-ups).",
+            0,
+        ),
+        (
+            "discs_rate_limit_burst",
+            "Calls allowed at once per key.",
+            1,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for (limit, (per_second, burst, _)) in &limits {
+            let value = if pick == 0 { per_second } else { burst };
+            let _ = writeln!(out, "{name}{{limit=\"{limit}\"}} {value}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP discs_rate_limited_total Calls refused with 429 by a rate limit."
+    );
+    let _ = writeln!(out, "# TYPE discs_rate_limited_total counter");
+    for (limit, (_, _, refused)) in &limits {
+        let _ = writeln!(
+            out,
+            "discs_rate_limited_total{{limit=\"{limit}\"}} {refused}"
+        );
+    }
     let searches = app.searches.stats();
     for (name, kind, help, value) in [
         (

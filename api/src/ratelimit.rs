@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::error::ApiError;
@@ -13,6 +14,7 @@ pub struct RateLimiter<K> {
     per_second: f64,
     burst: f64,
     buckets: Mutex<HashMap<K, Bucket>>,
+    refused: AtomicU64,
 }
 
 struct Bucket {
@@ -26,7 +28,17 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
             per_second: per_second.max(0.001),
             burst: burst.max(1.0),
             buckets: Mutex::new(HashMap::new()),
+            refused: AtomicU64::new(0),
         }
+    }
+
+    /// (calls allowed per second, burst, calls refused so far), for `/metrics`.
+    pub fn stats(&self) -> (f64, f64, u64) {
+        (
+            self.per_second,
+            self.burst,
+            self.refused.load(Ordering::Relaxed),
+        )
     }
 
     /// Takes one token for `key`, or says how many seconds to wait.
@@ -50,6 +62,7 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
             bucket.tokens -= 1.0;
             Ok(())
         } else {
+            self.refused.fetch_add(1, Ordering::Relaxed);
             let wait = ((1.0 - bucket.tokens) / self.per_second).ceil().max(1.0);
             Err(ApiError::RateLimited(wait as u64))
         }

@@ -272,6 +272,20 @@ async fn sign_ups_beyond_the_limit_per_address_get_429_with_retry_after() {
         res.headers.get("retry-after").and_then(|v| v.to_str().ok()),
         Some("30")
     );
+    let metrics = app
+        .http
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("discs_rate_limited_total{limit=\"signup\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("discs_rate_limit_burst{limit=\"signup\"} 2\n"));
 }
 
 /// A token of the fixture's external issuer (ES256) with these claims.
