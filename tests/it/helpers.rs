@@ -279,6 +279,16 @@ impl TestApp {
         res.body
     }
 
+    /// The Prometheus text of `/metrics`.
+    pub async fn metrics_text(&self) -> String {
+        reqwest::get(format!("{}/metrics", self.base))
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text")
+    }
+
     /// A solo Four in a Row match against CPU level 1, `p` to move first; its id.
     pub async fn solo_four(&self, p: &Player) -> String {
         let view = self

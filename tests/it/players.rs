@@ -272,15 +272,7 @@ async fn sign_ups_beyond_the_limit_per_address_get_429_with_retry_after() {
         res.headers.get("retry-after").and_then(|v| v.to_str().ok()),
         Some("30")
     );
-    let metrics = app
-        .http
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = app.metrics_text().await;
     assert!(
         metrics.contains("discs_rate_limited_total{limit=\"signup\"} 1\n"),
         "{metrics}"

@@ -684,12 +684,7 @@ async fn explain_what_if_and_flags() {
         .send(app.http.get(format!("{}/metrics", app.base)))
         .await;
     assert_eq!(metrics.status, StatusCode::OK);
-    let text = reqwest::get(format!("{}/metrics", app.base))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = app.metrics_text().await;
     assert!(
         text.contains("discs_queue_wait_seconds{game=\"four_in_a_row\""),
         "{text}"
