@@ -27,6 +27,19 @@ fn next_line(lines: &mpsc::Receiver<String>, wanted: impl Fn(&Value) -> bool) ->
     }
 }
 
+/// The server process, killed if the test ends before it has exited (a failed assertion must
+/// not leave it running).
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 fn message(line: &Value) -> &str {
     line["fields"]["message"].as_str().unwrap_or("")
 }
@@ -35,18 +48,20 @@ fn message(line: &Value) -> &str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_requests_in_flight_finish_ends_streams_and_exits_zero() {
     let db = eventlog::testing::TestDb::migrated(1).await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_discs"))
-        .arg("serve")
-        .env("DATABASE_URL", &db.url)
-        .env("DISCS_ADDR", "127.0.0.1:0")
-        .env("DISCS_LOG_FORMAT", "json")
-        .env("DISCS_SHUTDOWN_SECONDS", "30")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("discs starts");
-    let stderr = child.stderr.take().expect("piped");
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_discs"))
+            .arg("serve")
+            .env("DATABASE_URL", &db.url)
+            .env("DISCS_ADDR", "127.0.0.1:0")
+            .env("DISCS_LOG_FORMAT", "json")
+            .env("DISCS_SHUTDOWN_SECONDS", "30")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("discs starts"),
+    );
+    let stderr = server.0.stderr.take().expect("piped");
     let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines() {
@@ -110,7 +125,7 @@ async fn sigterm_lets_requests_in_flight_finish_ends_streams_and_exits_zero() {
     assert_eq!(started["span"]["request_id"], "analysis-under-sigterm");
 
     let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args(["-TERM", &server.0.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(killed.success());
@@ -132,10 +147,11 @@ async fn sigterm_lets_requests_in_flight_finish_ends_streams_and_exits_zero() {
     let result: Value = answered.json().await.expect("json");
     assert!(result["best_moves"].is_array(), "{result}");
 
-    let status = tokio::task::spawn_blocking(move || child.wait())
+    let status = tokio::task::spawn_blocking(move || server.0.wait().map(|s| (s, server)))
         .await
         .expect("joined")
-        .expect("the process ends");
+        .expect("the process ends")
+        .0;
     assert!(status.success(), "{status:?}");
     next_line(&lines, |l| message(l) == "stopped");
     assert!(
