@@ -16,7 +16,7 @@
 //! Under load a batch carries many commands for one commit; alone, a command waits for nobody.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex as StdMutex, RwLock};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock, RwLock};
 use std::thread::ThreadId;
 
 use deadpool_postgres::{GenericClient, Pool};
@@ -26,7 +26,10 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
-use eventlog::{Alongside, AppendError, AppendOutcome, EventLog, Hash, HeadAppend, StreamAppend};
+use eventlog::{
+    ALONGSIDE_FIRST_PARAM, Alongside, AppendError, AppendOutcome, EventLog, Hash, HeadAppend,
+    StreamAppend,
+};
 use tokio_postgres::types::ToSql;
 
 /// Commands per batch at most: a bound on one transaction's locks and on the wait of a batch's
@@ -352,31 +355,70 @@ const DELETE_WORK: &str = "DELETE FROM match_work WHERE match_id = ANY($1)";
 /// What a fast-path round writes in its append's statement ([`Alongside`]), for the commands
 /// whose streams moved (`moved`): the work rows (upserted or deleted, as [`UPSERT_WORK`] and
 /// [`DELETE_WORK`] do) and the stored answers (as [`STORE_ANSWERS`] does). A command that did
-/// not go through leaves neither.
-const ALONGSIDE: &str = concat!(
+/// not go through leaves neither. Each `$?` is a parameter, numbered in order when a round's
+/// statement is put together ([`alongside_items`]).
+const WORK_SET: &str = concat!(
     "work_set AS ( \
         INSERT INTO match_work AS w (match_id, state_due, watch1, watch2, seen1, seen2, version) \
         SELECT u.match_id, u.state_due, u.watch1, u.watch2, u.seen1, u.seen2, u.version \
-          FROM unnest($16::uuid[], $17::timestamptz[], $18::bool[], $19::bool[], \
-                      $20::timestamptz[], $21::timestamptz[], $22::bigint[], $23::text[]) \
+          FROM unnest($?::uuid[], $?::timestamptz[], $?::bool[], $?::bool[], \
+                      $?::timestamptz[], $?::timestamptz[], $?::bigint[], $?::text[]) \
                AS u(match_id, state_due, watch1, watch2, seen1, seen2, version, stream) \
           JOIN moved m ON m.stream_id = u.stream",
     work_on_conflict!(),
-    "), work_gone AS ( \
+    ")"
+);
+const WORK_GONE: &str = "work_gone AS ( \
         DELETE FROM match_work w \
-         USING unnest($24::uuid[], $25::text[]) AS u(match_id, stream) \
+         USING unnest($?::uuid[], $?::text[]) AS u(match_id, stream) \
           JOIN moved m ON m.stream_id = u.stream \
          WHERE w.match_id = u.match_id \
-    ), answered AS ( \
+    )";
+const ANSWERED: &str = "answered AS ( \
         INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
         SELECT a.player_id, a.key, a.request_hash, a.status, a.body, a.created_at \
-          FROM unnest($26::uuid[], $27::text[], $28::bytea[], $29::int[], $30::jsonb[], \
-                      $31::timestamptz[], $32::text[]) \
+          FROM unnest($?::uuid[], $?::text[], $?::bytea[], $?::int[], $?::jsonb[], \
+                      $?::timestamptz[], $?::text[]) \
                AS a(player_id, key, request_hash, status, body, created_at, stream) \
           JOIN moved m ON m.stream_id = a.stream \
         ON CONFLICT DO NOTHING \
-    )"
-);
+    )";
+
+/// The items of [`WORK_SET`], [`WORK_GONE`] and [`ANSWERED`] that a round has rows for (bit 0,
+/// 1 and 2 of `which`), their parameters numbered from [`ALONGSIDE_FIRST_PARAM`]. A round writes
+/// only the tables it has rows for: an item with no rows still costs PostgreSQL the opening,
+/// locking and checking of its table and indexes on every statement.
+fn alongside_items(which: usize) -> &'static str {
+    static ITEMS: OnceLock<Vec<String>> = OnceLock::new();
+    let items = ITEMS.get_or_init(|| {
+        (0..8)
+            .map(|which| {
+                let mut next = ALONGSIDE_FIRST_PARAM;
+                let mut parts = Vec::new();
+                for (bit, template) in [WORK_SET, WORK_GONE, ANSWERED].iter().enumerate() {
+                    if which & (1 << bit) != 0 {
+                        parts.push(numbered(template, &mut next));
+                    }
+                }
+                parts.join(", ")
+            })
+            .collect()
+    });
+    &items[which]
+}
+
+/// `template` with each `$?` replaced by `$next`, `next` counting up.
+fn numbered(template: &str, next: &mut usize) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    for (i, piece) in template.split("$?").enumerate() {
+        if i > 0 {
+            out.push_str(&format!("${next}"));
+            *next += 1;
+        }
+        out.push_str(piece);
+    }
+    out
+}
 
 const STORE_ANSWERS: &str = "INSERT INTO idempotency_keys \
         (player_id, key, request_hash, status, body, created_at) \
@@ -475,7 +517,7 @@ async fn commit(
 }
 
 /// A round of fast-path commands in one statement, hence one round trip and one transaction
-/// without `BEGIN` or `COMMIT`: the append, and beside it ([`ALONGSIDE`]) the work rows and
+/// without `BEGIN` or `COMMIT`: the append, and beside it ([`alongside_items`]) the work rows and
 /// stored answers of the commands whose streams it moved.
 async fn commit_in_one_statement(
     pool: &Pool,
@@ -504,15 +546,27 @@ async fn commit_in_one_statement(
             stored_streams.push(stream);
         }
     }
-    let mut params = upsert.params();
-    params.extend_from_slice(&[&upsert_streams, &gone, &gone_streams]);
-    params.extend(stored.params());
-    params.push(&stored_streams);
-    let alongside = Alongside {
-        ctes: ALONGSIDE,
+    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
+    let mut which = 0;
+    if !upsert.ids.is_empty() {
+        which |= 1;
+        params.extend(upsert.params());
+        params.push(&upsert_streams);
+    }
+    if !gone.is_empty() {
+        which |= 2;
+        params.extend_from_slice(&[&gone, &gone_streams]);
+    }
+    if !stored.players.is_empty() {
+        which |= 4;
+        params.extend(stored.params());
+        params.push(&stored_streams);
+    }
+    let alongside = (which != 0).then(|| Alongside {
+        ctes: alongside_items(which),
         params,
-    };
-    Ok(EventLog::append_on_heads_with(&client, heads, Some(alongside)).await?)
+    });
+    Ok(EventLog::append_on_heads_with(&client, heads, alongside).await?)
 }
 
 /// Writes work rows in the caller's transaction: upserts for active matches (an older version
@@ -622,6 +676,24 @@ impl AnswerColumns {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_round_writes_only_the_tables_it_has_rows_for() {
+        assert_eq!(alongside_items(0), "");
+        let work_only = alongside_items(1);
+        assert!(work_only.starts_with("work_set AS ("));
+        assert!(work_only.contains("$16::uuid[]") && work_only.contains("$23::text[]"));
+        assert!(!work_only.contains("work_gone") && !work_only.contains("answered"));
+        // Work rows and answers, no deletes: the answers' parameters follow the work rows'.
+        let both = alongside_items(5);
+        assert!(both.contains("work_set AS (") && both.contains("answered AS ("));
+        assert!(!both.contains("work_gone"));
+        assert!(both.contains("$24::uuid[]") && both.contains("$30::text[]"));
+        assert!(!both.contains("$31") && !both.contains("$?"));
+        let all = alongside_items(7);
+        assert!(all.contains("$24::uuid[], $25::text[]) AS u(match_id, stream)"));
+        assert!(all.contains("$32::text[]") && !all.contains("$33"));
+    }
 
     fn job(command: u128, streams: &[&str]) -> (Job, Reply) {
         let job = Job {
