@@ -41,8 +41,8 @@ pub struct Claims {
 pub struct External {
     key: DecodingKey,
     algorithm: Algorithm,
-    issuer: String,
-    audience: String,
+    /// Its expiry, configured issuer and audience.
+    validation: Validation,
     role: Role,
 }
 
@@ -82,11 +82,15 @@ impl External {
             .map(|k| (k, Algorithm::RS256))
             .or_else(|_| DecodingKey::from_ec_pem(pem).map(|k| (k, Algorithm::ES256)))
             .map_err(|e| anyhow::anyhow!("the external public key is not an RSA or EC PEM: {e}"))?;
+        let mut validation = Validation::new(algorithm);
+        validation.set_audience(&[&audience]);
+        validation.set_issuer(&[&issuer]);
+        validation.set_required_spec_claims(&["exp", "sub", "aud", "iss"]);
+        validation.leeway = 5;
         Ok(External {
             key,
             algorithm,
-            issuer,
-            audience,
+            validation,
             role,
         })
     }
@@ -103,6 +107,8 @@ struct ExternalClaims {
 pub struct Keys {
     encoding: EncodingKey,
     decoding: DecodingKey,
+    /// What our tokens must satisfy (built once: it is checked on every request).
+    validation: Validation,
     external: Option<External>,
     lifetime: Duration,
 }
@@ -114,9 +120,14 @@ impl Keys {
         external: Option<External>,
         lifetime_days: i64,
     ) -> anyhow::Result<Keys> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_audience(&[AUDIENCE]);
+        validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+        validation.leeway = 5;
         Ok(Keys {
             encoding: EncodingKey::from_secret(secret)?,
             decoding: DecodingKey::from_secret(secret)?,
+            validation,
             external,
             lifetime: Duration::days(lifetime_days),
         })
@@ -160,21 +171,12 @@ impl Keys {
         };
         let (sub, role, external) = match (header.alg, &self.external) {
             (Algorithm::HS256, _) => {
-                let mut validation = Validation::new(Algorithm::HS256);
-                validation.set_audience(&[AUDIENCE]);
-                validation.set_required_spec_claims(&["exp", "sub", "aud"]);
-                validation.leeway = 5;
-                let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
+                let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
                     .map_err(reason)?;
                 (data.claims.sub, data.claims.role, false)
             }
             (alg, Some(ext)) if alg == ext.algorithm => {
-                let mut validation = Validation::new(alg);
-                validation.set_audience(&[&ext.audience]);
-                validation.set_issuer(&[&ext.issuer]);
-                validation.set_required_spec_claims(&["exp", "sub", "aud", "iss"]);
-                validation.leeway = 5;
-                let data = jsonwebtoken::decode::<ExternalClaims>(token, &ext.key, &validation)
+                let data = jsonwebtoken::decode::<ExternalClaims>(token, &ext.key, &ext.validation)
                     .map_err(reason)?;
                 (data.claims.sub, ext.role, true)
             }

@@ -53,6 +53,9 @@ pub struct Pending {
     pub watch: [bool; 2],
     /// When each seat was last seen (the match's start when never).
     pub seen: [OffsetDateTime; 2],
+    /// The human of a solo match against CPU level 4 or 5 (counted against
+    /// `DISCS_STRONG_SOLO_PER_PLAYER`).
+    pub strong_player: Option<Uuid>,
 }
 
 /// A stored answer to a request with an `Idempotency-Key`, committed with its command.
@@ -338,15 +341,16 @@ macro_rules! work_on_conflict {
         watch2 = CASE WHEN w.version <= EXCLUDED.version THEN EXCLUDED.watch2 ELSE w.watch2 END, \
         seen1 = greatest(w.seen1, EXCLUDED.seen1), \
         seen2 = greatest(w.seen2, EXCLUDED.seen2), \
-        version = greatest(w.version, EXCLUDED.version)"
+        version = greatest(w.version, EXCLUDED.version), \
+        strong_player = EXCLUDED.strong_player"
     };
 }
 
 const UPSERT_WORK: &str = concat!(
     "INSERT INTO match_work AS w \
-        (match_id, state_due, watch1, watch2, seen1, seen2, version) \
+        (match_id, state_due, watch1, watch2, seen1, seen2, version, strong_player) \
     SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::bool[], $4::bool[], \
-        $5::timestamptz[], $6::timestamptz[], $7::bigint[])",
+        $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::uuid[])",
     work_on_conflict!()
 );
 
@@ -359,11 +363,14 @@ const DELETE_WORK: &str = "DELETE FROM match_work WHERE match_id = ANY($1)";
 /// statement is put together ([`alongside_items`]).
 const WORK_SET: &str = concat!(
     "work_set AS ( \
-        INSERT INTO match_work AS w (match_id, state_due, watch1, watch2, seen1, seen2, version) \
-        SELECT u.match_id, u.state_due, u.watch1, u.watch2, u.seen1, u.seen2, u.version \
+        INSERT INTO match_work AS w (match_id, state_due, watch1, watch2, seen1, seen2, version, \
+                                     strong_player) \
+        SELECT u.match_id, u.state_due, u.watch1, u.watch2, u.seen1, u.seen2, u.version, \
+               u.strong_player \
           FROM unnest($?::uuid[], $?::timestamptz[], $?::bool[], $?::bool[], \
-                      $?::timestamptz[], $?::timestamptz[], $?::bigint[], $?::text[]) \
-               AS u(match_id, state_due, watch1, watch2, seen1, seen2, version, stream) \
+                      $?::timestamptz[], $?::timestamptz[], $?::bigint[], $?::uuid[], $?::text[]) \
+               AS u(match_id, state_due, watch1, watch2, seen1, seen2, version, strong_player, \
+                    stream) \
           JOIN moved m ON m.stream_id = u.stream",
     work_on_conflict!(),
     ")"
@@ -613,6 +620,7 @@ struct WorkColumns {
     seen1: Vec<OffsetDateTime>,
     seen2: Vec<OffsetDateTime>,
     versions: Vec<i64>,
+    strong: Vec<Option<Uuid>>,
 }
 
 impl WorkColumns {
@@ -624,6 +632,7 @@ impl WorkColumns {
         self.seen1.push(p.seen[0]);
         self.seen2.push(p.seen[1]);
         self.versions.push(w.version);
+        self.strong.push(p.strong_player);
     }
 
     /// The columns as [`UPSERT_WORK`]'s parameters.
@@ -636,6 +645,7 @@ impl WorkColumns {
             &self.seen1,
             &self.seen2,
             &self.versions,
+            &self.strong,
         ]
     }
 }
@@ -682,17 +692,19 @@ mod tests {
         assert_eq!(alongside_items(0), "");
         let work_only = alongside_items(1);
         assert!(work_only.starts_with("work_set AS ("));
-        assert!(work_only.contains("$16::uuid[]") && work_only.contains("$23::text[]"));
+        assert!(
+            work_only.contains("$16::uuid[]") && work_only.contains("$23::uuid[], $24::text[]")
+        );
         assert!(!work_only.contains("work_gone") && !work_only.contains("answered"));
         // Work rows and answers, no deletes: the answers' parameters follow the work rows'.
         let both = alongside_items(5);
         assert!(both.contains("work_set AS (") && both.contains("answered AS ("));
         assert!(!both.contains("work_gone"));
-        assert!(both.contains("$24::uuid[]") && both.contains("$30::text[]"));
-        assert!(!both.contains("$31") && !both.contains("$?"));
+        assert!(both.contains("$25::uuid[], $26::text[]") && both.contains("$31::text[]"));
+        assert!(!both.contains("$32") && !both.contains("$?"));
         let all = alongside_items(7);
-        assert!(all.contains("$24::uuid[], $25::text[]) AS u(match_id, stream)"));
-        assert!(all.contains("$32::text[]") && !all.contains("$33"));
+        assert!(all.contains("$25::uuid[], $26::text[]) AS u(match_id, stream)"));
+        assert!(all.contains("$33::text[]") && !all.contains("$34"));
     }
 
     fn job(command: u128, streams: &[&str]) -> (Job, Reply) {

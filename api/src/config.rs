@@ -61,10 +61,17 @@ pub struct ServeConfig {
     /// CPU moves that may wait for a search slot; beyond, 429 `rate_limited`.
     #[arg(long, env = "DISCS_SEARCH_QUEUE", default_value_t = 64)]
     pub search_queue: usize,
+    /// Analyses one player may run at once on an instance; beyond, 429 `rate_limited`.
+    #[arg(long, env = "DISCS_ANALYSES_PER_PLAYER", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub analyses_per_player: u32,
     /// How long stored `Idempotency-Key` answers are kept, in hours (at least 24); older ones
     /// are purged by the background work.
     #[arg(long, env = "DISCS_IDEMPOTENCY_HOURS", default_value_t = 24)]
     pub idempotency_hours: u32,
+    /// How long a room that never started a match is kept, in hours; older ones are purged by
+    /// the background work.
+    #[arg(long, env = "DISCS_ROOM_IDLE_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..))]
+    pub room_idle_hours: u32,
     /// Sign-ups (`POST /v1/players`) allowed per minute and client address (also the burst).
     #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0)]
     pub signups_per_minute: f64,
@@ -157,4 +164,70 @@ pub struct PlayConfig {
     /// Seconds after leaving after which the CPU plays for an absent player.
     #[arg(long, env = "DISCS_RETURN_SECONDS", default_value_t = 60)]
     pub return_seconds: u32,
+    /// Times a player may leave one match on their own at once (`POST .../leave`); beyond, one
+    /// more per `DISCS_LEAVE_REFILL_SECONDS` of the match, else 429 `rate_limited`. Every leave
+    /// is an event: this bounds how fast a match's stream can grow by leaving and returning.
+    #[arg(long, env = "DISCS_LEAVES_PER_MATCH", default_value_t = 5)]
+    pub leaves_per_match: u32,
+    /// Active solo matches against CPU levels 4–5 (the long searches) one player may have; a
+    /// further one is refused with 429 `rate_limited` until one of them ends.
+    #[arg(long, env = "DISCS_STRONG_SOLO_PER_PLAYER", default_value_t = 3)]
+    pub strong_solo_per_player: u32,
+    /// Seconds of a match that earn one more leave beyond `DISCS_LEAVES_PER_MATCH`.
+    #[arg(long, env = "DISCS_LEAVE_REFILL_SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
+    pub leave_refill_seconds: u32,
+}
+
+impl PlayConfig {
+    /// Seconds until the player of a seat that has left `leaves` times, in a match created at
+    /// `created_at`, may leave again; `None` if they may now.
+    pub fn leave_wait(
+        &self,
+        leaves: u32,
+        created_at: time::OffsetDateTime,
+        now: time::OffsetDateTime,
+    ) -> Option<u64> {
+        let refill = i64::from(self.leave_refill_seconds.max(1));
+        let elapsed = (now - created_at).whole_seconds().max(0);
+        let allowed = i64::from(self.leaves_per_match) + elapsed / refill;
+        let leaves = i64::from(leaves);
+        if leaves < allowed {
+            return None;
+        }
+        // The next leave is earned when `elapsed` reaches this.
+        let earned_at = (leaves - i64::from(self.leaves_per_match) + 1) * refill;
+        Some((earned_at - elapsed).max(1) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::{Duration, OffsetDateTime};
+
+    #[test]
+    fn leaves_beyond_the_allowance_are_earned_with_the_match_time() {
+        let play = PlayConfig {
+            presence_seconds: 30,
+            return_seconds: 60,
+            leaves_per_match: 2,
+            leave_refill_seconds: 100,
+            strong_solo_per_player: 3,
+        };
+        let start = OffsetDateTime::UNIX_EPOCH;
+        let at = |s: i64| start + Duration::seconds(s);
+        assert_eq!(play.leave_wait(0, start, at(0)), None);
+        assert_eq!(play.leave_wait(1, start, at(0)), None);
+        assert_eq!(play.leave_wait(2, start, at(0)), Some(100));
+        assert_eq!(play.leave_wait(2, start, at(99)), Some(1));
+        assert_eq!(play.leave_wait(2, start, at(100)), None);
+        assert_eq!(play.leave_wait(3, start, at(150)), Some(50));
+        assert_eq!(play.leave_wait(4, start, at(250)), Some(50));
+        assert_eq!(play.leave_wait(4, start, at(300)), None);
+        // A clock behind the match's start earns nothing.
+        assert_eq!(
+            play.leave_wait(2, start, start - Duration::seconds(5)),
+            Some(100)
+        );
+    }
 }

@@ -54,6 +54,9 @@ pub enum ApiError {
     PayloadTooLarge(usize),
     #[error("too many requests; retry in {0} s")]
     RateLimited(u64),
+    /// The player already has this many active solo matches against CPU levels 4–5.
+    #[error("you already play {0} matches against CPU levels 4-5; finish or resign one first")]
+    StrongSoloLimit(u32),
     #[error("no such route")]
     NoRoute,
     /// The database is out of reach: the request may be retried (a command with its
@@ -66,6 +69,10 @@ pub enum ApiError {
 
 /// Seconds a client is asked to wait after `unavailable` (`Retry-After`).
 pub const RETRY_UNAVAILABLE: u64 = 2;
+
+/// Seconds a client is asked to wait when it has too many strong solo matches (one of them
+/// must end first: a guess at how long a move of theirs takes).
+pub const RETRY_STRONG_SOLO: u64 = 60;
 
 /// How often an outage is logged at most: one line per interval, with the count of the
 /// failures it stands for.
@@ -165,7 +172,7 @@ impl ApiError {
             ApiError::Conflict(_) => "conflict",
             ApiError::MatchActive(_) => "match_active",
             ApiError::PayloadTooLarge(_) => "payload_too_large",
-            ApiError::RateLimited(_) => "rate_limited",
+            ApiError::RateLimited(_) | ApiError::StrongSoloLimit(_) => "rate_limited",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Unexpected(_) => "internal",
         }
@@ -191,7 +198,9 @@ impl ApiError {
             | ApiError::Conflict(_)
             | ApiError::MatchActive(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited(_) | ApiError::StrongSoloLimit(_) => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unexpected(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -221,7 +230,9 @@ impl ApiError {
             ApiError::Conflict(_) => ("Conflict", "Conflito"),
             ApiError::MatchActive(_) => ("Match active", "Partida em andamento"),
             ApiError::PayloadTooLarge(_) => ("Payload too large", "Corpo grande demais"),
-            ApiError::RateLimited(_) => ("Rate limited", "Limite de pedidos"),
+            ApiError::RateLimited(_) | ApiError::StrongSoloLimit(_) => {
+                ("Rate limited", "Limite de pedidos")
+            }
             ApiError::Unavailable(_) => ("Unavailable", "Indisponível"),
             ApiError::Unexpected(_) => ("Internal error", "Erro interno"),
         };
@@ -260,6 +271,9 @@ impl ApiError {
             ApiError::MatchActive(_) => "Há uma partida em andamento".into(),
             ApiError::PayloadTooLarge(n) => format!("O corpo passa de {n} bytes"),
             ApiError::RateLimited(s) => format!("Pedidos demais; tente de novo em {s} s"),
+            ApiError::StrongSoloLimit(n) => format!(
+                "Você já joga {n} partidas contra a CPU nos níveis 4-5; termine ou abandone uma antes"
+            ),
             ApiError::Unavailable(_) => {
                 format!(
                     "O serviço está indisponível por um momento; tente de novo em {RETRY_UNAVAILABLE} s"
@@ -320,6 +334,9 @@ pub fn render(error: &ApiError, lang: Lang) -> HttpResponse {
         }
         ApiError::Unavailable(_) => {
             res.insert_header((header::RETRY_AFTER, RETRY_UNAVAILABLE.to_string()));
+        }
+        ApiError::StrongSoloLimit(_) => {
+            res.insert_header((header::RETRY_AFTER, RETRY_STRONG_SOLO.to_string()));
         }
         _ => {}
     }

@@ -1,6 +1,7 @@
 //! `Idempotency-Key` (SPEC §6): a retried state-changing request gets the stored first answer —
 //! same status and body, also when it was an error — and writes nothing; the same key with
-//! another request is `idempotency_key_reused`. Keys are scoped to the player.
+//! another request is `idempotency_key_reused`. Keys are scoped to the player (a sign-up's to
+//! the player it creates: see `routes::players::create`).
 
 use std::future::Future;
 
@@ -137,32 +138,14 @@ where
     Fut: Future<Output = KeyedReply>,
 {
     app.limiter.check(&auth.player)?;
-    let key = match req.headers().get("idempotency-key") {
-        None => {
-            let key = Key {
-                command_id: Uuid::new_v4(),
-                record: None,
-            };
-            return Ok(reply(handler(key).await, lang));
-        }
-        Some(v) => v
-            .to_str()
-            .ok()
-            .filter(|k| !k.is_empty() && k.len() <= MAX_KEY)
-            .ok_or_else(|| {
-                ApiError::InvalidRequest(format!(
-                    "Idempotency-Key must be 1 to {MAX_KEY} visible ASCII characters"
-                ))
-            })?
-            .to_owned(),
+    let Some(key) = key_of(req)? else {
+        let key = Key {
+            command_id: Uuid::new_v4(),
+            record: None,
+        };
+        return Ok(reply(handler(key).await, lang));
     };
-    let mut hasher = Sha256::new();
-    hasher.update(req.method().as_str());
-    hasher.update(b" ");
-    hasher.update(req.path());
-    hasher.update(b"\n");
-    hasher.update(body);
-    let request_hash = hasher.finalize().to_vec();
+    let request_hash = request_hash(req, body);
     let player = auth.player.as_uuid();
 
     if let Some(stored) = stored(app, player, &key).await? {
@@ -185,7 +168,12 @@ where
         Ok((status, body, false)) => (*status, body.clone()),
         // Unexpected failures and rate limits are not answers worth repeating: retrying may
         // succeed, so they are not stored.
-        Err(ApiError::Unexpected(_) | ApiError::Unavailable(_) | ApiError::RateLimited(_)) => {
+        Err(
+            ApiError::Unexpected(_)
+            | ApiError::Unavailable(_)
+            | ApiError::RateLimited(_)
+            | ApiError::StrongSoloLimit(_),
+        ) => {
             return Ok(reply(outcome, lang));
         }
         Err(e) => (
@@ -216,6 +204,34 @@ where
         }
     }
     Ok(reply(outcome, lang))
+}
+
+/// The request's `Idempotency-Key`, if it has one; 422 when it is empty, too long or not
+/// visible ASCII.
+pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
+    let Some(v) = req.headers().get("idempotency-key") else {
+        return Ok(None);
+    };
+    v.to_str()
+        .ok()
+        .filter(|k| !k.is_empty() && k.len() <= MAX_KEY)
+        .map(|k| Some(k.to_owned()))
+        .ok_or_else(|| {
+            ApiError::InvalidRequest(format!(
+                "Idempotency-Key must be 1 to {MAX_KEY} visible ASCII characters"
+            ))
+        })
+}
+
+/// What tells a retry from another request under the same key: method, path and body.
+pub fn request_hash(req: &HttpRequest, body: &[u8]) -> Vec<u8> {
+    let mut hasher = Sha256::new();
+    hasher.update(req.method().as_str());
+    hasher.update(b" ");
+    hasher.update(req.path());
+    hasher.update(b"\n");
+    hasher.update(body);
+    hasher.finalize().to_vec()
 }
 
 struct Stored {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
@@ -13,13 +14,45 @@ use crate::error::ApiError;
 use crate::play::unexpected;
 use crate::state::AppState;
 
-/// Per-pool counters of the waves this instance ran.
+/// A limit, other than the rate limiters, whose refusals (429) are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Leaves of one match beyond `DISCS_LEAVES_PER_MATCH` and its refill.
+    Leaves,
+    /// Active solo matches against CPU levels 4–5 beyond `DISCS_STRONG_SOLO_PER_PLAYER`.
+    StrongSolo,
+}
+
+impl Limit {
+    const ALL: [Limit; 2] = [Limit::Leaves, Limit::StrongSolo];
+
+    /// The `limit` label in `/metrics`.
+    fn label(self) -> &'static str {
+        match self {
+            Limit::Leaves => "leaves",
+            Limit::StrongSolo => "strong_solo",
+        }
+    }
+}
+
+/// Per-pool counters of the waves this instance ran, and refusals by [`Limit`].
 #[derive(Debug, Default)]
 pub struct Metrics {
     waves: Mutex<BTreeMap<Pool, (u64, u64)>>,
+    refused: [AtomicU64; Limit::ALL.len()],
 }
 
 impl Metrics {
+    /// Counts a call refused by `limit`.
+    pub fn refused(&self, limit: Limit) {
+        self.refused[limit as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Calls refused by `limit` on this instance.
+    pub fn refusals(&self, limit: Limit) -> u64 {
+        self.refused[limit as usize].load(Ordering::Relaxed)
+    }
+
     /// Counts a wave over `pool` that made `pairs` pairs.
     pub fn wave(&self, pool: Pool, pairs: usize) {
         if let Ok(mut w) = self.waves.lock() {
@@ -232,6 +265,36 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
             out,
             "discs_rate_limited_total{{limit=\"{limit}\"}} {refused}"
         );
+    }
+    for limit in Limit::ALL {
+        let _ = writeln!(
+            out,
+            "discs_rate_limited_total{{limit=\"{}\"}} {}",
+            limit.label(),
+            app.metrics.refusals(limit)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP discs_limit Configured limits: leaves per match at once (DISCS_LEAVES_PER_MATCH) and the seconds that earn one more (DISCS_LEAVE_REFILL_SECONDS); active solo matches against CPU levels 4-5 per player (DISCS_STRONG_SOLO_PER_PLAYER); analyses per player at once (DISCS_ANALYSES_PER_PLAYER)."
+    );
+    let _ = writeln!(out, "# TYPE discs_limit gauge");
+    for (name, value) in [
+        ("leaves_per_match", u64::from(app.play.leaves_per_match)),
+        (
+            "leave_refill_seconds",
+            u64::from(app.play.leave_refill_seconds),
+        ),
+        (
+            "strong_solo_per_player",
+            u64::from(app.play.strong_solo_per_player),
+        ),
+        (
+            "analyses_per_player",
+            app.searches.analyses_per_player() as u64,
+        ),
+    ] {
+        let _ = writeln!(out, "discs_limit{{limit=\"{name}\"}} {value}");
     }
     let searches = app.searches.stats();
     for (name, kind, help, value) in [

@@ -14,7 +14,7 @@ use domain::games::AnyPosition;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
     Action, Command, CreateMatch, DomainError, Match, MatchEvent, MatchState, MovedBy, Occupant,
-    Presence, Stamped, decide, evolve,
+    Presence, Stamped, decide, evolve, strong_solo_player,
 };
 use eventlog::{AppendError, AppendOutcome, Hash, NewEvent, RecordedEvent, StreamAppend};
 
@@ -22,6 +22,7 @@ use crate::cache::{Cached, Names};
 use crate::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
 use crate::error::ApiError;
 use crate::idempotency::KeyRecord;
+use crate::metrics::Limit;
 use crate::state::AppState;
 use crate::views::MatchView;
 
@@ -272,6 +273,9 @@ pub async fn execute_on(
     known: Option<Known>,
 ) -> Result<Done, ApiError> {
     let at = app.now();
+    if let Action::CreateMatch(create) = &cmd.action {
+        check_strong_solo(app, &create.seats).await?;
+    }
     let Known {
         mut loaded,
         mut cached,
@@ -378,6 +382,29 @@ pub async fn execute_on(
         }
     }
     unreachable!("the loop returns")
+}
+
+/// Refuses a new solo match against CPU level 4 or 5 when its player already has
+/// `DISCS_STRONG_SOLO_PER_PLAYER` of them active (each ties up search time on every move).
+async fn check_strong_solo(app: &AppState, seats: &[Occupant; 2]) -> Result<(), ApiError> {
+    let Some(player) = strong_solo_player(seats) else {
+        return Ok(());
+    };
+    let limit = app.play.strong_solo_per_player;
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let active: i64 = client
+        .query_one(
+            "SELECT count(*) FROM match_work WHERE strong_player = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?
+        .get(0);
+    if active >= i64::from(limit) {
+        app.metrics.refused(Limit::StrongSolo);
+        return Err(ApiError::StrongSoloLimit(limit));
+    }
+    Ok(())
 }
 
 /// The empty match a `CreateMatch` is decided on, with its players' names.
@@ -657,6 +684,7 @@ pub fn work_row(
             state_due: state_due(m, app.play.return_seconds, now),
             watch: [watch(Seat::ONE), watch(Seat::TWO)],
             seen: [seen_at(Seat::ONE), seen_at(Seat::TWO)],
+            strong_player: m.strong_solo_player().map(|p| p.as_uuid()),
         }),
     })
 }

@@ -1,11 +1,16 @@
 //! The instance's cap on concurrent CPU searches. CPU moves that search (levels 3–5) and
 //! analyses share `slots` (one per core by default); a move waits for one in a queue of bounded
 //! length, and beyond it is refused with 429 `rate_limited`. Analyses, which hold a slot for
-//! their whole budget, never wait and never take the last slot: a CPU player always has one.
+//! their whole budget, never wait and never take the last slot: a CPU player always has one;
+//! and one player runs at most `analyses_per_player` of them at once on an instance.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
+
+use domain::ids::PlayerId;
 
 use crate::error::ApiError;
 
@@ -20,12 +25,33 @@ pub struct Searches {
     max_waiting: usize,
     waiting: AtomicUsize,
     refused: AtomicU64,
+    /// Analyses running per player, and how many one player may run.
+    analyses: Mutex<HashMap<PlayerId, usize>>,
+    analyses_per_player: usize,
 }
 
-/// A held search slot (and, for an analysis, its analysis slot).
+/// A held search slot (and, for an analysis, its analysis slot and its player's place).
 pub struct Slot<'a> {
     _slot: SemaphorePermit<'a>,
-    _analysis: Option<SemaphorePermit<'a>>,
+    _analysis: Option<(SemaphorePermit<'a>, PlayerAnalysis<'a>)>,
+}
+
+/// One of a player's running analyses, counted out when dropped.
+struct PlayerAnalysis<'a> {
+    searches: &'a Searches,
+    player: PlayerId,
+}
+
+impl Drop for PlayerAnalysis<'_> {
+    fn drop(&mut self) {
+        let mut running = self.searches.analyses();
+        if let Some(n) = running.get_mut(&self.player) {
+            *n -= 1;
+            if *n == 0 {
+                running.remove(&self.player);
+            }
+        }
+    }
 }
 
 /// What `/metrics` reports of the searches.
@@ -38,8 +64,9 @@ pub struct SearchStats {
 }
 
 impl Searches {
-    /// `slots` searches at once (at least one), `max_waiting` moves waiting beyond them.
-    pub fn new(slots: usize, max_waiting: usize) -> Searches {
+    /// `slots` searches at once (at least one), `max_waiting` moves waiting beyond them, and
+    /// at most `analyses_per_player` analyses (at least one) of one player at once.
+    pub fn new(slots: usize, max_waiting: usize, analyses_per_player: usize) -> Searches {
         let size = slots.max(1);
         Searches {
             slots: Semaphore::new(size),
@@ -48,7 +75,13 @@ impl Searches {
             max_waiting,
             waiting: AtomicUsize::new(0),
             refused: AtomicU64::new(0),
+            analyses: Mutex::default(),
+            analyses_per_player: analyses_per_player.max(1),
         }
+    }
+
+    fn analyses(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, usize>> {
+        self.analyses.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A slot for a CPU move's search: at once, or after waiting in the queue; 429 when the
@@ -77,8 +110,22 @@ impl Searches {
         })
     }
 
-    /// A slot for an analysis, only if one is free now (and not the last one); 429 otherwise.
-    pub fn for_analysis(&self) -> Result<Slot<'_>, ApiError> {
+    /// A slot for an analysis of `player`, only if one is free now (and not the last one) and
+    /// the player runs fewer than `analyses_per_player`; 429 otherwise.
+    pub fn for_analysis(&self, player: PlayerId) -> Result<Slot<'_>, ApiError> {
+        let mine = {
+            let mut running = self.analyses();
+            let n = running.entry(player).or_default();
+            if *n >= self.analyses_per_player {
+                drop(running);
+                return Err(self.refuse());
+            }
+            *n += 1;
+            PlayerAnalysis {
+                searches: self,
+                player,
+            }
+        };
         let analysis = self
             .analysis_slots
             .try_acquire()
@@ -86,8 +133,13 @@ impl Searches {
         let slot = self.slots.try_acquire().map_err(|_| self.refuse())?;
         Ok(Slot {
             _slot: slot,
-            _analysis: Some(analysis),
+            _analysis: Some((analysis, mine)),
         })
+    }
+
+    /// How many analyses one player may run at once.
+    pub fn analyses_per_player(&self) -> usize {
+        self.analyses_per_player
     }
 
     pub fn stats(&self) -> SearchStats {
@@ -119,12 +171,37 @@ mod tests {
 
     use super::*;
 
+    const ADA: PlayerId = PlayerId::from_uuid(uuid::Uuid::from_u128(1));
+    const BOB: PlayerId = PlayerId::from_uuid(uuid::Uuid::from_u128(2));
+
+    #[test]
+    fn a_player_runs_at_most_their_share_of_analyses() {
+        let searches = Searches::new(8, 0, 2);
+        let first = searches.for_analysis(ADA).expect("a first analysis");
+        let second = searches.for_analysis(ADA).expect("a second one");
+        assert!(matches!(
+            searches.for_analysis(ADA),
+            Err(ApiError::RateLimited(1))
+        ));
+        let other = searches
+            .for_analysis(BOB)
+            .expect("another player is not held back");
+        drop(first);
+        let third = searches
+            .for_analysis(ADA)
+            .expect("a place freed by the first");
+        assert_eq!(searches.stats().running, 3);
+        assert_eq!(searches.stats().refused, 1);
+        drop((second, third, other));
+        assert!(searches.analyses().is_empty(), "nothing left counted");
+    }
+
     #[tokio::test]
     async fn moves_queue_up_to_the_bound_and_analyses_never_take_the_last_slot() {
-        let searches = Searches::new(2, 1);
-        let analysis = searches.for_analysis().expect("one analysis");
+        let searches = Searches::new(2, 1, 2);
+        let analysis = searches.for_analysis(ADA).expect("one analysis");
         assert!(
-            matches!(searches.for_analysis(), Err(ApiError::RateLimited(1))),
+            matches!(searches.for_analysis(BOB), Err(ApiError::RateLimited(1))),
             "the last slot is kept for moves"
         );
         let running = searches.for_move().await.expect("the last slot");

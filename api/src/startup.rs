@@ -68,6 +68,7 @@ impl Application {
             play: config.play,
             limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
             answers_kept: time::Duration::hours(i64::from(config.idempotency_hours)),
+            rooms_kept: time::Duration::hours(i64::from(config.room_idle_hours)),
             signups: Arc::new(RateLimiter::new(
                 config.signups_per_minute / 60.0,
                 config.signups_per_minute,
@@ -89,6 +90,7 @@ impl Application {
                     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
                 }),
                 config.search_queue,
+                config.analyses_per_player as usize,
             )),
             stopping,
         };

@@ -31,6 +31,8 @@ pub struct AppState {
     pub limiter: Arc<RateLimiter<PlayerId>>,
     /// How long stored `Idempotency-Key` answers are kept.
     pub answers_kept: time::Duration,
+    /// How long a room that never started a match is kept.
+    pub rooms_kept: time::Duration,
     /// Sign-ups per client address.
     pub signups: Arc<RateLimiter<IpAddr>>,
     /// The projections of this database (followed through the live tail).

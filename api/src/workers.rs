@@ -150,7 +150,7 @@ pub async fn repair_then_run(app: AppState, interval: StdDuration) {
     run_forever(app, interval).await;
 }
 
-/// How often expired `Idempotency-Key` answers are purged.
+/// How often expired `Idempotency-Key` answers and unused rooms are purged.
 const PURGE_EVERY: StdDuration = StdDuration::from_secs(60);
 
 /// Deletes the stored `Idempotency-Key` answers older than `DISCS_IDEMPOTENCY_HOURS`; how many.
@@ -162,6 +162,20 @@ pub async fn purge_answers(app: &AppState) -> Result<u64, ApiError> {
     client
         .execute(
             "DELETE FROM idempotency_keys WHERE created_at < $1",
+            &[&before],
+        )
+        .await
+        .map_err(unexpected)
+}
+
+/// Deletes the rooms that never started a match and are older than `DISCS_ROOM_IDLE_HOURS`;
+/// how many. A room that started one stays: its matches name it.
+pub async fn purge_rooms(app: &AppState) -> Result<u64, ApiError> {
+    let before = app.now() - app.rooms_kept;
+    let client = app.pool.get().await.map_err(unexpected)?;
+    client
+        .execute(
+            "DELETE FROM rooms WHERE match_id IS NULL AND created_at < $1",
             &[&before],
         )
         .await
@@ -186,6 +200,11 @@ pub async fn run_forever(app: AppState, interval: StdDuration) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(purged = n, "expired Idempotency-Key answers purged"),
                 Err(e) => tracing::warn!(error = %e, "the purge of Idempotency-Key answers failed"),
+            }
+            match purge_rooms(&app).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(purged = n, "rooms never used purged"),
+                Err(e) => tracing::warn!(error = %e, "the purge of unused rooms failed"),
             }
         }
         if let Err(e) = run_until_idle(&app).await {

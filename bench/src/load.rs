@@ -66,6 +66,9 @@ async fn main() -> Result<()> {
         play: PlayConfig {
             presence_seconds: 3600,
             return_seconds: 3600,
+            leaves_per_match: 5,
+            leave_refill_seconds: 300,
+            strong_solo_per_player: 3,
         },
         live: LiveConfig::default(),
         rate_per_second: 1e9,
@@ -73,6 +76,8 @@ async fn main() -> Result<()> {
         signups_per_minute: 1_000_000.0,
         searches: None,
         search_queue: 64,
+        analyses_per_player: 1,
+        room_idle_hours: 24,
         idempotency_hours: 24,
         worker_interval_ms: 250,
         wave_interval_ms: 1000,

@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 
 use domain::analysis::position_after;
 use domain::games::GameId;
+use domain::ids::PlayerId;
 
-use crate::helpers::{Player, TestApp, spawn_app};
+use crate::helpers::{Player, TestApp, spawn_app, spawn_app_with};
 
 const L3_R1: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -352,10 +353,11 @@ async fn solo_against(app: &TestApp, p: &Player, game: &str, level: u8, first: &
 #[tokio::test]
 async fn solo_games_against_levels_three_to_five_get_legal_replies_in_both_games() {
     let app = spawn_app().await;
-    let ada = app.player("Ada").await;
-    for game in ["four_in_a_row", "reversi"] {
+    // A player per game: one may play three solo matches against levels 4-5 at once.
+    for (game, name) in [("four_in_a_row", "Ada"), ("reversi", "Bob")] {
+        let p = app.player(name).await;
         for (level, first) in [(3, "me"), (4, "cpu"), (5, "cpu")] {
-            solo_against(&app, &ada, game, level, first, 3).await;
+            solo_against(&app, &p, game, level, first, 3).await;
         }
     }
 }
@@ -364,10 +366,14 @@ async fn solo_games_against_levels_three_to_five_get_legal_replies_in_both_games
 async fn an_instance_busy_with_analyses_refuses_one_more_with_a_429() {
     let app = spawn_app().await;
     let ada = app.player("Ada").await;
-    // Every slot an analysis may take, held.
+    // Every slot an analysis may take, held (by other players: one runs one at a time).
     let mut held = Vec::new();
-    while let Ok(slot) = app.state.searches.for_analysis() {
-        held.push(slot);
+    for n in 1.. {
+        let other = PlayerId::from_uuid(uuid::Uuid::from_u128(n));
+        match app.state.searches.for_analysis(other) {
+            Ok(slot) => held.push(slot),
+            Err(_) => break,
+        }
     }
     assert!(!held.is_empty());
     let body = json!({"game": "four_in_a_row", "moves": "44"});
@@ -383,4 +389,27 @@ async fn an_instance_busy_with_analyses_refuses_one_more_with_a_429() {
     drop(held);
     let free = app.analyse(&ada, body, Some(50)).await;
     assert_eq!(free.status, StatusCode::OK, "{:?}", free.body);
+}
+
+#[tokio::test]
+async fn a_player_with_an_analysis_running_gets_429_for_another_one() {
+    // Room for three analyses on the instance: the limit met is the player's.
+    let app = spawn_app_with(|c| c.searches = Some(4)).await;
+    let ada = app.player("Ada").await;
+    let bob = app.player("Bob").await;
+    let ada_id = PlayerId::from_uuid(ada.id.parse().expect("a player id"));
+    // Ada's one analysis at a time (DISCS_ANALYSES_PER_PLAYER = 1), running.
+    let running = app
+        .state
+        .searches
+        .for_analysis(ada_id)
+        .expect("a free slot");
+    let body = json!({"game": "four_in_a_row", "moves": "44"});
+    let refused = app.analyse(&ada, body.clone(), Some(50)).await;
+    refused.assert_rate_limited("1");
+    let other = app.analyse(&bob, body.clone(), Some(50)).await;
+    assert_eq!(other.status, StatusCode::OK, "{:?}", other.body);
+    drop(running);
+    let mine = app.analyse(&ada, body, Some(50)).await;
+    assert_eq!(mine.status, StatusCode::OK, "{:?}", mine.body);
 }

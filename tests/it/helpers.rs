@@ -40,6 +40,19 @@ impl Res {
     pub fn code(&self) -> &str {
         self.body["code"].as_str().unwrap_or("")
     }
+
+    /// Asserts a 429 `rate_limited` answer asking to wait `retry_after` seconds.
+    #[track_caller]
+    pub fn assert_rate_limited(&self, retry_after: &str) {
+        assert_eq!(
+            self.status,
+            StatusCode::TOO_MANY_REQUESTS,
+            "{:?}",
+            self.body
+        );
+        assert_eq!(self.code(), "rate_limited");
+        assert_eq!(self.headers["retry-after"], retry_after);
+    }
 }
 
 /// Shows the application's logs when `TEST_LOG` is set; silent otherwise.
@@ -71,6 +84,9 @@ pub fn config(db_url: &str) -> ServeConfig {
         play: PlayConfig {
             presence_seconds: 30,
             return_seconds: 60,
+            leaves_per_match: 5,
+            leave_refill_seconds: 300,
+            strong_solo_per_player: 3,
         },
         live: LiveConfig::default(),
         rate_per_second: 1000.0,
@@ -78,6 +94,8 @@ pub fn config(db_url: &str) -> ServeConfig {
         signups_per_minute: 1_000_000.0,
         searches: None,
         search_queue: 64,
+        analyses_per_player: 1,
+        room_idle_hours: 24,
         idempotency_hours: 24,
         worker_interval_ms: 250,
         wave_interval_ms: 1000,
@@ -90,9 +108,16 @@ pub fn config(db_url: &str) -> ServeConfig {
 
 /// The application on a fresh database.
 pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// The application on a fresh database, its configuration changed by `change`.
+pub async fn spawn_app_with(change: impl FnOnce(&mut ServeConfig)) -> TestApp {
     init_logs();
     let db = eventlog::testing::TestDb::migrated(2).await;
-    let mut app = spawn_on(&db.url, config(&db.url)).await;
+    let mut config = config(&db.url);
+    change(&mut config);
+    let mut app = spawn_on(&db.url, config).await;
     app.db = Some(Arc::new(db));
     app
 }

@@ -6,6 +6,7 @@ mod cli;
 mod errors;
 mod helpers;
 mod lifecycle;
+mod limits;
 mod live;
 mod matches;
 mod outage;

@@ -332,3 +332,49 @@ async fn an_external_issuers_es256_tokens_are_accepted_when_its_key_is_configure
     let res = plain.get(&format!("/v1/players/{}", ada.id), &token).await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test]
+async fn a_sign_up_retried_with_its_idempotency_key_finds_the_player_it_created() {
+    let app = spawn_app().await;
+    let sign_up = |key: Option<&str>, name: &str| {
+        let mut req = app
+            .http
+            .post(format!("{}/v1/players", app.base))
+            .json(&json!({ "name": name }));
+        if let Some(key) = key {
+            req = req.header("idempotency-key", key);
+        }
+        app.send(req)
+    };
+    let first = sign_up(Some("3f6b1c7e-signup"), "Ada").await;
+    assert_eq!(first.status, StatusCode::CREATED, "{:?}", first.body);
+    let again = sign_up(Some("3f6b1c7e-signup"), "Ada").await;
+    assert_eq!(again.status, StatusCode::CREATED, "{:?}", again.body);
+    assert_eq!(again.body["player_id"], first.body["player_id"]);
+    assert_eq!(again.body["name"], "Ada");
+    // The retry's token is the same player's.
+    let id = first.body["player_id"].as_str().expect("an id");
+    let token = again.body["token"].as_str().expect("a token");
+    let me = app.get(&format!("/v1/players/{id}"), token).await;
+    assert_eq!(me.status, StatusCode::OK, "{:?}", me.body);
+    assert_eq!(me.body["name"], "Ada");
+    // The key with another request is refused and creates nobody.
+    let other = sign_up(Some("3f6b1c7e-signup"), "Bob").await;
+    assert_eq!(other.status, StatusCode::CONFLICT, "{:?}", other.body);
+    assert_eq!(other.code(), "idempotency_key_reused");
+    // Without a key, each sign-up is a new player.
+    let (a, b) = (sign_up(None, "Ada").await, sign_up(None, "Ada").await);
+    assert_ne!(a.body["player_id"], b.body["player_id"]);
+    assert_ne!(a.body["player_id"], first.body["player_id"]);
+    let players: i64 = app
+        .state
+        .pool
+        .get()
+        .await
+        .expect("a connection")
+        .query_one("SELECT count(*) FROM players", &[])
+        .await
+        .expect("a count")
+        .get(0);
+    assert_eq!(players, 3);
+}

@@ -184,3 +184,24 @@ async fn alone_in_a_room_you_play_the_cpu() {
     );
     assert_eq!(started.body["moves"].as_str().map(str::len), Some(1));
 }
+
+#[tokio::test]
+async fn rooms_that_never_started_a_match_are_purged_after_a_day() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let idle = app.room(&ada, &bob, "four_in_a_row", json!({})).await;
+    let idle_id = idle["room_id"].as_str().expect("a room id").to_owned();
+    app.room_match(&ada, &bob, "reversi").await;
+    app.clock.advance(time::Duration::hours(23));
+    let purged = api::workers::purge_rooms(&app.state)
+        .await
+        .expect("the purge runs");
+    assert_eq!(purged, 0, "a room younger than DISCS_ROOM_IDLE_HOURS stays");
+    app.clock.advance(time::Duration::hours(2));
+    let purged = api::workers::purge_rooms(&app.state)
+        .await
+        .expect("the purge runs");
+    assert_eq!(purged, 1, "only the room that never started a match");
+    let gone = app.get(&format!("/v1/rooms/{idle_id}"), &ada.token).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{:?}", gone.body);
+}

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use domain::analysis::{Analyser, Analysis, AnalysisError, PlyAnalysis, position_after};
 use domain::games::{AnyPosition, GameId, Side};
+use domain::ids::PlayerId;
 use domain::search::Limits;
 
 use crate::auth::Auth;
@@ -115,7 +116,7 @@ pub async fn position(
             AnalysisError::Finished.to_string(),
         ));
     }
-    let analysis = budgeted(&app, budget, move |stop| {
+    let analysis = budgeted(&app, auth.player, budget, move |stop| {
         let limits = Limits {
             max_nodes: u64::MAX,
             stop: Some(stop),
@@ -151,7 +152,7 @@ pub async fn of_match(
         ));
     }
     let (game, moves) = (m.game, m.moves.clone());
-    let plies = budgeted(&app, budget, move |stop| {
+    let plies = budgeted(&app, auth.player, budget, move |stop| {
         Analyser::new().analyse_game(game, &moves, MATCH_PLY_NODES, Some(stop))
     })
     .await?
@@ -183,12 +184,17 @@ impl Drop for StopOnDrop {
 
 /// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed. When the
 /// instance already runs as many searches as it allows, the answer is a 429 at once.
-async fn budgeted<T, F>(app: &AppState, budget: Duration, search: F) -> Result<T, ApiError>
+async fn budgeted<T, F>(
+    app: &AppState,
+    player: PlayerId,
+    budget: Duration,
+    search: F,
+) -> Result<T, ApiError>
 where
     T: Send + 'static,
     F: FnOnce(&AtomicBool) -> T + Send + 'static,
 {
-    let _slot = app.searches.for_analysis()?;
+    let _slot = app.searches.for_analysis(player)?;
     tracing::info!(
         budget_ms = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
         "analysis search started"

@@ -18,6 +18,7 @@ use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::idempotency;
 use crate::input;
+use crate::metrics::Limit;
 use crate::play::{self, Loaded};
 use crate::state::AppState;
 use crate::views::{EventView, PlyJson};
@@ -272,6 +273,14 @@ async fn presence_command(
                 return Ok((StatusCode::OK, json!(loaded.view()?), false));
             }
         };
+        if leaving
+            && let Some(wait) = app
+                .play
+                .leave_wait(m.seat(seat).leaves, m.created_at, app.now())
+        {
+            app.metrics.refused(Limit::Leaves);
+            return Err(ApiError::RateLimited(wait));
+        }
         let seen = (!leaving).then_some(seat);
         let cmd =
             play::MatchCommand::by_player(id, key, action, auth.player, b.expected_version, seen);

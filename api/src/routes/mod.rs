@@ -29,9 +29,11 @@ pub struct RouteDoc {
 
 macro_rules! routes {
     ($( $method:ident $path:literal => $handler:path, $status:literal, auth = $auth:literal, body = $body:expr, $summary:literal; )*) => {
-        /// Registers every route of the table.
+        /// Registers every route of the table, grouped by [`Routes`].
         pub fn configure(cfg: &mut web::ServiceConfig) {
-            $( cfg.route($path, web::$method().to($handler)); )*
+            let mut routes = Routes::default();
+            $( routes.add($path, web::$method().to($handler)); )*
+            routes.register(cfg);
         }
 
         /// The table, for the OpenAPI document.
@@ -48,6 +50,41 @@ macro_rules! routes {
     };
 }
 
+/// Routes grouped by the static part of their path before the first `{parameter}`: each group
+/// is a scope whose prefix is matched by comparing strings, so a request runs the patterns (regular
+/// expressions) of its own group only, not of every route registered before its own.
+#[derive(Default)]
+struct Routes {
+    /// The groups, in the order their first route was declared: (prefix, (rest of path, route)).
+    groups: Vec<(&'static str, Vec<(&'static str, actix_web::Route)>)>,
+}
+
+impl Routes {
+    fn add(&mut self, path: &'static str, route: actix_web::Route) {
+        let prefix = prefix_of(path);
+        let rest = &path[prefix.len()..];
+        match self.groups.iter_mut().find(|(p, _)| *p == prefix) {
+            Some((_, routes)) => routes.push((rest, route)),
+            None => self.groups.push((prefix, vec![(rest, route)])),
+        }
+    }
+
+    fn register(self, cfg: &mut web::ServiceConfig) {
+        for (prefix, routes) in self.groups {
+            let mut scope = web::scope(prefix);
+            for (rest, route) in routes {
+                scope = scope.route(rest, route);
+            }
+            cfg.service(scope);
+        }
+    }
+}
+
+/// The part of `path` before its first `/{parameter}` segment (the whole path if it has none).
+fn prefix_of(path: &str) -> &str {
+    path.find("/{").map_or(path, |i| &path[..i])
+}
+
 fn no_body() -> Option<fn() -> Value> {
     None
 }
@@ -56,7 +93,7 @@ routes! {
     get "/healthz" => health::healthz, 200, auth = false, body = no_body(), "The process answers.";
     get "/readyz" => health::readyz, 200, auth = false, body = no_body(), "The database answers and every migration is applied.";
     get "/v1/games" => games::list, 200, auth = false, body = no_body(), "The games, their rules, settings and CPU levels (English or Portuguese by Accept-Language).";
-    post "/v1/players" => players::create, 201, auth = false, body = Some(schemas::new_player), "Create a player by name; returns the device's token.";
+    post "/v1/players" => players::create, 201, auth = false, body = Some(schemas::new_player), "Create a player by name; returns the device's token. With an Idempotency-Key (random: it is the retry's only proof), a retry finds the player its first attempt created and gets a fresh token for it.";
     post "/v1/tokens/refresh" => players::refresh, 200, auth = true, body = no_body(), "Trade a valid token for a fresh one.";
     get "/v1/players/{id}" => players::get, 200, auth = true, body = no_body(), "A player's name and ratings.";
     get "/v1/players/{id}/matches" => players::matches, 200, auth = true, body = no_body(), "A player's finished matches, newest first (?game&limit&before=RFC 3339), with ratings before and after for ranked ones.";
@@ -259,4 +296,20 @@ fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_route_is_grouped_by_its_path_before_the_first_parameter() {
+        assert_eq!(prefix_of("/v1/matches/{id}/moves"), "/v1/matches");
+        assert_eq!(prefix_of("/v1/matches"), "/v1/matches");
+        assert_eq!(prefix_of("/healthz"), "/healthz");
+        assert_eq!(
+            prefix_of("/v1/admin/players/{id}/ratings/{game}/explain"),
+            "/v1/admin/players"
+        );
+    }
 }

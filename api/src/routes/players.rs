@@ -14,6 +14,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::auth::{Auth, Role};
 use crate::error::ApiError;
+use crate::idempotency;
 use crate::input;
 use crate::play::unexpected;
 use crate::state::AppState;
@@ -51,6 +52,11 @@ pub fn valid_name(raw: &str) -> Result<String, ApiError> {
 }
 
 /// `POST /v1/players`: a name in, a player and the device's token out.
+///
+/// With an `Idempotency-Key`, the player's id is derived from the key, so a retry (same key,
+/// same body) finds the player its first attempt created, whether or not that attempt's answer
+/// arrived, and gets a fresh token for it; the same key with another body is
+/// `idempotency_key_reused`. The key is the only proof of a retry: it must be random.
 pub async fn create(
     app: web::Data<AppState>,
     req: HttpRequest,
@@ -60,21 +66,79 @@ pub async fn create(
     if let Some(peer) = req.peer_addr() {
         app.signups.check(&peer.ip())?;
     }
-    let body: NewPlayer = input::json(&input::body(payload).await?)?;
+    let key = idempotency::key_of(&req)?;
+    let raw = input::body(payload).await?;
+    let body: NewPlayer = input::json(&raw)?;
     let name = valid_name(&body.name)?;
-    let player = PlayerId::from_uuid(Uuid::now_v7());
     let now = app.now();
-    let client = app.pool.get().await.map_err(unexpected)?;
-    client
-        .execute(
-            "INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3)",
-            &[&player.as_uuid(), &name, &now],
-        )
-        .await
-        .map_err(unexpected)?;
+    let (player, name) = match key {
+        None => {
+            let player = PlayerId::from_uuid(Uuid::now_v7());
+            let client = app.pool.get().await.map_err(unexpected)?;
+            client
+                .execute(
+                    "INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3)",
+                    &[&player.as_uuid(), &name, &now],
+                )
+                .await
+                .map_err(unexpected)?;
+            (player, name)
+        }
+        Some(key) => {
+            let hash = idempotency::request_hash(&req, &raw);
+            signed_up_once(&app, &key, &hash, &name, now).await?
+        }
+    };
     let token = app.keys.issue(player, Role::Player, now)?;
     Ok(HttpResponse::build(StatusCode::CREATED)
         .json(json!({"player_id": player, "name": name, "token": token})))
+}
+
+/// Ids of players created under an `Idempotency-Key` (UUID v5 of the key in this namespace).
+const SIGN_UP: Uuid = Uuid::from_u128(0x8f0c_5a52_7d1e_4b8e_9a3c_64e1_d2b7_f019);
+
+/// The player a sign-up under `key` created (creating it now if it is the first attempt), with
+/// the key's record stored beside it in one transaction; `idempotency_key_reused` when the key
+/// was used with another request.
+async fn signed_up_once(
+    app: &AppState,
+    key: &str,
+    hash: &[u8],
+    name: &str,
+    now: OffsetDateTime,
+) -> Result<(PlayerId, String), ApiError> {
+    let player = Uuid::new_v5(&SIGN_UP, key.as_bytes());
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let body = json!({"player_id": player, "name": name});
+    tx.execute(
+        "WITH created AS ( \
+             INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (player_id) DO NOTHING \
+         ) \
+         INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
+         VALUES ($1, $4, $5, 201, $6, $3) ON CONFLICT DO NOTHING",
+        &[&player, &name, &now, &key, &hash, &body],
+    )
+    .await
+    .map_err(unexpected)?;
+    // What the first attempt stored (this one's, or a twin's that committed first), and the
+    // player's name as it is (the record may have expired while the player stays).
+    let row = tx
+        .query_one(
+            "SELECT k.request_hash, p.name FROM players p \
+               JOIN idempotency_keys k ON k.player_id = p.player_id AND k.key = $2 \
+              WHERE p.player_id = $1",
+            &[&player, &key],
+        )
+        .await
+        .map_err(unexpected)?;
+    let (stored_hash, stored_name): (Vec<u8>, String) = (row.get(0), row.get(1));
+    if stored_hash != hash {
+        return Err(ApiError::IdempotencyKeyReused);
+    }
+    tx.commit().await.map_err(unexpected)?;
+    Ok((PlayerId::from_uuid(player), stored_name))
 }
 
 /// `POST /v1/tokens/refresh`: a valid token for a fresh one.

@@ -21,4 +21,7 @@ pub use events::{
     MovedBy, Occupant, Outcome, Stamped,
 };
 pub use settings::{FirstSetting, Settings, TurnSeconds};
-pub use state::{Controller, Match, MatchState, Presence, SeatState, evolve};
+pub use state::{
+    Controller, Match, MatchState, Presence, STRONG_CPU_LEVEL, SeatState, evolve,
+    strong_solo_player,
+};

@@ -8,6 +8,23 @@ use super::settings::Settings;
 use crate::games::{AnyPosition, GameId, Side};
 use crate::ids::{PlayerId, Seat};
 
+/// The lowest CPU level whose moves are long searches (levels 4 and 5).
+pub const STRONG_CPU_LEVEL: u8 = 4;
+
+/// The human of a match with these seats if it is a solo match against the CPU at level 4 or
+/// 5 (the long searches).
+pub fn strong_solo_player(seats: &[Occupant; 2]) -> Option<PlayerId> {
+    match *seats {
+        [Occupant::Human { player_id }, Occupant::Cpu { level }]
+        | [Occupant::Cpu { level }, Occupant::Human { player_id }]
+            if level >= STRONG_CPU_LEVEL =>
+        {
+            Some(player_id)
+        }
+        _ => None,
+    }
+}
+
 /// Where the player of a human seat is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Presence {
@@ -36,6 +53,8 @@ pub enum Controller {
 pub struct SeatState {
     pub occupant: Occupant,
     pub presence: Presence,
+    /// How many times the seat's player left on their own (`player_left`, reason `left`).
+    pub leaves: u32,
 }
 
 impl SeatState {
@@ -88,6 +107,12 @@ pub struct Match {
 impl Match {
     pub fn is_finished(&self) -> bool {
         self.result.is_some()
+    }
+
+    /// The human of a solo match against the CPU at level 4 or 5 (the long searches), if this
+    /// match is one.
+    pub fn strong_solo_player(&self) -> Option<PlayerId> {
+        strong_solo_player(&[self.seats[0].occupant, self.seats[1].occupant])
     }
 
     pub fn seat(&self, seat: Seat) -> &SeatState {
@@ -177,6 +202,7 @@ pub fn evolve(state: &mut MatchState, stamped: &Stamped) {
             seats: c.seats.map(|occupant| SeatState {
                 occupant,
                 presence: Presence::Here,
+                leaves: 0,
             }),
             settings: c.settings,
             first_seat: c.first_seat,
@@ -209,10 +235,14 @@ pub fn evolve(state: &mut MatchState, stamped: &Stamped) {
             m.turn_started_at = at;
         }
         MatchEvent::PlayerLeft(l) => {
-            m.seats[l.seat.index()].presence = Presence::Away {
+            let seat = &mut m.seats[l.seat.index()];
+            seat.presence = Presence::Away {
                 since: at,
                 reason: l.reason,
             };
+            if l.reason == LeaveReason::Left {
+                seat.leaves += 1;
+            }
         }
         MatchEvent::PlayerReturned(r) => {
             m.seats[r.seat.index()].presence = Presence::Here;
