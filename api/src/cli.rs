@@ -330,17 +330,21 @@ pub fn audit_table(r: &projections::audit::RatingsAudit) -> String {
         None => "-".to_owned(),
     };
     if r.mismatches.is_empty() {
-        let _ = writeln!(out, "ratings: every stored rating equals the log's");
+        let _ = writeln!(
+            out,
+            "ratings: every stored rating (ratings, leaderboard) equals the log's"
+        );
     } else {
         let _ = writeln!(
             out,
-            "\nMISMATCHES\n{:<36}  {:<13}  {:<34}  {:<34}  first diverging match",
-            "player", "game", "stored", "recomputed"
+            "\nMISMATCHES\n{:<11}  {:<36}  {:<13}  {:<34}  {:<34}  first diverging match",
+            "table", "player", "game", "stored", "recomputed"
         );
         for m in &r.mismatches {
             let _ = writeln!(
                 out,
-                "{:<36}  {:<13}  {:<34}  {:<34}  {}",
+                "{:<11}  {:<36}  {:<13}  {:<34}  {:<34}  {}",
+                m.table,
                 m.player_id.to_string(),
                 m.game.to_string(),
                 show(&m.stored),

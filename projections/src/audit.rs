@@ -1,5 +1,5 @@
 //! Rating audits (SPEC §6, admins): recompute every rating from the log alone and diff it
-//! against the projection, verify the hash chains, explain a rating match by match, replay the
+//! against every table that keeps one (`ratings`, `leaderboard`), verify the hash chains, explain a rating match by match, replay the
 //! ratings without some players' matches (what-if refunds), and flag suspicious patterns.
 //!
 //! Nothing here writes: a what-if is a report, never a rewrite of the log.
@@ -102,14 +102,20 @@ pub struct Values {
 /// A stored rating that the log does not give.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Mismatch {
+    /// The table that holds it: `ratings` (with each step in `rating_points`) or `leaderboard`.
+    pub table: &'static str,
     pub player_id: PlayerId,
     pub game: GameId,
     /// `None`: the projection has no row (or the log has no match) for this player and game.
     pub stored: Option<Values>,
     pub recomputed: Option<Values>,
-    /// The first match whose stored step differs from the recomputed one.
+    /// The first match whose stored step differs from the recomputed one (`ratings` only: the
+    /// leaderboard keeps no steps).
     pub first_diverging_match: Option<MatchId>,
 }
+
+/// The tables that keep their own copy of every rating, checked by [`ratings`].
+const RATING_TABLES: [&str; 2] = ["ratings", "leaderboard"];
 
 /// A player's rating with and without the excluded players' matches.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -164,32 +170,14 @@ pub async fn ratings(
     let (finished, events_scanned) = finished_matches(log).await?;
     let (ledger, steps) = replay(&finished, &HashSet::new());
     let client = log.pool().get().await?;
-    let rows = client
-        .query(
-            "SELECT player_id, game, rating, deviation, volatility, games FROM ratings",
-            &[],
-        )
-        .await?;
-    let mut stored: BTreeMap<(PlayerId, GameId), Values> = BTreeMap::new();
-    for row in rows {
-        let Ok(g) = row.get::<_, String>(1).parse::<GameId>() else {
-            continue;
-        };
-        let games: i32 = row.get(5);
-        stored.insert(
-            (PlayerId::from_uuid(row.get(0)), g),
-            Values {
-                rating: row.get(2),
-                deviation: row.get(3),
-                volatility: row.get(4),
-                games: u32::try_from(games).unwrap_or(0),
-            },
-        );
+    let mut stored = Vec::with_capacity(RATING_TABLES.len());
+    for table in RATING_TABLES {
+        stored.push((table, stored_values(&client, table).await?));
     }
     let wanted = |g: GameId| game.is_none_or(|x| x == g);
     let keys: HashSet<(PlayerId, GameId)> = stored
-        .keys()
-        .copied()
+        .iter()
+        .flat_map(|(_, rows)| rows.keys().copied())
         .chain(ledger.standings.keys().copied())
         .filter(|(_, g)| wanted(*g))
         .collect();
@@ -197,11 +185,18 @@ pub async fn ratings(
     keys.sort();
     let mut mismatches = Vec::new();
     for key in &keys {
-        let s = stored.get(key).copied();
         let r = ledger.standings.get(key).map(values);
-        if s != r {
-            let first = first_diverging(&client, key.0, key.1, &steps).await?;
+        for (table, rows) in &stored {
+            let s = rows.get(key).copied();
+            if s == r {
+                continue;
+            }
+            let first = match *table {
+                "ratings" => first_diverging(&client, key.0, key.1, &steps).await?,
+                _ => None,
+            };
             mismatches.push(Mismatch {
+                table,
                 player_id: key.0,
                 game: key.1,
                 stored: s,
@@ -264,6 +259,36 @@ pub async fn ratings(
     })
 }
 
+/// Every (player, game) row of a table that keeps ratings (`ratings` or `leaderboard`).
+async fn stored_values(
+    client: &deadpool_postgres::Client,
+    table: &str,
+) -> Result<BTreeMap<(PlayerId, GameId), Values>, Error> {
+    let rows = client
+        .query(
+            &format!("SELECT player_id, game, rating, deviation, volatility, games FROM {table}"),
+            &[],
+        )
+        .await?;
+    let mut stored = BTreeMap::new();
+    for row in rows {
+        let Ok(g) = row.get::<_, String>(1).parse::<GameId>() else {
+            continue;
+        };
+        let games: i32 = row.get(5);
+        stored.insert(
+            (PlayerId::from_uuid(row.get(0)), g),
+            Values {
+                rating: row.get(2),
+                deviation: row.get(3),
+                volatility: row.get(4),
+                games: u32::try_from(games).unwrap_or(0),
+            },
+        );
+    }
+    Ok(stored)
+}
+
 /// The first stored rating step of (player, game) that differs from the recomputed ones.
 async fn first_diverging(
     client: &deadpool_postgres::Client,
@@ -323,13 +348,26 @@ pub struct ExplainedStep {
     pub match_ended_position: i64,
 }
 
+/// A rating explained, and whether the log gives the same steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub steps: Vec<ExplainedStep>,
+    pub log_check: LogCheck,
+}
+
+/// The explanation's steps checked against the ratings recomputed from the log alone.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LogCheck {
+    pub events_scanned: u64,
+    /// Every stored step has the match and the values the log gives, and no step is missing.
+    pub agrees: bool,
+    /// The first match whose stored step the log does not give.
+    pub first_diverging_match: Option<MatchId>,
+}
+
 /// A player's rating in one game, step by step from the projection, each step with the events
-/// it came from.
-pub async fn explain(
-    log: &EventLog,
-    player: PlayerId,
-    game: GameId,
-) -> Result<Vec<ExplainedStep>, Error> {
+/// it came from, checked against the steps recomputed from the log.
+pub async fn explain(log: &EventLog, player: PlayerId, game: GameId) -> Result<Explanation, Error> {
     let client = log.pool().get().await?;
     let rows = client
         .query(
@@ -343,8 +381,16 @@ pub async fn explain(
             &[&player.as_uuid(), &game.as_str()],
         )
         .await?;
+    let (finished, events_scanned) = finished_matches(log).await?;
+    let (_, recomputed) = replay(&finished, &HashSet::new());
+    let first_diverging_match = first_diverging(&client, player, game, &recomputed).await?;
+    let log_check = LogCheck {
+        events_scanned,
+        agrees: first_diverging_match.is_none(),
+        first_diverging_match,
+    };
     let format = time::format_description::well_known::Rfc3339;
-    Ok(rows
+    let steps = rows
         .iter()
         .map(|r| {
             let games = u32::try_from(r.get::<_, i32>(0)).unwrap_or(0);
@@ -378,7 +424,8 @@ pub async fn explain(
                 match_ended_position: r.get(16),
             }
         })
-        .collect())
+        .collect();
+    Ok(Explanation { steps, log_check })
 }
 
 /// The thresholds the flags use, reported with them.

@@ -519,7 +519,10 @@ async fn the_audit_finds_a_planted_mismatch_and_a_tampered_event() {
     let report = projections::audit::ratings(&app.state.log, None, &[])
         .await
         .expect("audit");
-    assert!(api::cli::audit_table(&report).contains("every stored rating equals the log's"));
+    assert!(
+        api::cli::audit_table(&report)
+            .contains("every stored rating (ratings, leaderboard) equals the log's")
+    );
 
     // Plant a wrong rating: the current row and the step of the player's second match.
     let client = eventlog::testing::raw_client(&app.db_url).await;
@@ -555,6 +558,22 @@ async fn the_audit_finds_a_planted_mismatch_and_a_tampered_event() {
         &mismatches[0]["recomputed"]["rating"],
     );
     assert!((s.as_f64().expect("stored") - r.as_f64().expect("recomputed") - 7.0).abs() < 1e-9);
+    // The explanation of that rating says where the log disagrees with its steps.
+    let ex = app
+        .get(
+            &format!(
+                "/v1/admin/players/{}/ratings/four_in_a_row/explain",
+                victim.id
+            ),
+            &admin.token,
+        )
+        .await;
+    assert_eq!(ex.status, StatusCode::OK, "{:?}", ex.body);
+    assert_eq!(ex.body["log_check"]["agrees"], false);
+    assert_eq!(
+        ex.body["log_check"]["first_diverging_match"],
+        json!(planted.to_string())
+    );
 
     // Tamper with an event behind the log's back.
     client
@@ -591,6 +610,12 @@ async fn explain_what_if_and_flags() {
         )
         .await;
     assert_eq!(ex.status, StatusCode::OK, "{:?}", ex.body);
+    assert_eq!(
+        ex.body["log_check"]["agrees"], true,
+        "{:?}",
+        ex.body["log_check"]
+    );
+    assert_eq!(ex.body["log_check"]["first_diverging_match"], Value::Null);
     let steps = ex.body["steps"].as_array().expect("steps");
     assert!(!steps.is_empty());
     for (i, s) in steps.iter().enumerate() {
@@ -775,4 +800,41 @@ async fn two_runners_racing_on_one_projection_apply_each_event_once() {
         .expect("checkpoint");
     // Every match_created and match_ended once: 5 matches.
     assert_eq!(events, 10);
+}
+
+#[tokio::test]
+async fn the_audit_checks_the_leaderboards_own_copy_of_each_rating() {
+    let app = spawn_app().await;
+    league(&app, 5).await;
+    app.project().await;
+    let clean = projections::audit::ratings(&app.state.log, None, &[])
+        .await
+        .expect("audit");
+    assert!(clean.mismatches.is_empty(), "{:?}", clean.mismatches);
+    // The leaderboard's row moves away from the log; `ratings` stays right.
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let row = client
+        .query_one(
+            "UPDATE leaderboard SET deviation = deviation - 3 \
+              WHERE (game, player_id) = (SELECT game, player_id FROM leaderboard \
+                                         ORDER BY game, player_id LIMIT 1) \
+              RETURNING player_id, game",
+            &[],
+        )
+        .await
+        .expect("planted");
+    let (player, game): (uuid::Uuid, String) = (row.get(0), row.get(1));
+    let report = projections::audit::ratings(&app.state.log, None, &[])
+        .await
+        .expect("audit");
+    assert_eq!(report.mismatches.len(), 1, "{:?}", report.mismatches);
+    let m = &report.mismatches[0];
+    assert_eq!(
+        (m.table, m.player_id.as_uuid(), m.game.as_str()),
+        ("leaderboard", player, game.as_str())
+    );
+    let (stored, recomputed) = (m.stored.expect("a row"), m.recomputed.expect("a rating"));
+    assert!((recomputed.deviation - stored.deviation - 3.0).abs() < 1e-9);
+    assert_eq!(m.first_diverging_match, None);
+    assert!(api::cli::audit_table(&report).contains("leaderboard"));
 }

@@ -66,7 +66,7 @@ pub async fn explain(
     let game: GameId = raw_game
         .parse()
         .map_err(|_| ApiError::InvalidRequest(format!("unknown game `{raw_game}`")))?;
-    let steps = audit::explain(&app.log, player, game)
+    let explanation = audit::explain(&app.log, player, game)
         .await
         .map_err(audit_error)?;
     Ok(HttpResponse::Ok().json(json!({
@@ -76,7 +76,8 @@ pub async fn explain(
                   "idle_growth": "per whole 24 h since the previous ranked match: phi <- sqrt(phi^2 + sigma^2), capped at 350",
                   "provisional_above": domain::ratings::Rating::PROVISIONAL_ABOVE,
                   "engine": "skillratings =0.29.2, glicko2, one rating period per match"},
-        "steps": steps,
+        "steps": explanation.steps,
+        "log_check": explanation.log_check,
     })))
 }
 
