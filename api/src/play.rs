@@ -447,7 +447,7 @@ async fn decide_with_cpu(
         for e in decided {
             events.push(NewEvent {
                 event_type: e.event_type().to_owned(),
-                schema_version: MatchEvent::SCHEMA_VERSION,
+                schema_version: e.schema_version(),
                 data: e.data(),
                 actor: actor.map(|p| p.as_uuid()),
                 recorded_at: at,

@@ -20,8 +20,8 @@ use uuid::Uuid;
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, Seat, TicketId};
 use domain::matches::{
-    Action, Command, CreateMatch, FirstMoveRule, MatchEvent, MatchState, Occupant, Settings,
-    Stamped, TurnSeconds, decide, evolve,
+    Action, Command, CreateMatch, FirstMoveRule, MatchState, Occupant, Settings, Stamped,
+    TurnSeconds, decide, evolve,
 };
 use domain::matchmaking::{self, Candidate, Rules};
 use domain::ratings::{Rating, decay, idle_days};
@@ -501,7 +501,7 @@ async fn write_pairing(
                 .iter()
                 .map(|e| NewEvent {
                     event_type: e.event_type().to_owned(),
-                    schema_version: MatchEvent::SCHEMA_VERSION,
+                    schema_version: e.schema_version(),
                     data: e.data(),
                     actor: None,
                     recorded_at: now,

@@ -274,3 +274,70 @@ async fn reversi_can_hide_legal_moves_and_four_in_a_row_cannot() {
         .await;
     assert_eq!(res.code(), "invalid_request");
 }
+
+#[tokio::test]
+async fn a_match_whose_creation_was_written_at_schema_version_one_replays_to_the_same_match() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let id = app.solo_four(&ada).await;
+    for mv in ["4", "3"] {
+        let res = app.play(&ada, &id, mv).await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    }
+    let original = app
+        .state
+        .log
+        .read_stream(&format!("match-{id}"))
+        .await
+        .expect("the stream");
+    assert_eq!(original[0].event_type, "match_created");
+    assert_eq!(original[0].schema_version, 2, "this build writes board");
+    assert_eq!(original[0].data["board"], json!({"columns": 7, "rows": 6}));
+    // The same events as the build before `board` wrote them: match_created at version 1,
+    // without the field, in a stream of their own.
+    let copy = domain::ids::MatchId::from_uuid(uuid::Uuid::new_v4());
+    let events = original
+        .iter()
+        .map(|e| {
+            let (mut data, mut schema_version) = (e.data.clone(), e.schema_version);
+            if e.event_type == "match_created" {
+                data.as_object_mut().expect("an object").remove("board");
+                schema_version = 1;
+            }
+            eventlog::NewEvent {
+                event_type: e.event_type.clone(),
+                schema_version,
+                data,
+                actor: e.actor,
+                recorded_at: e.recorded_at,
+            }
+        })
+        .collect();
+    let appended = app
+        .state
+        .log
+        .append(
+            uuid::Uuid::new_v4(),
+            eventlog::StreamAppend {
+                stream: copy.stream(),
+                expected_version: 0,
+                events,
+            },
+        )
+        .await
+        .expect("the old-shaped stream is appended");
+    assert!(matches!(appended, eventlog::AppendOutcome::Appended(_)));
+    let copy = copy.to_string();
+    let (mut now, mut old) = (app.view(&ada, &id).await, app.view(&ada, &copy).await);
+    assert_eq!(old["match_id"], json!(copy));
+    now["match_id"] = Value::Null;
+    old["match_id"] = Value::Null;
+    assert_eq!(old, now);
+    // History is not rewritten: the copy's creation is still in its old shape.
+    let stored = app.events(&ada, &copy).await;
+    assert_eq!(stored[0]["type"], "match_created");
+    assert_eq!(stored[0]["data"].get("board"), None);
+    // And the match goes on from it.
+    let res = app.play(&ada, &copy, "5").await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+}

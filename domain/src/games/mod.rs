@@ -26,8 +26,29 @@ pub enum GameId {
     Reversi,
 }
 
+/// The size of a game's board, as `match_created` records it (schema version 2 on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Board {
+    pub columns: u8,
+    pub rows: u8,
+}
+
 impl GameId {
     pub const ALL: [GameId; 2] = [GameId::FourInARow, GameId::Reversi];
+
+    /// The board the game is played on.
+    pub fn board(self) -> Board {
+        match self {
+            GameId::FourInARow => Board {
+                columns: four_in_a_row::WIDTH,
+                rows: four_in_a_row::HEIGHT,
+            },
+            GameId::Reversi => Board {
+                columns: 8,
+                rows: 8,
+            },
+        }
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -169,6 +169,7 @@ fn create_match(c: &CreateMatch) -> Result<Vec<MatchEvent>, DomainError> {
         ranked: c.ranked,
         room_id: c.room_id,
         cpu_seed: c.cpu_seed,
+        board: c.game.board(),
     })])
 }
 

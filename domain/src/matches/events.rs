@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::settings::Settings;
-use crate::games::{EndReason, GameId};
+use crate::games::{Board, EndReason, GameId};
 use crate::ids::{PlayerId, Seat};
 
 /// Who sits in a seat when the match is created.
@@ -49,6 +49,29 @@ pub struct MatchCreated {
     pub room_id: Option<Uuid>,
     /// Seed of every CPU choice in this match, so replays are exact.
     pub cpu_seed: u32,
+    /// The board's size (since schema version 2; version 1 payloads get it from `game` when
+    /// read, see [`upcast_match_created_v1`]).
+    pub board: Board,
+}
+
+/// Lifts a version 1 `match_created` payload to version 2: the board's size, which version 1
+/// left implicit in `game`, becomes a field.
+pub fn upcast_match_created_v1(mut data: serde_json::Value) -> Result<serde_json::Value, String> {
+    let game: GameId = data
+        .get("game")
+        .and_then(serde_json::Value::as_str)
+        .ok_or("no game")?
+        .parse()
+        .map_err(|e: crate::games::ParseError| e.to_string())?;
+    let map = data.as_object_mut().ok_or("not an object")?;
+    if map.contains_key("board") {
+        return Err("a version 1 payload has no board".into());
+    }
+    map.insert(
+        "board".into(),
+        serde_json::to_value(game.board()).map_err(|e| e.to_string())?,
+    );
+    Ok(data)
 }
 
 /// Who made a move: the seat's human, or the CPU (a CPU seat, a stand-in, or a timed-out turn).
@@ -182,6 +205,12 @@ pub enum DecodeError {
         version: i16,
         source: serde_json::Error,
     },
+    #[error("event `{event_type}` v{from} cannot be upcast: {reason}")]
+    Upcast {
+        event_type: String,
+        from: i16,
+        reason: String,
+    },
 }
 
 impl MatchEvent {
@@ -198,9 +227,20 @@ impl MatchEvent {
         "match_ended",
     ];
 
-    /// The payload version written by this build. Bump it (per type, if needed) together with an
-    /// upcaster in [`MatchEvent::decode`] whenever a payload changes shape.
-    pub const SCHEMA_VERSION: i16 = 1;
+    /// The payload version this build writes of an event type: `match_created` is at 2 (it
+    /// gained `board`), every other type at 1. Bump a type's version together with an upcaster
+    /// in [`MatchEvent::decode`] whenever its payload changes shape.
+    pub fn schema_version_of(event_type: &str) -> i16 {
+        match event_type {
+            "match_created" => 2,
+            _ => 1,
+        }
+    }
+
+    /// The payload version this build writes of this event.
+    pub fn schema_version(&self) -> i16 {
+        Self::schema_version_of(self.event_type())
+    }
 
     pub fn event_type(&self) -> &'static str {
         match self {
@@ -236,7 +276,7 @@ impl MatchEvent {
         if !Self::TYPES.contains(&event_type) {
             return Err(DecodeError::UnknownType(event_type.to_owned()));
         }
-        if version != Self::SCHEMA_VERSION {
+        if version < 1 || version > Self::schema_version_of(event_type) {
             return Err(DecodeError::UnknownSchemaVersion {
                 event_type: event_type.to_owned(),
                 version,
@@ -247,6 +287,18 @@ impl MatchEvent {
             version,
             source,
         };
+        // Old shapes, lifted to the current one (history is never rewritten).
+        if (event_type, version) == ("match_created", 1) {
+            let lifted =
+                upcast_match_created_v1(data.clone()).map_err(|reason| DecodeError::Upcast {
+                    event_type: event_type.to_owned(),
+                    from: version,
+                    reason,
+                })?;
+            return read(&lifted)
+                .map(MatchEvent::MatchCreated)
+                .map_err(malformed);
+        }
         // Deserialise the payload in place (no copy of the JSON), by type.
         fn read<'a, T: Deserialize<'a>>(data: &'a serde_json::Value) -> serde_json::Result<T> {
             T::deserialize(data)

@@ -753,7 +753,7 @@ fn every_event_survives_encoding_and_unknown_versions_are_refused() {
         ended(Some(2), EndedBecause::Resigned, &[('B', 3), ('W', 2)]),
     ];
     for e in &events {
-        let back = MatchEvent::decode(e.event_type(), MatchEvent::SCHEMA_VERSION, &e.data());
+        let back = MatchEvent::decode(e.event_type(), e.schema_version(), &e.data());
         assert_eq!(back.as_ref().ok(), Some(e), "{e:?}");
         assert!(matches!(
             MatchEvent::decode(e.event_type(), 99, &e.data()),
@@ -767,6 +767,43 @@ fn every_event_survives_encoding_and_unknown_versions_are_refused() {
     assert!(matches!(
         MatchEvent::decode("passed", 1, &serde_json::json!({"seat": 3})),
         Err(DecodeError::Malformed { .. })
+    ));
+}
+
+#[test]
+fn a_version_one_match_created_is_read_with_the_board_of_its_game() {
+    for game in [GameId::FourInARow, GameId::Reversi] {
+        let now = created(humans(game));
+        assert_eq!(now.schema_version(), 2);
+        // The payload as version 1 wrote it: everything but the board.
+        let mut v1 = now.data();
+        v1.as_object_mut().expect("an object").remove("board");
+        assert_eq!(
+            MatchEvent::decode("match_created", 1, &v1).ok(),
+            Some(now.clone())
+        );
+        // Version 2 must carry its board; version 1 must not.
+        assert!(matches!(
+            MatchEvent::decode("match_created", 2, &v1),
+            Err(DecodeError::Malformed { .. })
+        ));
+        assert!(matches!(
+            MatchEvent::decode("match_created", 1, &now.data()),
+            Err(DecodeError::Upcast { from: 1, .. })
+        ));
+    }
+    let MatchEvent::MatchCreated(c) = created(humans(GameId::FourInARow)) else {
+        unreachable!("created() makes a match_created");
+    };
+    assert_eq!((c.board.columns, c.board.rows), (7, 6));
+    assert!(matches!(
+        MatchEvent::decode("match_created", 3, &serde_json::json!({})),
+        Err(DecodeError::UnknownSchemaVersion { version: 3, .. })
+    ));
+    // Every other type is still at version 1.
+    assert!(matches!(
+        MatchEvent::decode("passed", 2, &serde_json::json!({"seat": 1})),
+        Err(DecodeError::UnknownSchemaVersion { version: 2, .. })
     ));
 }
 
@@ -808,7 +845,7 @@ proptest! {
             let Ok(events) = decide(live, &Command { at: at(clock), action }) else { return Ok(false) };
             for event in events {
                 // Store as the event log would: type, version and JSON payload.
-                let decoded = MatchEvent::decode(event.event_type(), MatchEvent::SCHEMA_VERSION, &event.data())
+                let decoded = MatchEvent::decode(event.event_type(), event.schema_version(), &event.data())
                     .expect("own events decode");
                 prop_assert_eq!(&decoded, &event);
                 let s = Stamped { at: at(clock), event };
