@@ -59,6 +59,9 @@ pub enum ApiError {
     StrongSoloLimit(u32),
     #[error("no such route")]
     NoRoute,
+    /// The path exists, with other methods (answered in `Allow`).
+    #[error("this path takes {}", .0.join(", "))]
+    MethodNotAllowed(Vec<&'static str>),
     /// The database is out of reach: the request may be retried (a command with its
     /// `Idempotency-Key`, whose outcome may be unknown). The cause is logged, not shown.
     #[error("the service is unavailable for a moment; retry in {RETRY_UNAVAILABLE} s")]
@@ -164,6 +167,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::Forbidden(_) => "forbidden",
             ApiError::NotFound(_) | ApiError::NoRoute => "not_found",
+            ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::AlreadyQueued => "already_queued",
             ApiError::InMatch => "in_match",
             ApiError::RoomFull => "room_full",
@@ -187,6 +191,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) | ApiError::NoRoute => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::NotYourTurn
             | ApiError::VersionConflict { .. }
             | ApiError::MatchFinished
@@ -219,6 +224,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => ("Unauthorized", "Não autenticado"),
             ApiError::Forbidden(_) => ("Forbidden", "Proibido"),
             ApiError::NotFound(_) | ApiError::NoRoute => ("Not found", "Não encontrado"),
+            ApiError::MethodNotAllowed(_) => ("Method not allowed", "Método não permitido"),
             ApiError::AlreadyQueued => ("Already queued", "Já está na fila"),
             ApiError::InMatch => ("In a match", "Em partida"),
             ApiError::RoomFull => ("Room full", "Sala cheia"),
@@ -260,6 +266,9 @@ impl ApiError {
             ApiError::Forbidden(e) => format!("Acesso negado: {e}"),
             ApiError::NotFound(what) => format!("Não encontrado: {what}"),
             ApiError::NoRoute => "Esta rota não existe".into(),
+            ApiError::MethodNotAllowed(methods) => {
+                format!("Este caminho aceita {}", methods.join(", "))
+            }
             ApiError::AlreadyQueued => "Você já tem um bilhete aberto na fila".into(),
             ApiError::InMatch => "Você está jogando uma partida classificada".into(),
             ApiError::RoomFull => "A sala já tem dois membros".into(),
@@ -337,6 +346,9 @@ pub fn render(error: &ApiError, lang: Lang) -> HttpResponse {
         }
         ApiError::StrongSoloLimit(_) => {
             res.insert_header((header::RETRY_AFTER, RETRY_STRONG_SOLO.to_string()));
+        }
+        ApiError::MethodNotAllowed(methods) => {
+            res.insert_header((header::ALLOW, methods.join(", ")));
         }
         _ => {}
     }

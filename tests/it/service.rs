@@ -58,3 +58,68 @@ async fn health_readiness_and_the_api_documents_answer_without_a_token() {
         "nothing loads from elsewhere"
     );
 }
+
+#[tokio::test]
+async fn a_known_path_with_another_method_gets_405_with_allow_and_an_unknown_one_404() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let call = |method: reqwest::Method, path: &str| {
+        app.send(
+            app.http
+                .request(method, format!("{}{path}", app.base))
+                .bearer_auth(&ada.token),
+        )
+    };
+    for (method, path, allow) in [
+        (reqwest::Method::PUT, "/v1/matches/abc/moves", "POST"),
+        (reqwest::Method::DELETE, "/v1/matches/abc", "GET"),
+        (reqwest::Method::PATCH, "/v1/queue/abc", "GET, DELETE"),
+        (reqwest::Method::POST, "/healthz", "GET"),
+        (reqwest::Method::GET, "/v1/players", "POST"),
+    ] {
+        let res = call(method.clone(), path).await;
+        assert_eq!(
+            res.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}: {:?}",
+            res.body
+        );
+        assert_eq!(res.code(), "method_not_allowed");
+        assert_eq!(res.headers["allow"], allow, "{method} {path}");
+    }
+    for path in ["/v1/nothing", "/v1/matches/abc/nothing", "/healthz/more"] {
+        let res = call(reqwest::Method::GET, path).await;
+        assert_eq!(res.status, StatusCode::NOT_FOUND, "{path}: {:?}", res.body);
+        assert_eq!(res.code(), "not_found");
+    }
+}
+
+#[tokio::test]
+async fn the_document_offers_an_idempotency_key_only_where_it_is_honoured() {
+    let app = spawn_app().await;
+    let doc = app
+        .send(app.http.get(format!("{}/openapi.json", app.base)))
+        .await;
+    let takes_key = |method: &str, path: &str| {
+        doc.body["paths"][path][method]["parameters"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p["name"] == "Idempotency-Key"))
+    };
+    let table = api::routes::table();
+    for (method, path) in api::routes::KEYED {
+        assert!(
+            table.iter().any(|r| r.method == method && r.path == path),
+            "{method} {path} is a route"
+        );
+        assert!(takes_key(method, path), "{method} {path}");
+    }
+    for (method, path) in [
+        ("post", "/v1/matches/{id}/heartbeat"),
+        ("post", "/v1/tokens/refresh"),
+        ("post", "/v1/analysis"),
+        ("post", "/v1/admin/projections/{name}/rebuild"),
+        ("delete", "/v1/queue/{ticket}"),
+    ] {
+        assert!(!takes_key(method, path), "{method} {path}");
+    }
+}

@@ -1,8 +1,11 @@
 //! The route table: every route is declared once, and that one declaration both registers the
 //! handler and describes it in the OpenAPI document served at `/openapi.json`.
 
+use actix_web::dev::ResourceDef;
 use actix_web::{HttpResponse, web};
 use serde_json::{Value, json};
+
+use crate::error::ApiError;
 
 pub mod admin;
 pub mod analysis;
@@ -32,7 +35,7 @@ macro_rules! routes {
         /// Registers every route of the table, grouped by [`Routes`].
         pub fn configure(cfg: &mut web::ServiceConfig) {
             let mut routes = Routes::default();
-            $( routes.add($path, web::$method().to($handler)); )*
+            $( routes.add(stringify!($method), $path, web::$method().to($handler)); )*
             routes.register(cfg);
         }
 
@@ -50,33 +53,73 @@ macro_rules! routes {
     };
 }
 
+/// A route of a group: the rest of its path after the group's prefix, its method, its route.
+type Declared = (&'static str, &'static str, actix_web::Route);
+
 /// Routes grouped by the static part of their path before the first `{parameter}`: each group
 /// is a scope whose prefix is matched by comparing strings, so a request runs the patterns (regular
 /// expressions) of its own group only, not of every route registered before its own.
 #[derive(Default)]
 struct Routes {
-    /// The groups, in the order their first route was declared: (prefix, (rest of path, route)).
-    groups: Vec<(&'static str, Vec<(&'static str, actix_web::Route)>)>,
+    /// The groups (prefix and routes), in the order their first route was declared.
+    groups: Vec<(&'static str, Vec<Declared>)>,
 }
 
 impl Routes {
-    fn add(&mut self, path: &'static str, route: actix_web::Route) {
+    fn add(&mut self, method: &'static str, path: &'static str, route: actix_web::Route) {
         let prefix = prefix_of(path);
         let rest = &path[prefix.len()..];
+        let method = method_name(method);
         match self.groups.iter_mut().find(|(p, _)| *p == prefix) {
-            Some((_, routes)) => routes.push((rest, route)),
-            None => self.groups.push((prefix, vec![(rest, route)])),
+            Some((_, routes)) => routes.push((rest, method, route)),
+            None => self.groups.push((prefix, vec![(rest, method, route)])),
         }
     }
 
     fn register(self, cfg: &mut web::ServiceConfig) {
         for (prefix, routes) in self.groups {
             let mut scope = web::scope(prefix);
-            for (rest, route) in routes {
+            let mut patterns: Vec<(ResourceDef, &'static str)> = Vec::new();
+            for (rest, method, route) in routes {
+                patterns.push((ResourceDef::new(rest), method));
                 scope = scope.route(rest, route);
             }
+            let patterns = std::sync::Arc::new(patterns);
+            scope = scope.default_service(web::to(move |req: actix_web::HttpRequest| {
+                let patterns = patterns.clone();
+                async move { Err::<HttpResponse, ApiError>(unmatched(&req, &patterns)) }
+            }));
             cfg.service(scope);
         }
+    }
+}
+
+/// Why a request of a group's prefix matched none of its routes: 405 with the methods its path
+/// takes, or 404 when no route has its path.
+fn unmatched(req: &actix_web::HttpRequest, patterns: &[(ResourceDef, &'static str)]) -> ApiError {
+    let rest = req.match_info().unprocessed();
+    let mut allowed: Vec<&'static str> = patterns
+        .iter()
+        .filter(|(def, _)| def.is_match(rest))
+        .map(|(_, method)| *method)
+        .collect();
+    allowed.dedup();
+    if allowed.is_empty() {
+        ApiError::NoRoute
+    } else {
+        ApiError::MethodNotAllowed(allowed)
+    }
+}
+
+/// The HTTP name of a route table method (`get` → `GET`).
+fn method_name(method: &str) -> &'static str {
+    match method {
+        "get" => "GET",
+        "post" => "POST",
+        "put" => "PUT",
+        "patch" => "PATCH",
+        "delete" => "DELETE",
+        _ => "OPTIONS",
     }
 }
 
@@ -207,6 +250,23 @@ mod schemas {
     }
 }
 
+/// The routes that honour an `Idempotency-Key` (their handlers go through
+/// `idempotency::command*`, or the sign-up's own keyed path): the only ones the document
+/// offers it on.
+pub const KEYED: [(&str, &str); 11] = [
+    ("post", "/v1/players"),
+    ("post", "/v1/queue"),
+    ("post", "/v1/rooms"),
+    ("patch", "/v1/rooms/{room_id}"),
+    ("post", "/v1/rooms/{code}/join"),
+    ("post", "/v1/rooms/{room_id}/matches"),
+    ("post", "/v1/matches"),
+    ("post", "/v1/matches/{id}/moves"),
+    ("post", "/v1/matches/{id}/leave"),
+    ("post", "/v1/matches/{id}/return"),
+    ("post", "/v1/matches/{id}/resign"),
+];
+
 /// The OpenAPI 3 document, built from the route table.
 pub fn openapi_document() -> Value {
     let mut paths = serde_json::Map::new();
@@ -225,8 +285,7 @@ pub fn openapi_document() -> Value {
             op["requestBody"] =
                 json!({"required": true, "content": {"application/json": {"schema": schema()}}});
         }
-        // Every POST changes state and takes an Idempotency-Key, except the analysis of a position.
-        if r.method == "post" && r.path != "/v1/analysis" {
+        if KEYED.contains(&(r.method, r.path)) {
             op["parameters"] = json!([{"name": "Idempotency-Key", "in": "header", "required": false,
                 "schema": {"type": "string", "maxLength": 200},
                 "description": "A retry with the same key and body gets the first answer and writes nothing."}]);
