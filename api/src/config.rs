@@ -72,6 +72,13 @@ pub struct ServeConfig {
     /// the background work.
     #[arg(long, env = "DISCS_ROOM_IDLE_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..))]
     pub room_idle_hours: u32,
+    /// Calls without a token (the games' catalogue, the API documents, `/metrics`; not the
+    /// health probes) allowed per second and client address (sustained).
+    #[arg(long, env = "DISCS_ANON_PER_SECOND", default_value_t = 20.0)]
+    pub anon_per_second: f64,
+    /// Burst of calls without a token allowed per client address.
+    #[arg(long, env = "DISCS_ANON_BURST", default_value_t = 40.0)]
+    pub anon_burst: f64,
     /// Sign-ups (`POST /v1/players`) allowed per minute and client address (also the burst).
     #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0)]
     pub signups_per_minute: f64,

@@ -235,11 +235,12 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
     let limits = [
         ("player", app.limiter.stats()),
         ("signup", app.signups.stats()),
+        ("anonymous", app.anonymous.stats()),
     ];
     for (name, help, pick) in [
         (
             "discs_rate_limit_per_second",
-            "Calls allowed per second and key (player; client address for sign-ups).",
+            "Calls allowed per second and key (player; client address for sign-ups and other calls without a token).",
             0,
         ),
         (

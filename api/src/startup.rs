@@ -73,6 +73,7 @@ impl Application {
                 config.signups_per_minute / 60.0,
                 config.signups_per_minute,
             )),
+            anonymous: Arc::new(RateLimiter::new(config.anon_per_second, config.anon_burst)),
             projections,
             cache: Arc::new(crate::cache::MatchCache::new(config.live.match_cache)),
             committer: crate::commit::Committer::new(

@@ -35,6 +35,8 @@ pub struct AppState {
     pub rooms_kept: time::Duration,
     /// Sign-ups per client address.
     pub signups: Arc<RateLimiter<IpAddr>>,
+    /// Other calls without a token, per client address.
+    pub anonymous: Arc<RateLimiter<IpAddr>>,
     /// The projections of this database (followed through the live tail).
     pub projections: projections::Runner,
     /// Recent match states.

@@ -73,6 +73,8 @@ async fn main() -> Result<()> {
         live: LiveConfig::default(),
         rate_per_second: 1e9,
         rate_burst: 1e9,
+        anon_per_second: 1e9,
+        anon_burst: 1e9,
         signups_per_minute: 1_000_000.0,
         searches: None,
         search_queue: 64,

@@ -91,6 +91,8 @@ pub fn config(db_url: &str) -> ServeConfig {
         live: LiveConfig::default(),
         rate_per_second: 1000.0,
         rate_burst: 1000.0,
+        anon_per_second: 1e9,
+        anon_burst: 1e9,
         signups_per_minute: 1_000_000.0,
         searches: None,
         search_queue: 64,

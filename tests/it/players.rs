@@ -378,3 +378,34 @@ async fn a_sign_up_retried_with_its_idempotency_key_finds_the_player_it_created(
         .get(0);
     assert_eq!(players, 3);
 }
+
+#[tokio::test]
+async fn calls_without_a_token_beyond_the_limit_per_address_get_429_but_probes_do_not() {
+    let app = crate::helpers::spawn_app_with(|c| {
+        c.anon_per_second = 0.01;
+        c.anon_burst = 2.0;
+    })
+    .await;
+    let get = |path: &str| app.send(app.http.get(format!("{}{path}", app.base)));
+    assert_eq!(get("/v1/games").await.status, StatusCode::OK);
+    assert_eq!(get("/openapi.json").await.status, StatusCode::OK);
+    let refused = get("/docs").await;
+    assert_eq!(
+        refused.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{:?}",
+        refused.body
+    );
+    assert_eq!(refused.code(), "rate_limited");
+    assert!(refused.headers.contains_key("retry-after"));
+    // The health probes are not limited; a player's calls have their own bucket.
+    assert_eq!(get("/healthz").await.status, StatusCode::OK);
+    assert_eq!(get("/readyz").await.status, StatusCode::OK);
+    let ada = app.player("Ada").await;
+    let me = app
+        .get(&format!("/v1/players/{}", ada.id), &ada.token)
+        .await;
+    assert_eq!(me.status, StatusCode::OK, "{:?}", me.body);
+    let counted = app.state.anonymous.stats();
+    assert_eq!((counted.0, counted.1, counted.2), (0.01, 2.0, 1));
+}

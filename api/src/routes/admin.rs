@@ -14,6 +14,7 @@ use projections::{Projection, audit, rebuild};
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::play::unexpected;
+use crate::ratelimit::ByAddress;
 use crate::state::AppState;
 use crate::{input, metrics};
 
@@ -189,7 +190,7 @@ pub async fn get_projection(
 }
 
 /// `GET /metrics`: Prometheus text.
-pub async fn prometheus(app: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn prometheus(_: ByAddress, app: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let body = metrics::prometheus(&app).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")

@@ -5,8 +5,9 @@ use actix_web::{HttpRequest, HttpResponse};
 
 use crate::catalogue;
 use crate::idempotency::lang_of;
+use crate::ratelimit::ByAddress;
 
-pub async fn list(req: HttpRequest) -> HttpResponse {
+pub async fn list(_: ByAddress, req: HttpRequest) -> HttpResponse {
     let lang = lang_of(&req);
     HttpResponse::Ok()
         .insert_header((header::CONTENT_LANGUAGE, lang.tag()))

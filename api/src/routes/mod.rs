@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, web};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
+use crate::ratelimit::ByAddress;
 
 pub mod admin;
 pub mod analysis;
@@ -321,12 +322,12 @@ pub fn openapi_document() -> Value {
     })
 }
 
-async fn openapi() -> HttpResponse {
+async fn openapi(_: ByAddress) -> HttpResponse {
     HttpResponse::Ok().json(openapi_document())
 }
 
 /// A self-contained page (no CDN) that lists the document's operations.
-async fn docs() -> HttpResponse {
+async fn docs(_: ByAddress) -> HttpResponse {
     let mut rows = String::new();
     for r in table() {
         rows.push_str(&format!(
