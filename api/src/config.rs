@@ -103,6 +103,19 @@ pub struct ServeConfig {
     pub shutdown_seconds: u64,
 }
 
+impl ServeConfig {
+    /// The shipped defaults (each flag's default value), with `database_url`, read from nothing
+    /// else: no argument, no variable of the environment. Instances embedded in tests and
+    /// benches start from these and change what they need, so a new setting is declared once.
+    pub fn defaults(database_url: &str) -> anyhow::Result<ServeConfig> {
+        use clap::{Command, FromArgMatches};
+        let command =
+            ServeConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
+        let matches = command.try_get_matches_from(["discs", "--database-url", database_url])?;
+        Ok(ServeConfig::from_arg_matches(&matches)?)
+    }
+}
+
 /// Token signing and checking.
 #[derive(Clone, Debug, Args)]
 pub struct AuthConfig {
@@ -148,18 +161,6 @@ pub struct LiveConfig {
     /// Open event streams allowed per instance.
     #[arg(long, env = "DISCS_MAX_STREAMS", default_value_t = 10_000)]
     pub max_streams: usize,
-}
-
-impl Default for LiveConfig {
-    fn default() -> LiveConfig {
-        LiveConfig {
-            committers: 2,
-            match_cache: 100_000,
-            log_poll_ms: 100,
-            streams_per_player: 8,
-            max_streams: 10_000,
-        }
-    }
 }
 
 /// The timings of play (SPEC §2).
@@ -211,6 +212,20 @@ impl PlayConfig {
 mod tests {
     use super::*;
     use time::{Duration, OffsetDateTime};
+
+    #[test]
+    fn the_shipped_defaults_come_from_the_flags_declarations() {
+        let c = ServeConfig::defaults("postgres://db.example/discs_x").expect("they parse");
+        assert_eq!(c.db.url, "postgres://db.example/discs_x");
+        assert_eq!((c.addr.as_str(), c.db.pool_size), ("127.0.0.1:8080", 16));
+        assert_eq!(
+            (c.play.leaves_per_match, c.play.leave_refill_seconds),
+            (5, 300)
+        );
+        assert_eq!((c.live.committers, c.live.match_cache), (2, 100_000));
+        assert_eq!((c.rate_per_second, c.anon_burst), (50.0, 40.0));
+        assert!(!c.no_workers && c.http_workers.is_none() && c.searches.is_none());
+    }
 
     #[test]
     fn leaves_beyond_the_allowance_are_earned_with_the_match_time() {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use api::config::{AuthConfig, DatabaseConfig, LiveConfig, PlayConfig, ServeConfig};
+use api::config::{DatabaseConfig, PlayConfig, ServeConfig};
 use api::startup::Application;
 use clap::Parser;
 use serde_json::{Value, json};
@@ -48,45 +48,24 @@ async fn main() -> Result<()> {
     let cli = Cli::parse();
     let name = format!("discs_load_{}", std::process::id());
     let db_url = eventlog::testing::url_for(&cli.database_url, &name);
+    let defaults = ServeConfig::defaults(&db_url)?;
     let config = ServeConfig {
         addr: "127.0.0.1:0".into(),
         db: DatabaseConfig {
-            url: db_url.clone(),
-            pg_data_dir: None,
             pool_size: 32,
-        },
-        auth: AuthConfig {
-            jwt_secret: None,
-            jwt_public_key_file: None,
-            jwt_issuer: None,
-            jwt_audience: "discs".into(),
-            jwt_external_role: "player".into(),
-            token_days: 365,
+            ..defaults.db
         },
         play: PlayConfig {
             presence_seconds: 3600,
             return_seconds: 3600,
-            leaves_per_match: 5,
-            leave_refill_seconds: 300,
-            strong_solo_per_player: 3,
+            ..defaults.play
         },
-        live: LiveConfig::default(),
         rate_per_second: 1e9,
         rate_burst: 1e9,
         anon_per_second: 1e9,
         anon_burst: 1e9,
         signups_per_minute: 1_000_000.0,
-        searches: None,
-        search_queue: 64,
-        analyses_per_player: 1,
-        room_idle_hours: 24,
-        idempotency_hours: 24,
-        worker_interval_ms: 250,
-        wave_interval_ms: 1000,
-        wave_trigger: 32,
-        no_workers: false,
-        http_workers: None,
-        shutdown_seconds: 30,
+        ..defaults
     };
     let app = Application::build(config)
         .await

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use api::clock::ManualClock;
-use api::config::{AuthConfig, DatabaseConfig, LiveConfig, PlayConfig, ServeConfig};
+use api::config::{DatabaseConfig, ServeConfig};
 use api::startup::Application;
 use api::state::AppState;
 use reqwest::StatusCode;
@@ -66,45 +66,21 @@ pub fn init_logs() {
 }
 
 pub fn config(db_url: &str) -> ServeConfig {
+    let defaults = ServeConfig::defaults(db_url).expect("the shipped defaults");
     ServeConfig {
         addr: "127.0.0.1:0".into(),
         db: DatabaseConfig {
-            url: db_url.to_owned(),
-            pg_data_dir: None,
             pool_size: 8,
+            ..defaults.db
         },
-        auth: AuthConfig {
-            jwt_secret: None,
-            jwt_public_key_file: None,
-            jwt_issuer: None,
-            jwt_audience: "discs".into(),
-            jwt_external_role: "player".into(),
-            token_days: 365,
-        },
-        play: PlayConfig {
-            presence_seconds: 30,
-            return_seconds: 60,
-            leaves_per_match: 5,
-            leave_refill_seconds: 300,
-            strong_solo_per_player: 3,
-        },
-        live: LiveConfig::default(),
         rate_per_second: 1000.0,
         rate_burst: 1000.0,
         anon_per_second: 1e9,
         anon_burst: 1e9,
         signups_per_minute: 1_000_000.0,
-        searches: None,
-        search_queue: 64,
-        analyses_per_player: 1,
-        room_idle_hours: 24,
-        idempotency_hours: 24,
-        worker_interval_ms: 250,
-        wave_interval_ms: 1000,
-        wave_trigger: 32,
         no_workers: true,
         http_workers: Some(2),
-        shutdown_seconds: 30,
+        ..defaults
     }
 }
 

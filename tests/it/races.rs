@@ -85,15 +85,7 @@ async fn a_retried_request_gets_the_first_answer_and_writes_nothing() {
         .solo(&ada, "four_in_a_row", json!({"cpu_level": 1}))
         .await;
     let id = view["match_id"].as_str().expect("an id").to_owned();
-    let send = |key: &'static str, mv: &'static str| {
-        app.send(
-            app.http
-                .post(format!("{}/v1/matches/{id}/moves", app.base))
-                .bearer_auth(&ada.token)
-                .header("idempotency-key", key)
-                .json(&json!({"move": mv})),
-        )
-    };
+    let send = |key: &'static str, mv: &'static str| app.keyed_move(&ada, &id, mv, key);
     let first = send("k-1", "4").await;
     assert_eq!(first.status, StatusCode::OK);
     let count = app.events(&ada, &id).await.len();
