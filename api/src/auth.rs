@@ -226,9 +226,7 @@ impl FromRequest for Auth {
 }
 
 fn authenticate(req: &HttpRequest) -> Result<Auth, ApiError> {
-    let state = req
-        .app_data::<web::Data<AppState>>()
-        .ok_or_else(|| ApiError::Unexpected(anyhow::anyhow!("application state missing")))?;
+    let state = AppState::of(req)?;
     let token = bearer(req)
         .or_else(|| query_token(req))
         .ok_or_else(|| ApiError::Unauthorized("a bearer token is required".into()))?;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest, web};
+use actix_web::{FromRequest, HttpRequest};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -30,9 +30,7 @@ impl FromRequest for ByAddress {
 }
 
 fn by_address(req: &HttpRequest) -> Result<ByAddress, ApiError> {
-    let state = req
-        .app_data::<web::Data<AppState>>()
-        .ok_or_else(|| ApiError::Unexpected(anyhow::anyhow!("application state missing")))?;
+    let state = AppState::of(req)?;
     if let Some(peer) = req.peer_addr() {
         state.anonymous.check(&peer.ip())?;
     }

@@ -14,6 +14,7 @@ use crate::cache::MatchCache;
 use crate::clock::Clock;
 use crate::commit::Committer;
 use crate::config::PlayConfig;
+use crate::error::ApiError;
 use crate::live::Live;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
@@ -56,6 +57,12 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The state of the application serving `req` (for extractors, which get only the request).
+    pub fn of(req: &actix_web::HttpRequest) -> Result<&actix_web::web::Data<AppState>, ApiError> {
+        req.app_data::<actix_web::web::Data<AppState>>()
+            .ok_or_else(|| ApiError::Unexpected(anyhow::anyhow!("application state missing")))
+    }
+
     pub fn now(&self) -> time::OffsetDateTime {
         self.clock.now()
     }
