@@ -151,15 +151,16 @@ fn is_ows(c: char) -> bool {
 }
 
 /// The answer of `GET /v1/games`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Catalogue {
     pub games: Vec<GameEntry>,
 }
 
 /// One game: what it is, its complete rules and notations, and what can be set for it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct GameEntry {
     /// `"four_in_a_row"` or `"reversi"`.
+    #[schemars(with = "domain::games::GameId")]
     pub id: &'static str,
     pub name: &'static str,
     pub summary: &'static str,
@@ -173,14 +174,14 @@ pub struct GameEntry {
 }
 
 /// A glossary entry.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Term {
     pub term: &'static str,
     pub definition: &'static str,
 }
 
 /// A frequently asked question and its answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Faq {
     pub question: &'static str,
     pub answer: &'static str,
@@ -188,7 +189,7 @@ pub struct Faq {
 
 /// A room setting (house rule) of a game: its key in `settings`, the values it takes and its
 /// default.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct SettingInfo {
     pub name: &'static str,
     pub values: Value,

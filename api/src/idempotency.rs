@@ -214,7 +214,7 @@ pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     };
     v.to_str()
         .ok()
-        .filter(|k| !k.is_empty() && k.len() <= MAX_KEY)
+        .filter(|k| !k.is_empty() && k.len() <= MAX_KEY && k.bytes().all(|b| b.is_ascii_graphic()))
         .map(|k| Some(k.to_owned()))
         .ok_or_else(|| {
             ApiError::InvalidRequest(format!(

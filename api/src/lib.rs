@@ -13,6 +13,7 @@ pub mod idempotency;
 pub mod input;
 pub mod live;
 pub mod metrics;
+pub mod openapi;
 pub mod play;
 pub mod ranked;
 pub mod ratelimit;

@@ -80,7 +80,7 @@ impl Metrics {
 }
 
 /// Three percentiles of a distribution.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, schemars::JsonSchema)]
 pub struct Percentiles {
     pub p50: f64,
     pub p95: f64,
@@ -88,7 +88,7 @@ pub struct Percentiles {
 }
 
 /// The matchmaking quality of one pool (SPEC §5): over the pairings of the last 24 hours.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PoolStats {
     pub game: String,
     pub turn_seconds: Option<i32>,

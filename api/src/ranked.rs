@@ -33,14 +33,15 @@ use crate::play::{self, Loaded, unexpected};
 use crate::state::AppState;
 
 /// A ticket as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TicketView {
     pub ticket_id: TicketId,
     pub status: Status,
     pub match_id: Option<MatchId>,
     pub game: GameId,
-    pub turn_seconds: Option<u32>,
+    pub turn_seconds: Option<TurnSeconds>,
     #[serde(with = "time::serde::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub opened_at: OffsetDateTime,
 }
 
@@ -51,7 +52,7 @@ impl TicketView {
             status: t.status,
             match_id: t.match_id,
             game: t.opened.game,
-            turn_seconds: t.opened.turn_seconds.map(TurnSeconds::get),
+            turn_seconds: t.opened.turn_seconds,
             opened_at: t.opened_at,
         }
     }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -12,31 +13,64 @@ use domain::matches::replay::PlyView;
 use domain::matches::{Controller, Match, MatchEnded, Settings};
 use eventlog::RecordedEvent;
 
-#[derive(Debug, Serialize)]
+/// A match as SPEC §6 shows it.
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct MatchView {
     pub match_id: MatchId,
     pub game: GameId,
     pub ranked: bool,
+    /// `active` or `finished`.
+    #[schemars(with = "MatchStatus")]
     pub status: &'static str,
+    /// The number of events in the match's stream: `expected_version` of the next command.
     pub version: u64,
     pub seats: Vec<SeatView>,
     pub to_move: Option<Seat>,
+    /// The rows of the board: top row first in Four in a Row (`.`, `R`, `Y`), row 1 first in
+    /// Reversi (`.`, `B`, `W`).
     pub board: Vec<String>,
+    /// Empty when finished, or in Reversi when the setting hides them.
     pub legal_moves: Vec<String>,
+    /// The game record, passes omitted.
     pub moves: String,
+    /// When the turn's clock runs out (none without a turn limit).
     #[serde(with = "time::serde::rfc3339::option")]
+    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
     pub deadline: Option<OffsetDateTime>,
     pub settings: Settings,
     pub result: Option<MatchEnded>,
     pub room_id: Option<Uuid>,
 }
 
-#[derive(Debug, Serialize)]
+/// A match's status.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // only its schema is used: the view writes the status as a string
+enum MatchStatus {
+    Active,
+    Finished,
+}
+
+/// Who plays a seat.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // only its schema is used
+enum SeatController {
+    Human,
+    Cpu,
+    Away,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SeatView {
     pub seat: Seat,
+    /// None for the CPU.
     pub player_id: Option<PlayerId>,
     pub name: String,
+    /// The colour letter of the seat's discs (`R`, `Y`, `B`, `W`).
     pub color: String,
+    /// `away`: the player left and the CPU plays for them.
+    #[schemars(with = "SeatController")]
     pub controller: &'static str,
 }
 
@@ -96,14 +130,16 @@ impl MatchView {
 }
 
 /// One stored event as `/events` and the stream show it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct EventView {
     pub version: i64,
     pub position: i64,
     #[serde(rename = "type")]
     pub event_type: String,
+    /// The event's payload (SPEC §3), by its type.
     pub data: serde_json::Value,
     #[serde(with = "time::serde::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub recorded_at: OffsetDateTime,
 }
 
@@ -129,7 +165,8 @@ impl EventView {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// One ply of a replay: the position after it.
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct PlyJson {
     pub ply: u32,
     pub seat: Option<Seat>,

@@ -92,6 +92,7 @@ pub fn replay(finished: &[Finished], excluded: &HashSet<PlayerId>) -> (Ledger, V
 
 /// Glicko-2 values as shown in reports.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Values {
     pub rating: f64,
     pub deviation: f64,
@@ -101,6 +102,7 @@ pub struct Values {
 
 /// A stored rating that the log does not give.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Mismatch {
     /// The table that holds it: `ratings` (with each step in `rating_points`) or `leaderboard`.
     pub table: &'static str,
@@ -119,6 +121,7 @@ const RATING_TABLES: [&str; 2] = ["ratings", "leaderboard"];
 
 /// A player's rating with and without the excluded players' matches.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WhatIf {
     pub player_id: PlayerId,
     pub game: GameId,
@@ -132,6 +135,7 @@ pub struct WhatIf {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BrokenChain {
     pub stream: String,
     pub version: i64,
@@ -140,6 +144,7 @@ pub struct BrokenChain {
 
 /// The answer of `GET /v1/admin/audits/ratings` and `discs audit ratings`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RatingsAudit {
     pub events_scanned: u64,
     pub players_checked: u64,
@@ -330,6 +335,7 @@ async fn first_diverging(
 
 /// One line of a rating explanation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExplainedStep {
     pub games: u32,
     pub match_id: MatchId,
@@ -350,6 +356,7 @@ pub struct ExplainedStep {
 
 /// A rating explained, and whether the log gives the same steps.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Explanation {
     pub steps: Vec<ExplainedStep>,
     pub log_check: LogCheck,
@@ -357,6 +364,7 @@ pub struct Explanation {
 
 /// The explanation's steps checked against the ratings recomputed from the log alone.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogCheck {
     pub events_scanned: u64,
     /// Every stored step has the match and the values the log gives, and no step is missing.
@@ -430,6 +438,7 @@ pub async fn explain(log: &EventLog, player: PlayerId, game: GameId) -> Result<E
 
 /// The thresholds the flags use, reported with them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FlagRules {
     /// A pair is flagged after this many ranked matches against each other within the window...
     pub repeated_pair_min_matches: u32,
@@ -455,6 +464,7 @@ impl Default for FlagRules {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Flag {
     RepeatedPair {
@@ -475,6 +485,7 @@ pub enum Flag {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Flags {
     pub rules: FlagRules,
     pub flags: Vec<Flag>,

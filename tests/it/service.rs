@@ -123,3 +123,68 @@ async fn the_document_offers_an_idempotency_key_only_where_it_is_honoured() {
         assert!(!takes_key(method, path), "{method} {path}");
     }
 }
+
+#[tokio::test]
+async fn the_document_types_every_parameter_and_answer_and_links_created_resources() {
+    let app = spawn_app().await;
+    let doc = app
+        .send(app.http.get(format!("{}/openapi.json", app.base)))
+        .await
+        .body;
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    // Every reference points at a schema of the document.
+    let text = doc.to_string();
+    for part in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+        let name = &part[..part.find('"').expect("closing quote")];
+        assert!(schemas.contains_key(name), "dangling $ref to {name}");
+    }
+    for route in api::routes::table() {
+        let op = &doc["paths"][route.path][route.method];
+        let what = format!("{} {}", route.method, route.path);
+        let success = &op["responses"][route.status.to_string()]["content"];
+        let (media, body) = success
+            .as_object()
+            .and_then(|c| c.iter().next())
+            .unwrap_or_else(|| panic!("{what}: no success content"));
+        assert!(
+            body["schema"].is_object() && body["schema"] != serde_json::json!({}),
+            "{what}: an answer without a schema"
+        );
+        let expected = match route.path {
+            "/docs" => "text/html",
+            "/metrics" => "text/plain; version=0.0.4",
+            "/v1/matches/{id}/stream" => "text/event-stream",
+            _ => "application/json",
+        };
+        assert_eq!(media, expected, "{what}");
+        for p in op["parameters"].as_array().into_iter().flatten() {
+            if p["in"] == "path" {
+                let s = &p["schema"];
+                assert!(
+                    s["format"].is_string() || s["enum"].is_array() || s["pattern"].is_string(),
+                    "{what}: path parameter {} is a bare string",
+                    p["name"]
+                );
+            }
+        }
+    }
+    // The match a solo game creates is reachable by its routes, so a fuzzer can play it.
+    let links = &doc["paths"]["/v1/matches"]["post"]["responses"]["201"]["links"];
+    let moves = &links["post_v1_matches_id_moves"];
+    assert_eq!(moves["operationId"], "post_v1_matches_id_moves");
+    assert_eq!(moves["parameters"]["id"], "$response.body#/match_id");
+    assert!(
+        doc["paths"]["/v1/matches/{id}/moves"]["post"]["operationId"] == "post_v1_matches_id_moves"
+    );
+    // The query string of a call is documented from the type its handler reads.
+    let history = doc["paths"]["/v1/players/{id}/matches"]["get"]["parameters"]
+        .as_array()
+        .expect("parameters");
+    let names: Vec<&str> = history.iter().filter_map(|p| p["name"].as_str()).collect();
+    assert!(
+        ["game", "limit", "before"]
+            .iter()
+            .all(|n| names.contains(n)),
+        "{names:?}"
+    );
+}

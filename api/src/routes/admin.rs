@@ -3,7 +3,8 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -18,12 +19,65 @@ use crate::ratelimit::ByAddress;
 use crate::state::AppState;
 use crate::{input, metrics};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AuditQuery {
+    /// Only this game's ratings.
     game: Option<GameId>,
     /// Comma-separated player ids whose matches a what-if leaves out.
     exclude_players: Option<String>,
+}
+
+/// A player's rating step by step, with the rules applied and the check against the log.
+#[derive(Serialize, JsonSchema)]
+pub struct Explained {
+    player_id: PlayerId,
+    game: GameId,
+    /// The Glicko-2 constants and conventions of SPEC §4.
+    rules: serde_json::Value,
+    steps: Vec<audit::ExplainedStep>,
+    log_check: audit::LogCheck,
+}
+
+/// The queue's pools and the allowed-gap schedule.
+#[derive(Serialize, JsonSchema)]
+pub struct QueueStats {
+    pools: Vec<metrics::PoolStats>,
+    /// The allowed-gap schedule and pairing costs the waves use.
+    schedule: serde_json::Value,
+}
+
+/// A rebuild started in the background.
+#[derive(Serialize, JsonSchema)]
+pub struct RebuildStarted {
+    rebuild_id: Uuid,
+}
+
+/// A projection's checkpoint and its latest rebuild.
+#[derive(Serialize, JsonSchema)]
+pub struct ProjectionStatus {
+    name: &'static str,
+    /// The log position of the last event applied.
+    position: i64,
+    /// Events applied since the projection started.
+    events: i64,
+    /// The log's last position.
+    log_position: i64,
+    tables: Vec<&'static str>,
+    rebuild: Option<RebuildStatus>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct RebuildStatus {
+    rebuild_id: Uuid,
+    /// `running`, `done` or `failed`.
+    status: String,
+    events: i64,
+    #[schemars(extend("format" = "date-time"))]
+    started_at: Option<String>,
+    #[schemars(extend("format" = "date-time"))]
+    finished_at: Option<String>,
+    error: Option<String>,
 }
 
 /// Parses `id,id,...` (empty parts ignored).
@@ -70,16 +124,16 @@ pub async fn explain(
     let explanation = audit::explain(&app.log, player, game)
         .await
         .map_err(audit_error)?;
-    Ok(HttpResponse::Ok().json(json!({
-        "player_id": player,
-        "game": game,
-        "rules": {"tau": domain::ratings::TAU, "start": {"rating": 1500.0, "deviation": 350.0, "volatility": 0.06},
+    Ok(HttpResponse::Ok().json(Explained {
+        player_id: player,
+        game,
+        rules: json!({"tau": domain::ratings::TAU, "start": {"rating": 1500.0, "deviation": 350.0, "volatility": 0.06},
                   "idle_growth": "per whole 24 h since the previous ranked match: phi <- sqrt(phi^2 + sigma^2), capped at 350",
                   "provisional_above": domain::ratings::Rating::PROVISIONAL_ABOVE,
-                  "engine": "skillratings =0.29.2, glicko2, one rating period per match"},
-        "steps": explanation.steps,
-        "log_check": explanation.log_check,
-    })))
+                  "engine": "skillratings =0.29.2, glicko2, one rating period per match"}),
+        steps: explanation.steps,
+        log_check: explanation.log_check,
+    }))
 }
 
 /// `GET /v1/admin/flags`.
@@ -95,10 +149,10 @@ pub async fn flags(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse,
 pub async fn queue_stats(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let pools = metrics::pool_stats(&app).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "pools": pools,
-        "schedule": schedule(),
-    })))
+    Ok(HttpResponse::Ok().json(QueueStats {
+        pools,
+        schedule: schedule(),
+    }))
 }
 
 /// The allowed-gap schedule and pairing costs the waves use (`domain::matchmaking`).
@@ -140,7 +194,7 @@ pub async fn start_rebuild(
             tracing::warn!(projection = %p, error = %e, "rebuild failed");
         }
     });
-    Ok(HttpResponse::build(StatusCode::ACCEPTED).json(json!({ "rebuild_id": id })))
+    Ok(HttpResponse::build(StatusCode::ACCEPTED).json(RebuildStarted { rebuild_id: id }))
 }
 
 /// `GET /v1/admin/projections/{name}`: the checkpoint and the latest rebuild.
@@ -174,19 +228,22 @@ pub async fn get_projection(
                 .ok()
         })
     };
-    let rebuild = last.map(|r| {
-        json!({"rebuild_id": r.get::<_, Uuid>(0), "status": r.get::<_, String>(1),
-               "events": r.get::<_, i64>(2), "started_at": rfc(Some(r.get(3))),
-               "finished_at": rfc(r.get(4)), "error": r.get::<_, Option<String>>(5)})
+    let rebuild = last.map(|r| RebuildStatus {
+        rebuild_id: r.get(0),
+        status: r.get(1),
+        events: r.get(2),
+        started_at: rfc(Some(r.get(3))),
+        finished_at: rfc(r.get(4)),
+        error: r.get(5),
     });
-    Ok(HttpResponse::Ok().json(json!({
-        "name": p.name(),
-        "position": cp.get::<_, i64>(0),
-        "events": cp.get::<_, i64>(1),
-        "log_position": cp.get::<_, i64>(2),
-        "tables": p.tables(),
-        "rebuild": rebuild,
-    })))
+    Ok(HttpResponse::Ok().json(ProjectionStatus {
+        name: p.name(),
+        position: cp.get(0),
+        events: cp.get(1),
+        log_position: cp.get(2),
+        tables: p.tables().to_vec(),
+        rebuild,
+    }))
 }
 
 /// `GET /metrics`: Prometheus text.

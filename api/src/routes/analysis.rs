@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix_web::{HttpResponse, web};
-use serde::Deserialize;
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use domain::analysis::{Analyser, Analysis, AnalysisError, PlyAnalysis, position_after};
 use domain::games::{AnyPosition, GameId, Side};
@@ -35,9 +35,11 @@ const MAX_BUDGET_MS: u64 = 30_000;
 /// position cannot eat the budget of all the others.
 const MATCH_PLY_NODES: u64 = 2_000_000;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetQuery {
+    /// The search's time budget (default 2000 for a position, 5000 for a match).
+    #[schemars(range(min = 1, max = 30000))]
     budget_ms: Option<u64>,
 }
 
@@ -53,13 +55,68 @@ impl BudgetQuery {
 }
 
 /// A position given by its game record or by its board and side to move.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PositionBody {
+#[schemars(transform = one_form)]
+pub struct PositionBody {
     game: GameId,
+    /// The game so far, passes omitted (`4453`, `f5d6c3`).
+    #[schemars(length(max = 128))]
     moves: Option<String>,
+    /// Rows as in the match view: 6 of 7 cells top row first (Four in a Row), 8 of 8 row 1
+    /// first (Reversi).
+    #[schemars(length(min = 6, max = 8))]
     board: Option<Vec<String>>,
+    /// The colour to move.
+    #[schemars(regex(pattern = "^[RYBW]$"))]
     side: Option<String>,
+}
+
+/// Either `moves`, or `board` and `side`, never both (a null counts as absent).
+fn one_form(schema: &mut schemars::Schema) {
+    let moves =
+        serde_json::json!({"required": ["moves"], "properties": {"moves": {"type": "string"}}});
+    let board =
+        serde_json::json!({"required": ["board"], "properties": {"board": {"type": "array"}}});
+    let side =
+        serde_json::json!({"required": ["side"], "properties": {"side": {"type": "string"}}});
+    schema.insert(
+        "oneOf".into(),
+        serde_json::json!([
+            {"allOf": [moves], "not": {"anyOf": [board, side]}},
+            {"allOf": [board, side], "not": moves}
+        ]),
+    );
+}
+
+/// The value and best moves of a position.
+#[derive(Serialize, JsonSchema)]
+pub struct PositionAnalysis {
+    /// In the game's convention, from the side to move's point of view.
+    score: i32,
+    /// Every move reaching `score` when `exact`; the best found otherwise; empty for a pass.
+    best_moves: Vec<String>,
+    /// Whether `score` is proven under perfect play.
+    exact: bool,
+}
+
+/// A finished match judged ply by ply.
+#[derive(Serialize, JsonSchema)]
+pub struct MatchAnalysis {
+    plies: Vec<PlyJudged>,
+}
+
+/// One ply, from the point of view of the side that played it.
+#[derive(Serialize, JsonSchema)]
+pub struct PlyJudged {
+    ply: u32,
+    #[serde(rename = "move")]
+    mv: String,
+    score_before: i32,
+    /// Equal to `score_before` for a best move, lower for a mistake.
+    score_after: i32,
+    best_moves: Vec<String>,
+    exact: bool,
 }
 
 impl PositionBody {
@@ -130,7 +187,11 @@ pub async fn position(
         best_moves,
         exact,
     } = analysis;
-    Ok(HttpResponse::Ok().json(json!({"score": score, "best_moves": best_moves, "exact": exact})))
+    Ok(HttpResponse::Ok().json(PositionAnalysis {
+        score,
+        best_moves,
+        exact,
+    }))
 }
 
 /// `GET /v1/matches/{id}/analysis[?budget_ms=n]`: a finished match ply by ply. A seated caller
@@ -158,19 +219,21 @@ pub async fn of_match(
     .await?
     // The record was replayed from the log: a move that does not replay is a broken log.
     .map_err(unexpected)?;
-    let plies: Vec<_> = plies.into_iter().map(ply_json).collect();
-    Ok(HttpResponse::Ok().json(json!({ "plies": plies })))
+    let plies = plies.into_iter().map(PlyJudged::from).collect();
+    Ok(HttpResponse::Ok().json(MatchAnalysis { plies }))
 }
 
-fn ply_json(p: PlyAnalysis) -> serde_json::Value {
-    json!({
-        "ply": p.ply,
-        "move": p.mv,
-        "score_before": p.score_before,
-        "score_after": p.score_after,
-        "best_moves": p.best_moves,
-        "exact": p.exact,
-    })
+impl From<PlyAnalysis> for PlyJudged {
+    fn from(p: PlyAnalysis) -> Self {
+        PlyJudged {
+            ply: p.ply,
+            mv: p.mv,
+            score_before: p.score_before,
+            score_after: p.score_after,
+            best_moves: p.best_moves,
+            exact: p.exact,
+        }
+    }
 }
 
 /// Sets the flag when dropped: a request the client gave up on stops its search.

@@ -2,19 +2,61 @@
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::state::AppState;
 
+/// `/healthz`: `{"status": "ok"}`.
+#[derive(Serialize, JsonSchema)]
+pub struct Alive {
+    #[schemars(with = "AliveStatus")]
+    status: &'static str,
+}
+
+/// `/readyz`: `ready`, or `not_ready` with the reason (503).
+#[derive(Serialize, JsonSchema)]
+pub struct Readiness {
+    #[schemars(with = "ReadyStatus")]
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // only its schema is used
+enum AliveStatus {
+    Ok,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // only its schema is used
+enum ReadyStatus {
+    Ready,
+    NotReady,
+}
+
+fn not_ready(reason: String) -> Readiness {
+    Readiness {
+        status: "not_ready",
+        reason: Some(reason),
+    }
+}
+
 pub async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(json!({"status": "ok"}))
+    HttpResponse::Ok().json(Alive { status: "ok" })
 }
 
 pub async fn readyz(app: web::Data<AppState>) -> HttpResponse {
     match eventlog::migrations_pending(&app.pool).await {
-        Ok(0) => HttpResponse::Ok().json(json!({"status": "ready"})),
+        Ok(0) => HttpResponse::Ok().json(Readiness {
+            status: "ready",
+            reason: None,
+        }),
         Ok(n) => HttpResponse::ServiceUnavailable()
-            .json(json!({"status": "not_ready", "reason": format!("{n} migrations not applied")})),
+            .json(not_ready(format!("{n} migrations not applied"))),
         // The cause goes to the log (at most once per interval), not to whoever asks.
         Err(e) => {
             crate::error::log_outage(&e.to_string());
@@ -28,7 +70,7 @@ pub async fn readyz(app: web::Data<AppState>) -> HttpResponse {
                     header::RETRY_AFTER,
                     crate::error::RETRY_UNAVAILABLE.to_string(),
                 ))
-                .json(json!({"status": "not_ready", "reason": reason}))
+                .json(not_ready(reason.to_owned()))
         }
     }
 }

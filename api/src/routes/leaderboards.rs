@@ -2,8 +2,8 @@
 //! the query so that the partial index `leaderboard_board` serves it), by rating.
 
 use actix_web::{HttpResponse, web};
-use serde::Deserialize;
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use domain::games::GameId;
@@ -13,10 +13,28 @@ use crate::error::ApiError;
 use crate::play::unexpected;
 use crate::state::AppState;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BoardQuery {
+    /// Default 50.
+    #[schemars(range(min = 1, max = 500))]
     limit: Option<i64>,
+}
+
+/// The non-provisional players of a game, best first.
+#[derive(Serialize, JsonSchema)]
+pub struct Leaderboard {
+    entries: Vec<Entry>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Entry {
+    rank: usize,
+    player_id: Uuid,
+    name: String,
+    rating: f64,
+    deviation: f64,
+    games: i32,
 }
 
 /// `GET /v1/leaderboards/{game}?limit` (default 50, at most 500).
@@ -45,14 +63,17 @@ pub async fn get(
         )
         .await
         .map_err(unexpected)?;
-    let entries: Vec<serde_json::Value> = rows
+    let entries = rows
         .iter()
         .enumerate()
-        .map(|(i, r)| {
-            json!({"rank": i + 1, "player_id": r.get::<_, Uuid>(0), "name": r.get::<_, String>(1),
-                   "rating": r.get::<_, f64>(2), "deviation": r.get::<_, f64>(3),
-                   "games": r.get::<_, i32>(4)})
+        .map(|(i, r)| Entry {
+            rank: i + 1,
+            player_id: r.get(0),
+            name: r.get(1),
+            rating: r.get(2),
+            deviation: r.get(3),
+            games: r.get(4),
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({ "entries": entries })))
+    Ok(HttpResponse::Ok().json(Leaderboard { entries }))
 }

@@ -3,7 +3,8 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -23,18 +24,21 @@ use crate::play::{self, Loaded};
 use crate::state::AppState;
 use crate::views::{EventView, PlyJson};
 
-#[derive(Deserialize)]
+/// Who moves first: the player or the CPU.
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum FirstChoice {
+pub enum FirstChoice {
     Me,
     Cpu,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NewSolo {
+#[schemars(transform = crate::openapi::legal_moves_shown_in_four_in_a_row)]
+pub struct NewSolo {
     game: GameId,
     #[serde(default = "default_level")]
+    #[schemars(range(min = 1, max = 5))]
     cpu_level: u8,
     #[serde(default)]
     settings: Settings,
@@ -143,11 +147,15 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(loaded.view()?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct MoveBody {
+pub struct MoveBody {
+    /// `1`..`7` (Four in a Row) or `a1`..`h8` (Reversi); upper case accepted.
     #[serde(rename = "move")]
+    #[schemars(regex(pattern = "^([1-7]|[a-hA-H][1-8])$"))]
     mv: String,
+    /// The match version the move was chosen at: another version is `version_conflict`.
+    #[schemars(range(max = 9_223_372_036_854_775_807u64))]
     expected_version: Option<u64>,
 }
 
@@ -176,9 +184,11 @@ pub async fn post_move(
     .await
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct VersionBody {
+pub struct VersionBody {
+    /// The match version the command was chosen at: another version is `version_conflict`.
+    #[schemars(range(max = 9_223_372_036_854_775_807u64))]
     expected_version: Option<u64>,
 }
 
@@ -331,12 +341,14 @@ pub async fn events(
         .iter()
         .map(|e| EventView::shown(e, finished))
         .collect();
-    Ok(HttpResponse::Ok().json(json!({ "events": events })))
+    Ok(HttpResponse::Ok().json(Events { events }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlyQuery {
+    /// Only this ply (0 is the starting position).
+    #[schemars(range(max = 4_294_967_295u32))]
     ply: Option<u32>,
 }
 
@@ -363,5 +375,22 @@ pub async fn replay(
         plies = vec![one];
     }
     let plies: Vec<PlyJson> = plies.into_iter().map(|p| PlyJson::new(p, hide)).collect();
-    Ok(HttpResponse::Ok().json(json!({ "moves": m.moves.concat(), "plies": plies })))
+    Ok(HttpResponse::Ok().json(Replay {
+        moves: m.moves.concat(),
+        plies,
+    }))
+}
+
+/// Every event of a match, oldest first.
+#[derive(Serialize, JsonSchema)]
+pub struct Events {
+    events: Vec<EventView>,
+}
+
+/// A match ply by ply (one ply with `?ply=n`).
+#[derive(Serialize, JsonSchema)]
+pub struct Replay {
+    /// The game record, passes omitted.
+    moves: String,
+    plies: Vec<PlyJson>,
 }

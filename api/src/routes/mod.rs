@@ -1,12 +1,12 @@
 //! The route table: every route is declared once, and that one declaration both registers the
 //! handler and describes it in the OpenAPI document served at `/openapi.json`.
 
+use crate::error::ApiError;
+use crate::openapi::Reply::{EventStream, Html, Json, Prometheus};
+use crate::openapi::{Reply, SchemaFn, of};
+use crate::ratelimit::ByAddress;
 use actix_web::dev::ResourceDef;
 use actix_web::{HttpResponse, web};
-use serde_json::{Value, json};
-
-use crate::error::ApiError;
-use crate::ratelimit::ByAddress;
 
 pub mod admin;
 pub mod analysis;
@@ -25,14 +25,18 @@ pub struct RouteDoc {
     pub path: &'static str,
     pub summary: &'static str,
     pub auth: bool,
-    /// JSON schema of the body, if the call takes one.
-    pub body: Option<fn() -> Value>,
+    /// The schema of the JSON body, if the call takes one.
+    pub body: Option<SchemaFn>,
+    /// The schema of the query string's parameters (a struct), if the call reads any.
+    pub query: Option<SchemaFn>,
     /// The success status.
     pub status: u16,
+    /// What the success answer holds.
+    pub reply: Reply,
 }
 
 macro_rules! routes {
-    ($( $method:ident $path:literal => $handler:path, $status:literal, auth = $auth:literal, body = $body:expr, $summary:literal; )*) => {
+    ($( $method:ident $path:literal => $handler:path, $status:literal, auth = $auth:literal, body = $body:expr, query = $query:expr, reply = $reply:expr, $summary:literal; )*) => {
         /// Registers every route of the table, grouped by [`Routes`].
         pub fn configure(cfg: &mut web::ServiceConfig) {
             let mut routes = Routes::default();
@@ -48,7 +52,9 @@ macro_rules! routes {
                 summary: $summary,
                 auth: $auth,
                 body: $body,
+                query: $query,
                 status: $status,
+                reply: $reply,
             }, )*]
         }
     };
@@ -129,126 +135,48 @@ fn prefix_of(path: &str) -> &str {
     path.find("/{").map_or(path, |i| &path[..i])
 }
 
-fn no_body() -> Option<fn() -> Value> {
-    None
-}
+/// No body, or no query parameters.
+const NONE: Option<SchemaFn> = None;
 
 routes! {
-    get "/healthz" => health::healthz, 200, auth = false, body = no_body(), "The process answers.";
-    get "/readyz" => health::readyz, 200, auth = false, body = no_body(), "The database answers and every migration is applied.";
-    get "/v1/games" => games::list, 200, auth = false, body = no_body(), "The games, their rules, settings and CPU levels (English or Portuguese by Accept-Language).";
-    post "/v1/players" => players::create, 201, auth = false, body = Some(schemas::new_player), "Create a player by name; returns the device's token. With an Idempotency-Key (random: it is the retry's only proof), a retry finds the player its first attempt created and gets a fresh token for it.";
-    post "/v1/tokens/refresh" => players::refresh, 200, auth = true, body = no_body(), "Trade a valid token for a fresh one.";
-    get "/v1/players/{id}" => players::get, 200, auth = true, body = no_body(), "A player's name and ratings.";
-    get "/v1/players/{id}/matches" => players::matches, 200, auth = true, body = no_body(), "A player's finished matches, newest first (?game&limit&before=RFC 3339), with ratings before and after for ranked ones.";
-    get "/v1/players/{id}/ratings/{game}" => players::rating_history, 200, auth = true, body = no_body(), "A player's rating after each ranked match of a game, oldest first.";
-    get "/v1/leaderboards/{game}" => leaderboards::get, 200, auth = true, body = no_body(), "The non-provisional players of a game by rating (?limit, default 50, at most 500).";
-    post "/v1/queue" => queue::open, 201, auth = true, body = Some(schemas::new_ticket), "Queue for a ranked match in a pool (game, turn_seconds); one open ticket per player.";
-    get "/v1/queue/{ticket}" => queue::get, 200, auth = true, body = no_body(), "Your ticket: waiting, matched (with its match_id) or cancelled.";
-    delete "/v1/queue/{ticket}" => queue::cancel, 200, auth = true, body = no_body(), "Cancel your waiting ticket (ticket_closed once matched or cancelled).";
-    post "/v1/rooms" => rooms::create, 201, auth = true, body = Some(schemas::new_room), "Open a room with settings; returns its invite code.";
-    get "/v1/rooms/{room_id}" => rooms::get, 200, auth = true, body = no_body(), "A room (members only).";
-    patch "/v1/rooms/{room_id}" => rooms::patch, 200, auth = true, body = Some(schemas::room_patch), "Change a room's settings between matches.";
-    post "/v1/rooms/{code}/join" => rooms::join, 200, auth = true, body = no_body(), "Join a room by its invite code (two members at most).";
-    post "/v1/rooms/{room_id}/matches" => rooms::start, 201, auth = true, body = Some(schemas::room_start), "Start a match or a rematch in a room; alone, against the CPU.";
-    post "/v1/matches" => matches::create_solo, 201, auth = true, body = Some(schemas::new_solo), "Start a solo match against the CPU.";
-    get "/v1/matches/{id}" => matches::get, 200, auth = true, body = no_body(), "The match view.";
-    post "/v1/matches/{id}/moves" => matches::post_move, 200, auth = true, body = Some(schemas::new_move), "Play a move; answers with the view right after it (the CPU's reply follows).";
-    post "/v1/matches/{id}/leave" => matches::leave, 200, auth = true, body = Some(schemas::version_only), "Leave the match (the CPU plays for you after return_seconds).";
-    post "/v1/matches/{id}/return" => matches::return_, 200, auth = true, body = Some(schemas::version_only), "Come back to your seat.";
-    post "/v1/matches/{id}/resign" => matches::resign, 200, auth = true, body = Some(schemas::version_only), "Resign: the opponent wins.";
-    post "/v1/matches/{id}/heartbeat" => matches::heartbeat, 200, auth = true, body = no_body(), "Say you are here (writes no event).";
-    get "/v1/matches/{id}/events" => matches::events, 200, auth = true, body = no_body(), "Every event of the match.";
-    get "/v1/matches/{id}/replay" => matches::replay, 200, auth = true, body = no_body(), "The match ply by ply (?ply=n for one).";
-    get "/v1/matches/{id}/analysis" => analysis::of_match, 200, auth = true, body = no_body(), "A finished match ply by ply: each move's score before and after it for the mover, the best moves, whether exact (?budget_ms, default 5000, at most 30000; 409 conflict while the match is active).";
-    post "/v1/analysis" => analysis::position, 200, auth = true, body = Some(schemas::analysis), "The score and every best move of a position given by moves or by board and side (?budget_ms, default 2000, at most 30000); changes nothing, so takes no Idempotency-Key.";
-    get "/v1/matches/{id}/stream" => stream::stream, 200, auth = true, body = no_body(), "Server-sent events: each new event with the match view; resumable with Last-Event-ID; ?access_token= accepted.";
-    get "/v1/admin/audits/ratings" => admin::audit_ratings, 200, auth = true, body = no_body(), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; ?game&exclude_players=id,id for a what-if.";
-    get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, 200, auth = true, body = no_body(), "Admin: a player's rating step by step, each with its match and event positions, and log_check: whether the ratings recomputed from the log give the same steps (else the first diverging match).";
-    get "/v1/admin/flags" => admin::flags, 200, auth = true, body = no_body(), "Admin: suspicious patterns (repeated pairs with alternating results, very short lost games) and the thresholds used.";
-    get "/v1/admin/queue/stats" => admin::queue_stats, 200, auth = true, body = no_body(), "Admin: per pool, waiting tickets, wait and rating-gap percentiles, repeat-pair rate, waves run; and the allowed-gap schedule.";
-    post "/v1/admin/projections/{name}/rebuild" => admin::start_rebuild, 202, auth = true, body = no_body(), "Admin: rebuild a projection (ratings, history, leaderboards, queue) beside the live one and switch when caught up.";
-    get "/v1/admin/projections/{name}" => admin::get_projection, 200, auth = true, body = no_body(), "Admin: a projection's checkpoint and its latest rebuild's progress.";
-    get "/metrics" => admin::prometheus, 200, auth = false, body = no_body(), "Prometheus metrics: pool statistics, waves, projection positions.";
-    get "/openapi.json" => openapi, 200, auth = false, body = no_body(), "This document.";
-    get "/docs" => docs, 200, auth = false, body = no_body(), "A readable page of this document (works offline).";
-}
-
-/// Request body schemas, in JSON Schema.
-mod schemas {
-    use serde_json::{Value, json};
-
-    fn settings() -> Value {
-        json!({"type": "object", "additionalProperties": false, "properties": {
-            "turn_seconds": {"type": ["integer", "null"], "enum": [null, 30, 60]},
-            "alternate_first": {"type": "boolean"},
-            "first": {"type": "string", "enum": ["seat1", "seat2", "random"]},
-            "show_legal_moves": {"type": "boolean"}
-        }})
-    }
-
-    fn game() -> Value {
-        json!({"type": "string", "enum": ["four_in_a_row", "reversi"]})
-    }
-
-    pub fn new_player() -> Value {
-        json!({"type": "object", "required": ["name"], "additionalProperties": false,
-               "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 32}}})
-    }
-
-    pub fn new_room() -> Value {
-        json!({"type": "object", "required": ["game"], "additionalProperties": false,
-               "properties": {"game": game(), "settings": settings()}})
-    }
-
-    pub fn room_patch() -> Value {
-        json!({"type": "object", "required": ["settings"], "additionalProperties": false,
-               "properties": {"settings": settings()}})
-    }
-
-    pub fn room_start() -> Value {
-        json!({"type": "object", "additionalProperties": false,
-               "properties": {"cpu_level": {"type": "integer", "minimum": 1, "maximum": 5}}})
-    }
-
-    pub fn new_solo() -> Value {
-        json!({"type": "object", "required": ["game"], "additionalProperties": false, "properties": {
-            "game": game(),
-            "cpu_level": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2},
-            "settings": settings(),
-            "first": {"type": "string", "enum": ["me", "cpu"], "default": "me"}
-        }})
-    }
-
-    pub fn new_move() -> Value {
-        json!({"type": "object", "required": ["move"], "additionalProperties": false, "properties": {
-            "move": {"type": "string", "description": "\"1\"..\"7\" (Four in a Row) or \"a1\"..\"h8\" (Reversi); upper case accepted"},
-            "expected_version": {"type": "integer", "minimum": 0}
-        }})
-    }
-
-    pub fn new_ticket() -> Value {
-        json!({"type": "object", "required": ["game"], "additionalProperties": false, "properties": {
-            "game": game(),
-            "turn_seconds": {"type": ["integer", "null"], "enum": [null, 30, 60], "default": null}
-        }})
-    }
-
-    pub fn analysis() -> Value {
-        json!({"type": "object", "required": ["game"], "additionalProperties": false,
-               "description": "Either `moves`, or `board` and `side`.", "properties": {
-            "game": game(),
-            "moves": {"type": "string", "description": "the game so far, passes omitted (\"4453\", \"f5d6c3\")"},
-            "board": {"type": "array", "items": {"type": "string"},
-                      "description": "rows as in the match view: 6 of 7 cells top row first (Four in a Row), 8 of 8 row 1 first (Reversi)"},
-            "side": {"type": "string", "enum": ["R", "Y", "B", "W"], "description": "the colour to move"}
-        }})
-    }
-
-    pub fn version_only() -> Value {
-        json!({"type": "object", "additionalProperties": false,
-               "properties": {"expected_version": {"type": "integer", "minimum": 0}}})
-    }
+    get "/healthz" => health::healthz, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<health::Alive>), "The process answers.";
+    get "/readyz" => health::readyz, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<health::Readiness>), "The database answers and every migration is applied (503 not_ready otherwise).";
+    get "/v1/games" => games::list, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<crate::catalogue::Catalogue>), "The games, their rules, settings and CPU levels (English or Portuguese by Accept-Language).";
+    post "/v1/players" => players::create, 201, auth = false, body = Some(of::<players::NewPlayer>), query = NONE, reply = Json(of::<players::Created>), "Create a player by name; returns the device's token. With an Idempotency-Key (random: it is the retry's only proof), a retry finds the player its first attempt created and gets a fresh token for it.";
+    post "/v1/tokens/refresh" => players::refresh, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Token>), "Trade a valid token for a fresh one.";
+    get "/v1/players/{id}" => players::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Profile>), "A player's name and ratings.";
+    get "/v1/players/{id}/matches" => players::matches, 200, auth = true, body = NONE, query = Some(of::<players::HistoryQuery>), reply = Json(of::<players::History>), "A player's finished matches, newest first, with ratings before and after for ranked ones.";
+    get "/v1/players/{id}/ratings/{game}" => players::rating_history, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::RatingHistory>), "A player's rating after each ranked match of a game, oldest first.";
+    get "/v1/leaderboards/{game}" => leaderboards::get, 200, auth = true, body = NONE, query = Some(of::<leaderboards::BoardQuery>), reply = Json(of::<leaderboards::Leaderboard>), "The non-provisional players of a game by rating.";
+    post "/v1/queue" => queue::open, 201, auth = true, body = Some(of::<queue::NewTicket>), query = NONE, reply = Json(of::<crate::ranked::TicketView>), "Queue for a ranked match in a pool (game, turn_seconds); one open ticket per player.";
+    get "/v1/queue/{ticket}" => queue::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<crate::ranked::TicketView>), "Your ticket: waiting, matched (with its match_id) or cancelled.";
+    delete "/v1/queue/{ticket}" => queue::cancel, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<crate::ranked::TicketView>), "Cancel your waiting ticket (ticket_closed once matched or cancelled).";
+    post "/v1/rooms" => rooms::create, 201, auth = true, body = Some(of::<rooms::NewRoom>), query = NONE, reply = Json(of::<rooms::RoomView>), "Open a room with settings; returns its invite code.";
+    get "/v1/rooms/{room_id}" => rooms::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<rooms::RoomView>), "A room (members only).";
+    patch "/v1/rooms/{room_id}" => rooms::patch, 200, auth = true, body = Some(of::<rooms::Patch>), query = NONE, reply = Json(of::<rooms::RoomView>), "Change a room's settings between matches.";
+    post "/v1/rooms/{code}/join" => rooms::join, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<rooms::RoomView>), "Join a room by its invite code (two members at most).";
+    post "/v1/rooms/{room_id}/matches" => rooms::start, 201, auth = true, body = Some(of::<rooms::StartBody>), query = NONE, reply = Json(of::<crate::views::MatchView>), "Start a match or a rematch in a room; alone, against the CPU.";
+    post "/v1/matches" => matches::create_solo, 201, auth = true, body = Some(of::<matches::NewSolo>), query = NONE, reply = Json(of::<crate::views::MatchView>), "Start a solo match against the CPU.";
+    get "/v1/matches/{id}" => matches::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<crate::views::MatchView>), "The match view.";
+    post "/v1/matches/{id}/moves" => matches::post_move, 200, auth = true, body = Some(of::<matches::MoveBody>), query = NONE, reply = Json(of::<crate::views::MatchView>), "Play a move; answers with the view right after it (the CPU's reply follows).";
+    post "/v1/matches/{id}/leave" => matches::leave, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<crate::views::MatchView>), "Leave the match (the CPU plays for you after return_seconds).";
+    post "/v1/matches/{id}/return" => matches::return_, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<crate::views::MatchView>), "Come back to your seat.";
+    post "/v1/matches/{id}/resign" => matches::resign, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<crate::views::MatchView>), "Resign: the opponent wins.";
+    post "/v1/matches/{id}/heartbeat" => matches::heartbeat, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<crate::views::MatchView>), "Say you are here (writes no event).";
+    get "/v1/matches/{id}/events" => matches::events, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<matches::Events>), "Every event of the match.";
+    get "/v1/matches/{id}/replay" => matches::replay, 200, auth = true, body = NONE, query = Some(of::<matches::PlyQuery>), reply = Json(of::<matches::Replay>), "The match ply by ply.";
+    get "/v1/matches/{id}/analysis" => analysis::of_match, 200, auth = true, body = NONE, query = Some(of::<analysis::BudgetQuery>), reply = Json(of::<analysis::MatchAnalysis>), "A finished match ply by ply: each move's score before and after it for the mover, the best moves, whether exact (409 match_active while the match is played).";
+    post "/v1/analysis" => analysis::position, 200, auth = true, body = Some(of::<analysis::PositionBody>), query = Some(of::<analysis::BudgetQuery>), reply = Json(of::<analysis::PositionAnalysis>), "The score and every best move of a position given by moves or by board and side; changes nothing, so takes no Idempotency-Key.";
+    get "/v1/matches/{id}/stream" => stream::stream, 200, auth = true, body = NONE, query = NONE, reply = EventStream, "Server-sent events: each new event with the match view; resumable with Last-Event-ID.";
+    get "/v1/admin/audits/ratings" => admin::audit_ratings, 200, auth = true, body = NONE, query = Some(of::<admin::AuditQuery>), reply = Json(of::<projections::audit::RatingsAudit>), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; a what-if without some players.";
+    get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::Explained>), "Admin: a player's rating step by step, each with its match and event positions, and log_check: whether the ratings recomputed from the log give the same steps (else the first diverging match).";
+    get "/v1/admin/flags" => admin::flags, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<projections::audit::Flags>), "Admin: suspicious patterns (repeated pairs with alternating results, very short lost games) and the thresholds used.";
+    get "/v1/admin/queue/stats" => admin::queue_stats, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::QueueStats>), "Admin: per pool, waiting tickets, wait and rating-gap percentiles, repeat-pair rate, waves run; and the allowed-gap schedule.";
+    post "/v1/admin/projections/{name}/rebuild" => admin::start_rebuild, 202, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::RebuildStarted>), "Admin: rebuild a projection beside the live one and switch when caught up.";
+    get "/v1/admin/projections/{name}" => admin::get_projection, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::ProjectionStatus>), "Admin: a projection's checkpoint and its latest rebuild's progress.";
+    get "/metrics" => admin::prometheus, 200, auth = false, body = NONE, query = NONE, reply = Prometheus, "Prometheus metrics: pool statistics, waves, projection positions, limits.";
+    get "/openapi.json" => openapi, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<serde_json::Map<String, serde_json::Value>>), "This document.";
+    get "/docs" => docs, 200, auth = false, body = NONE, query = NONE, reply = Html, "A readable page of this document (works offline).";
 }
 
 /// The routes that honour an `Idempotency-Key` (their handlers go through
@@ -268,94 +196,14 @@ pub const KEYED: [(&str, &str); 11] = [
     ("post", "/v1/matches/{id}/resign"),
 ];
 
-/// The OpenAPI 3 document, built from the route table.
-pub fn openapi_document() -> Value {
-    let mut paths = serde_json::Map::new();
-    for r in table() {
-        let mut op = json!({
-            "summary": r.summary,
-            "responses": {
-                r.status.to_string(): {"description": "success", "content": {"application/json": {}}},
-                "default": {"description": "an error", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
-            }
-        });
-        if r.auth {
-            op["security"] = json!([{"bearer": []}]);
-        }
-        if let Some(schema) = r.body {
-            op["requestBody"] =
-                json!({"required": true, "content": {"application/json": {"schema": schema()}}});
-        }
-        if KEYED.contains(&(r.method, r.path)) {
-            op["parameters"] = json!([{"name": "Idempotency-Key", "in": "header", "required": false,
-                "schema": {"type": "string", "maxLength": 200},
-                "description": "A retry with the same key and body gets the first answer and writes nothing."}]);
-        }
-        let params: Vec<Value> = r
-            .path
-            .split('/')
-            .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
-            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
-            .collect();
-        if !params.is_empty() {
-            let existing = op
-                .get("parameters")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            op["parameters"] = Value::Array(existing.into_iter().chain(params).collect());
-        }
-        let entry = paths.entry(r.path.to_owned()).or_insert_with(|| json!({}));
-        entry[r.method] = op;
-    }
-    json!({
-        "openapi": "3.0.3",
-        "info": {"title": "discs", "version": env!("CARGO_PKG_VERSION"),
-                 "description": "Event-sourced ranked matchmaking for Four in a Row and Reversi."},
-        "paths": paths,
-        "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
-            "schemas": {"Problem": {"type": "object", "required": ["type", "title", "status", "detail", "code"], "properties": {
-                "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-                "detail": {"type": "string"}, "code": {"type": "string"}}}}
-        }
-    })
-}
-
 async fn openapi(_: ByAddress) -> HttpResponse {
-    HttpResponse::Ok().json(openapi_document())
+    HttpResponse::Ok().json(crate::openapi::document())
 }
 
-/// A self-contained page (no CDN) that lists the document's operations.
 async fn docs(_: ByAddress) -> HttpResponse {
-    let mut rows = String::new();
-    for r in table() {
-        rows.push_str(&format!(
-            "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>\n",
-            r.method.to_uppercase(),
-            html_escape(r.path),
-            html_escape(r.summary),
-            if r.auth { "bearer" } else { "none" },
-        ));
-    }
-    let page = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>discs API</title>\
-         <style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}}\
-         td{{padding:.3rem .6rem;border-bottom:1px solid #ddd;vertical-align:top}}</style></head>\
-         <body><h1>discs API</h1><p>The machine-readable document is at \
-         <a href=\"/openapi.json\">/openapi.json</a>. Errors are <code>application/problem+json</code> \
-         with a stable <code>code</code>.</p><table><tr><th>method</th><th>path</th><th>what</th>\
-         <th>auth</th></tr>{rows}</table></body></html>"
-    );
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
-        .body(page)
-}
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+        .body(crate::openapi::docs_page())
 }
 
 #[cfg(test)]

@@ -2,7 +2,10 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -19,11 +22,95 @@ use crate::input;
 use crate::play::unexpected;
 use crate::state::AppState;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NewPlayer {
+pub struct NewPlayer {
+    /// 1 to 32 characters once surrounding spaces are dropped; no control or bidirectional
+    /// control characters.
+    #[schemars(length(min = 1, max = 32), regex(pattern = NAME_PATTERN))]
     name: String,
 }
+
+/// A new player and the device's token.
+#[derive(Serialize, JsonSchema)]
+pub struct Created {
+    player_id: PlayerId,
+    name: String,
+    token: String,
+}
+
+/// A fresh token.
+#[derive(Serialize, JsonSchema)]
+pub struct Token {
+    token: String,
+}
+
+/// A player's name and ratings.
+#[derive(Serialize, JsonSchema)]
+pub struct Profile {
+    player_id: PlayerId,
+    name: String,
+    /// By game id (`four_in_a_row`, `reversi`); a game never played shows the starting rating.
+    ratings: BTreeMap<GameId, GameRating>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct GameRating {
+    rating: f64,
+    deviation: f64,
+    volatility: f64,
+    games: i32,
+    provisional: bool,
+}
+
+/// A player's finished matches, newest first.
+#[derive(Serialize, JsonSchema)]
+pub struct History {
+    matches: Vec<HistoryEntry>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct HistoryEntry {
+    match_id: Uuid,
+    game: GameId,
+    ranked: bool,
+    opponent: Opponent,
+    /// `win`, `loss` or `draw`, for this player.
+    result: String,
+    rating_before: Option<f64>,
+    rating_after: Option<f64>,
+    #[schemars(extend("format" = "date-time"))]
+    ended_at: String,
+}
+
+/// The other seat: a player, or the CPU (`player_id` null, name `CPU`).
+#[derive(Serialize, JsonSchema)]
+pub struct Opponent {
+    player_id: Option<Uuid>,
+    /// Null for a player since deleted.
+    name: Option<String>,
+}
+
+/// A player's rating after each ranked match of a game, oldest first.
+#[derive(Serialize, JsonSchema)]
+pub struct RatingHistory {
+    points: Vec<RatingPoint>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct RatingPoint {
+    match_id: Uuid,
+    #[schemars(extend("format" = "date-time"))]
+    at: String,
+    rating: f64,
+    deviation: f64,
+}
+
+/// What [`valid_name`] accepts, as a regular expression for the OpenAPI document (less the
+/// length after trimming).
+const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*\
+     [^\\s\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]\
+     [^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*$";
 
 /// A player's name: 1 to 32 characters, no control characters, no characters that reorder the
 /// text around them (bidirectional overrides, embeddings, isolates and marks), no surrounding
@@ -90,8 +177,11 @@ pub async fn create(
         }
     };
     let token = app.keys.issue(player, Role::Player, now)?;
-    Ok(HttpResponse::build(StatusCode::CREATED)
-        .json(json!({"player_id": player, "name": name, "token": token})))
+    Ok(HttpResponse::build(StatusCode::CREATED).json(Created {
+        player_id: player,
+        name,
+        token,
+    }))
 }
 
 /// Ids of players created under an `Idempotency-Key` (UUID v5 of the key in this namespace).
@@ -150,7 +240,7 @@ pub async fn refresh(app: web::Data<AppState>, auth: Auth) -> Result<HttpRespons
         ));
     }
     let token = app.keys.issue(auth.player, auth.role, app.now())?;
-    Ok(HttpResponse::Ok().json(json!({ "token": token })))
+    Ok(HttpResponse::Ok().json(Token { token }))
 }
 
 /// `GET /v1/players/{id}`.
@@ -177,7 +267,7 @@ pub async fn get(
         )
         .await
         .map_err(unexpected)?;
-    let mut ratings = serde_json::Map::new();
+    let mut ratings = BTreeMap::new();
     for g in GameId::ALL {
         let stored = rows
             .iter()
@@ -194,20 +284,33 @@ pub async fn get(
             });
         let (r, games) = stored.unwrap_or((Rating::NEW, 0));
         ratings.insert(
-            g.to_string(),
-            json!({"rating": r.rating, "deviation": r.deviation, "volatility": r.volatility,
-                   "games": games, "provisional": r.is_provisional()}),
+            g,
+            GameRating {
+                rating: r.rating,
+                deviation: r.deviation,
+                volatility: r.volatility,
+                games,
+                provisional: r.is_provisional(),
+            },
         );
     }
-    Ok(HttpResponse::Ok().json(json!({"player_id": player, "name": name, "ratings": ratings})))
+    Ok(HttpResponse::Ok().json(Profile {
+        player_id: player,
+        name,
+        ratings,
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryQuery {
     game: Option<GameId>,
+    /// Default 50.
+    #[schemars(range(min = 1, max = 500))]
     limit: Option<i64>,
+    /// Only matches that ended before this instant (RFC 3339).
     #[serde(default, with = "time::serde::rfc3339::option")]
+    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
     before: Option<OffsetDateTime>,
 }
 
@@ -245,27 +348,36 @@ pub async fn matches(
         )
         .await
         .map_err(unexpected)?;
-    let matches: Vec<serde_json::Value> = rows
+    let matches = rows
         .iter()
         .map(|r| {
             let opponent: Option<Uuid> = r.get(3);
             let ended: OffsetDateTime = r.get(8);
-            json!({
-                "match_id": r.get::<_, Uuid>(0),
-                "game": r.get::<_, String>(1),
-                "ranked": r.get::<_, bool>(2),
-                "opponent": match opponent {
-                    Some(id) => json!({"player_id": id, "name": r.get::<_, Option<String>>(4)}),
-                    None => json!({"player_id": null, "name": "CPU"}),
+            let game: &str = r.get(1);
+            Ok(HistoryEntry {
+                match_id: r.get(0),
+                game: game.parse().map_err(|_| {
+                    ApiError::from(anyhow::anyhow!("game `{game}` in match_history"))
+                })?,
+                ranked: r.get(2),
+                opponent: match opponent {
+                    Some(id) => Opponent {
+                        player_id: Some(id),
+                        name: r.get(4),
+                    },
+                    None => Opponent {
+                        player_id: None,
+                        name: Some("CPU".to_owned()),
+                    },
                 },
-                "result": r.get::<_, String>(5),
-                "rating_before": r.get::<_, Option<f64>>(6),
-                "rating_after": r.get::<_, Option<f64>>(7),
-                "ended_at": ended.format(&Rfc3339).unwrap_or_default(),
+                result: r.get(5),
+                rating_before: r.get(6),
+                rating_after: r.get(7),
+                ended_at: ended.format(&Rfc3339).unwrap_or_default(),
             })
         })
-        .collect();
-    Ok(HttpResponse::Ok().json(json!({ "matches": matches })))
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(HttpResponse::Ok().json(History { matches }))
 }
 
 /// `GET /v1/players/{id}/ratings/{game}`: the rating after each ranked match, oldest first.
@@ -289,15 +401,19 @@ pub async fn rating_history(
         )
         .await
         .map_err(unexpected)?;
-    let points: Vec<serde_json::Value> = rows
+    let points = rows
         .iter()
         .map(|r| {
             let at: OffsetDateTime = r.get(1);
-            json!({"match_id": r.get::<_, Uuid>(0), "at": at.format(&Rfc3339).unwrap_or_default(),
-                   "rating": r.get::<_, f64>(2), "deviation": r.get::<_, f64>(3)})
+            RatingPoint {
+                match_id: r.get(0),
+                at: at.format(&Rfc3339).unwrap_or_default(),
+                rating: r.get(2),
+                deviation: r.get(3),
+            }
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({ "points": points })))
+    Ok(HttpResponse::Ok().json(RatingHistory { points }))
 }
 
 /// `not_found` unless the player exists.

@@ -15,10 +15,11 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{idempotency, input, ranked};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NewTicket {
+pub struct NewTicket {
     game: GameId,
+    /// The pool's turn limit; none by default.
     #[serde(default)]
     turn_seconds: Option<TurnSeconds>,
 }

@@ -3,7 +3,8 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio_postgres::Row;
 use uuid::Uuid;
@@ -58,7 +59,7 @@ impl Room {
         self.host == p || self.guest == Some(p)
     }
 
-    async fn json(&self, app: &AppState) -> Result<serde_json::Value, ApiError> {
+    async fn view(&self, app: &AppState) -> Result<RoomView, ApiError> {
         let client = app.pool.get().await.map_err(unexpected)?;
         let ids: Vec<Uuid> = std::iter::once(self.host)
             .chain(self.guest)
@@ -77,19 +78,48 @@ impl Room {
                 .map(|r| r.get::<_, String>(1))
                 .unwrap_or_default()
         };
-        let mut members = vec![json!({"seat": 1, "player_id": self.host, "name": name(self.host)})];
+        let mut members = vec![Member {
+            seat: Seat::ONE,
+            player_id: self.host,
+            name: name(self.host),
+        }];
         if let Some(g) = self.guest {
-            members.push(json!({"seat": 2, "player_id": g, "name": name(g)}));
+            members.push(Member {
+                seat: Seat::TWO,
+                player_id: g,
+                name: name(g),
+            });
         }
-        Ok(json!({
-            "room_id": self.room_id,
-            "code": self.code,
-            "game": self.game,
-            "settings": self.settings,
-            "members": members,
-            "match_id": self.match_id,
-        }))
+        Ok(RoomView {
+            room_id: self.room_id,
+            code: self.code.clone(),
+            game: self.game,
+            settings: self.settings,
+            members,
+            match_id: self.match_id,
+        })
     }
+}
+
+/// A room as its members see it.
+#[derive(Serialize, JsonSchema)]
+pub struct RoomView {
+    room_id: Uuid,
+    /// The invite code (`POST /v1/rooms/{code}/join`).
+    code: String,
+    game: GameId,
+    settings: Settings,
+    /// The host in seat 1, the guest (once joined) in seat 2.
+    members: Vec<Member>,
+    /// The room's latest match.
+    match_id: Option<MatchId>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Member {
+    seat: Seat,
+    player_id: PlayerId,
+    name: String,
 }
 
 /// A room as one of its members sees it (`forbidden` for anyone else).
@@ -130,9 +160,10 @@ fn settings_for(game: GameId, settings: Settings) -> Result<Settings, ApiError> 
     Ok(settings)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NewRoom {
+#[schemars(transform = crate::openapi::legal_moves_shown_in_four_in_a_row)]
+pub struct NewRoom {
     game: GameId,
     #[serde(default)]
     settings: Settings,
@@ -172,7 +203,7 @@ pub async fn create(
                 .map_err(unexpected)?;
             if let Some(row) = row {
                 let room = Room::from_row(&row)?;
-                return Ok((StatusCode::CREATED, room.json(app).await?));
+                return Ok((StatusCode::CREATED, json!(room.view(app).await?)));
             }
         }
         Err(ApiError::Unexpected(anyhow::anyhow!("no free invite code")))
@@ -198,7 +229,7 @@ pub async fn get(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let room = load_as_member(&app, &path, auth.player).await?;
-    Ok(HttpResponse::Ok().json(room.json(&app).await?))
+    Ok(HttpResponse::Ok().json(room.view(&app).await?))
 }
 
 /// `POST /v1/rooms/{code}/join`: two members at most.
@@ -244,14 +275,14 @@ pub async fn join(
                 room
             }
         };
-        Ok((StatusCode::OK, room.json(app).await?))
+        Ok((StatusCode::OK, json!(room.view(app).await?)))
     })
     .await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Patch {
+pub struct Patch {
     settings: Settings,
 }
 
@@ -293,14 +324,19 @@ pub async fn patch(
             )
             .await
             .map_err(unexpected)?;
-        Ok((StatusCode::OK, Room::from_row(&row)?.json(app).await?))
+        Ok((
+            StatusCode::OK,
+            json!(Room::from_row(&row)?.view(app).await?),
+        ))
     })
     .await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct StartBody {
+pub struct StartBody {
+    /// Starting alone: the CPU's level in seat 2 (default 2).
+    #[schemars(range(min = 1, max = 5))]
     cpu_level: Option<u8>,
 }
 

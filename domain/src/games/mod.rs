@@ -19,6 +19,7 @@ pub use four_in_a_row::{Column, FourInARow};
 pub use reversi::{Reversi, Square};
 
 /// The games discs serves, by their wire id.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GameId {

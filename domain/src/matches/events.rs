@@ -134,6 +134,7 @@ pub struct Resigned {
     pub seat: Seat,
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -142,6 +143,7 @@ pub enum Outcome {
 }
 
 /// Why a match ended: by the rules of its game, or by a resignation.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EndedBecause {
@@ -161,6 +163,7 @@ impl From<EndReason> for EndedBecause {
     }
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MatchEnded {
     pub outcome: Outcome,

@@ -32,7 +32,19 @@ impl From<TurnSeconds> for u32 {
     }
 }
 
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for TurnSeconds {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TurnSeconds".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "integer", "enum": TurnSeconds::ALLOWED})
+    }
+}
+
 /// Who starts a room's first match.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FirstSetting {
@@ -43,6 +55,7 @@ pub enum FirstSetting {
 }
 
 /// The settings a match starts with; missing keys take the defaults of SPEC §2.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
