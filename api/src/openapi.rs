@@ -182,6 +182,12 @@ fn parameters_of(r: &RouteDoc, requests: &mut SchemaGenerator) -> Vec<Value> {
             }
         }
     }
+    params.push(json!({"name": "X-Request-Id", "in": "header", "required": false,
+        "schema": {"type": "string"},
+        "description": "The request's id in the server's logs and in problem documents, when 1 to 128 visible ASCII characters; otherwise the server makes one. Answered in X-Request-Id."}));
+    params.push(json!({"name": "Accept-Language", "in": "header", "required": false,
+        "schema": {"type": "string"},
+        "description": "`pt` for Portuguese problem titles and details (and catalogue); English otherwise."}));
     if KEYED.contains(&(r.method, r.path)) {
         params.push(json!({"name": "Idempotency-Key", "in": "header", "required": false,
             "schema": {"type": "string", "pattern": "^[ \t]*[!-~]{1,200}[ \t]*$"},
@@ -214,7 +220,9 @@ fn responses_of(r: &RouteDoc, routes: &[RouteDoc], generator: &mut SchemaGenerat
             json!({"text/plain; version=0.0.4": {"schema": {"type": "string"}}})
         }
     };
-    let mut success = json!({"description": "success", "content": content});
+    let request_id = json!({"X-Request-Id": {"description": "The request's id (the client's, or a fresh one).",
+        "schema": {"type": "string"}}});
+    let mut success = json!({"description": "success", "content": content, "headers": request_id});
     if let Some((param, field, prefix)) = links_of(r) {
         let mut links = Map::new();
         for target in routes
@@ -244,9 +252,25 @@ fn responses_of(r: &RouteDoc, routes: &[RouteDoc], generator: &mut SchemaGenerat
             json!({"description": "not ready", "content": {"application/json": {"schema": of::<crate::routes::health::Readiness>(generator).to_value()}}}),
         );
     }
+    let problem =
+        json!({"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}});
+    let retry = json!({"Retry-After": {"required": true, "description": "Seconds to wait before trying again.",
+        "schema": {"type": "integer", "minimum": 0}}, "X-Request-Id": request_id["X-Request-Id"]});
+    if r.path != "/healthz" && r.path != "/readyz" {
+        responses.insert(
+            "429".into(),
+            json!({"description": "a limit was reached (`rate_limited` and the other limits of SPEC §7)",
+                   "content": problem, "headers": retry}),
+        );
+        responses.insert(
+            "503".into(),
+            json!({"description": "`unavailable`: the database does not answer; a command with an Idempotency-Key is safe to retry",
+                   "content": problem, "headers": retry}),
+        );
+    }
     responses.insert(
         "default".into(),
-        json!({"description": "an error", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}),
+        json!({"description": "an error", "content": problem, "headers": request_id}),
     );
     Value::Object(responses)
 }

@@ -272,10 +272,23 @@ pub async fn execute_on(
     cmd: MatchCommand,
     known: Option<Known>,
 ) -> Result<Done, ApiError> {
-    let at = app.now();
-    if let Action::CreateMatch(create) = &cmd.action {
-        check_strong_solo(app, &create.seats).await?;
+    let turn = match &cmd.action {
+        Action::CreateMatch(create) => strong_solo_turn(app, &create.seats).await?,
+        _ => None,
+    };
+    let done = decide_and_commit(app, cmd, known).await;
+    if let Some(turn) = turn {
+        turn.release().await;
     }
+    done
+}
+
+async fn decide_and_commit(
+    app: &AppState,
+    cmd: MatchCommand,
+    known: Option<Known>,
+) -> Result<Done, ApiError> {
+    let at = app.now();
     let Known {
         mut loaded,
         mut cached,
@@ -386,13 +399,33 @@ pub async fn execute_on(
 
 /// Refuses a new solo match against CPU level 4 or 5 when its player already has
 /// `DISCS_STRONG_SOLO_PER_PLAYER` of them active (each ties up search time on every move).
-async fn check_strong_solo(app: &AppState, seats: &[Occupant; 2]) -> Result<(), ApiError> {
+///
+/// The count and the new match's commit happen under the player's advisory lock (held by the
+/// returned turn on a connection of its own), so racing creations, on any instance, never pass
+/// the limit together: while one holds the lock, the others are refused at once as if at the
+/// limit (waiting for it would hold pooled connections that the holder may need).
+async fn strong_solo_turn(
+    app: &AppState,
+    seats: &[Occupant; 2],
+) -> Result<Option<StrongSoloTurn>, ApiError> {
     let Some(player) = strong_solo_player(seats) else {
-        return Ok(());
+        return Ok(None);
     };
     let limit = app.play.strong_solo_per_player;
     let client = app.pool.get().await.map_err(unexpected)?;
-    let active: i64 = client
+    let key = strong_solo_lock(player);
+    let locked: bool = client
+        .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+        .await
+        .map_err(unexpected)?
+        .get(0);
+    if !locked {
+        app.metrics.refused(Limit::StrongSolo);
+        return Err(ApiError::StrongSoloLimit(limit));
+    }
+    let turn = StrongSoloTurn(Some(client), key);
+    let active: i64 = turn
+        .client()
         .query_one(
             "SELECT count(*) FROM match_work WHERE strong_player = $1",
             &[&player.as_uuid()],
@@ -401,10 +434,55 @@ async fn check_strong_solo(app: &AppState, seats: &[Occupant; 2]) -> Result<(), 
         .map_err(unexpected)?
         .get(0);
     if active >= i64::from(limit) {
+        turn.release().await;
         app.metrics.refused(Limit::StrongSolo);
         return Err(ApiError::StrongSoloLimit(limit));
     }
-    Ok(())
+    Ok(Some(turn))
+}
+
+/// The advisory lock key of a player's strong solo creations: the player id's first 8 bytes,
+/// with a tag of this lock so that it meets no other advisory lock of the database.
+fn strong_solo_lock(player: PlayerId) -> i64 {
+    let bytes = player.as_uuid().into_bytes();
+    let head = i64::from_le_bytes([
+        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+    ]);
+    head ^ 0x5354_524f_4e47_534f // "STRONGSO"
+}
+
+/// A connection holding a player's strong-solo advisory lock (see [`strong_solo_turn`]).
+struct StrongSoloTurn(Option<deadpool_postgres::Client>, i64);
+
+impl StrongSoloTurn {
+    fn client(&self) -> &deadpool_postgres::Client {
+        self.0.as_ref().expect("held until released")
+    }
+
+    /// Unlocks and gives the connection back to the pool; a connection that cannot unlock is
+    /// closed instead (which unlocks too).
+    async fn release(mut self) {
+        if let Some(client) = self.0.take() {
+            let key = self.1;
+            if client
+                .execute("SELECT pg_advisory_unlock($1)", &[&key])
+                .await
+                .is_err()
+            {
+                drop(deadpool_postgres::Object::take(client));
+            }
+        }
+    }
+}
+
+impl Drop for StrongSoloTurn {
+    /// A turn dropped unreleased (its request was cancelled, or failed on the way): the
+    /// connection leaves the pool and closes, and PostgreSQL drops its lock with it.
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            drop(deadpool_postgres::Object::take(client));
+        }
+    }
 }
 
 /// The empty match a `CreateMatch` is decided on, with its players' names.

@@ -101,3 +101,44 @@ async fn a_fourth_active_solo_match_against_levels_four_and_five_gets_429() {
         .await;
     assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
 }
+
+#[tokio::test]
+async fn racing_creations_of_strong_solo_matches_never_pass_the_limit_together() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    // DISCS_STRONG_SOLO_PER_PLAYER = 3: twelve creations at once, each with its own key.
+    let attempts = (0..12).map(|i| {
+        let game = if i % 2 == 0 {
+            "reversi"
+        } else {
+            "four_in_a_row"
+        };
+        app.post(
+            "/v1/matches",
+            &ada.token,
+            json!({"game": game, "cpu_level": 5, "first": "me"}),
+        )
+    });
+    let answers = futures_util::future::join_all(attempts).await;
+    let created = answers
+        .iter()
+        .filter(|r| r.status == StatusCode::CREATED)
+        .count();
+    for refused in answers.iter().filter(|r| r.status != StatusCode::CREATED) {
+        refused.assert_rate_limited("60");
+    }
+    assert!((1..=3).contains(&created), "{created} created");
+    // Whatever raced, the player holds no more than the limit, and the next one is refused.
+    let next = app
+        .post(
+            "/v1/matches",
+            &ada.token,
+            json!({"game": "reversi", "cpu_level": 4, "first": "me"}),
+        )
+        .await;
+    if created == 3 {
+        next.assert_rate_limited("60");
+    } else {
+        assert_eq!(next.status, StatusCode::CREATED, "{:?}", next.body);
+    }
+}

@@ -176,6 +176,25 @@ async fn the_document_types_every_parameter_and_answer_and_links_created_resourc
     assert!(
         doc["paths"]["/v1/matches/{id}/moves"]["post"]["operationId"] == "post_v1_matches_id_moves"
     );
+    // Headers: the request id and the language on every call, Retry-After on limits and outages.
+    let moves = &doc["paths"]["/v1/matches/{id}/moves"]["post"];
+    let headers: Vec<&str> = moves["parameters"]
+        .as_array()
+        .expect("parameters")
+        .iter()
+        .filter(|p| p["in"] == "header")
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(
+        headers,
+        ["X-Request-Id", "Accept-Language", "Idempotency-Key"]
+    );
+    for status in ["429", "503"] {
+        assert_eq!(
+            moves["responses"][status]["headers"]["Retry-After"]["required"],
+            true
+        );
+    }
     // The query string of a call is documented from the type its handler reads.
     let history = doc["paths"]["/v1/players/{id}/matches"]["get"]["parameters"]
         .as_array()
