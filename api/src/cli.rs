@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use domain::games::{
     AnyPosition, FourInARow, Game, GameId, PerftMode, Reversi, Side, perft, split_moves,
 };
@@ -102,7 +102,14 @@ enum AuditCmd {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        let variable = crate::config::variable_of(&e, &Cli::command());
+        let _ = e.print();
+        if let Some(variable) = variable {
+            eprintln!("(that value comes from `{variable}` when the flag is not given)");
+        }
+        std::process::exit(e.exit_code())
+    });
     let command = match cli.command {
         Some(c) => c,
         None => match Cli::try_parse_from(["discs", "serve"]) {
@@ -232,7 +239,7 @@ fn migrate(db: DatabaseConfig) -> anyhow::Result<()> {
 }
 
 async fn open_log(db: &DatabaseConfig) -> anyhow::Result<eventlog::EventLog> {
-    let pool = eventlog::open(&db.url, &db.data_dir(), db.pool_size.max(4)).await?;
+    let pool = eventlog::open(&db.url, &db.data_dir(), db.pool_size).await?;
     eventlog::migrate(&pool).await?;
     Ok(eventlog::EventLog::new(pool))
 }

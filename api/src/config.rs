@@ -21,7 +21,8 @@ pub struct DatabaseConfig {
     #[arg(
         long = "db-pool-size",
         env = "DISCS_DB_POOL_SIZE",
-        default_value_t = 16
+        default_value_t = 16,
+        value_parser = at_least::<4>
     )]
     pub pool_size: usize,
 }
@@ -49,14 +50,14 @@ pub struct ServeConfig {
     #[command(flatten)]
     pub live: LiveConfig,
     /// State-changing calls allowed per second and player (sustained), whatever token they use.
-    #[arg(long, env = "DISCS_RATE_PER_SECOND", default_value_t = 50.0)]
+    #[arg(long, env = "DISCS_RATE_PER_SECOND", default_value_t = 50.0, value_parser = positive)]
     pub rate_per_second: f64,
     /// Burst of state-changing calls allowed per player.
-    #[arg(long, env = "DISCS_RATE_BURST", default_value_t = 100.0)]
+    #[arg(long, env = "DISCS_RATE_BURST", default_value_t = 100.0, value_parser = one_or_more)]
     pub rate_burst: f64,
     /// CPU searches (moves of levels 3–5 and analyses) this instance runs at once (default: one
     /// per core); analyses never take the last one.
-    #[arg(long, env = "DISCS_SEARCHES")]
+    #[arg(long, env = "DISCS_SEARCHES", value_parser = at_least::<1>)]
     pub searches: Option<usize>,
     /// CPU moves that may wait for a search slot; beyond, 429 `rate_limited`.
     #[arg(long, env = "DISCS_SEARCH_QUEUE", default_value_t = 64)]
@@ -74,28 +75,28 @@ pub struct ServeConfig {
     pub room_idle_hours: u32,
     /// Calls without a token (the games' catalogue, the API documents, `/metrics`; not the
     /// health probes) allowed per second and client address (sustained).
-    #[arg(long, env = "DISCS_ANON_PER_SECOND", default_value_t = 20.0)]
+    #[arg(long, env = "DISCS_ANON_PER_SECOND", default_value_t = 20.0, value_parser = positive)]
     pub anon_per_second: f64,
     /// Burst of calls without a token allowed per client address.
-    #[arg(long, env = "DISCS_ANON_BURST", default_value_t = 40.0)]
+    #[arg(long, env = "DISCS_ANON_BURST", default_value_t = 40.0, value_parser = one_or_more)]
     pub anon_burst: f64,
     /// Sign-ups (`POST /v1/players`) allowed per minute and client address (also the burst).
-    #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0)]
+    #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0, value_parser = one_or_more)]
     pub signups_per_minute: f64,
     /// How often background work (timeouts, presence, CPU moves) is looked for, in milliseconds.
-    #[arg(long, env = "DISCS_WORKER_INTERVAL_MS", default_value_t = 250)]
+    #[arg(long, env = "DISCS_WORKER_INTERVAL_MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(10..))]
     pub worker_interval_ms: u64,
     /// Milliseconds between matchmaking waves.
-    #[arg(long, env = "DISCS_WAVE_INTERVAL_MS", default_value_t = 1000)]
+    #[arg(long, env = "DISCS_WAVE_INTERVAL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
     pub wave_interval_ms: u64,
     /// A pool with this many waiting tickets gets a wave at once.
-    #[arg(long, env = "DISCS_WAVE_TRIGGER", default_value_t = 32)]
+    #[arg(long, env = "DISCS_WAVE_TRIGGER", default_value_t = 32, value_parser = clap::value_parser!(i64).range(2..))]
     pub wave_trigger: i64,
     /// Do not run background workers in this process (tests drive them by hand).
     #[arg(long, env = "DISCS_NO_WORKERS")]
     pub no_workers: bool,
     /// HTTP worker threads (default: one per core).
-    #[arg(long, env = "DISCS_HTTP_WORKERS")]
+    #[arg(long, env = "DISCS_HTTP_WORKERS", value_parser = at_least::<1>)]
     pub http_workers: Option<usize>,
     /// On SIGTERM or SIGINT, how long requests in flight (and the background pass under way)
     /// may take to finish, in seconds.
@@ -138,7 +139,7 @@ pub struct AuthConfig {
     #[arg(long, env = "DISCS_JWT_EXTERNAL_ROLE", default_value = "player")]
     pub jwt_external_role: String,
     /// Lifetime of issued tokens, in days.
-    #[arg(long, env = "DISCS_TOKEN_DAYS", default_value_t = 365)]
+    #[arg(long, env = "DISCS_TOKEN_DAYS", default_value_t = 365, value_parser = clap::value_parser!(i64).range(1..))]
     pub token_days: i64,
 }
 
@@ -147,19 +148,19 @@ pub struct AuthConfig {
 pub struct LiveConfig {
     /// Committer tasks per thread that submits commands (each commits one batch at a time,
     /// on a connection of its own).
-    #[arg(long, env = "DISCS_COMMITTERS", default_value_t = 2)]
+    #[arg(long, env = "DISCS_COMMITTERS", default_value_t = 2, value_parser = at_least::<1>)]
     pub committers: usize,
     /// Match states kept in memory.
-    #[arg(long, env = "DISCS_MATCH_CACHE", default_value_t = 100_000)]
+    #[arg(long, env = "DISCS_MATCH_CACHE", default_value_t = 100_000, value_parser = at_least::<2>)]
     pub match_cache: usize,
     /// How often the log is read for other instances' events, in milliseconds.
-    #[arg(long, env = "DISCS_LOG_POLL_MS", default_value_t = 100)]
+    #[arg(long, env = "DISCS_LOG_POLL_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub log_poll_ms: u64,
     /// Open event streams allowed per player.
-    #[arg(long, env = "DISCS_STREAMS_PER_PLAYER", default_value_t = 8)]
+    #[arg(long, env = "DISCS_STREAMS_PER_PLAYER", default_value_t = 8, value_parser = at_least::<1>)]
     pub streams_per_player: usize,
     /// Open event streams allowed per instance.
-    #[arg(long, env = "DISCS_MAX_STREAMS", default_value_t = 10_000)]
+    #[arg(long, env = "DISCS_MAX_STREAMS", default_value_t = 10_000, value_parser = at_least::<1>)]
     pub max_streams: usize,
 }
 
@@ -184,6 +185,47 @@ pub struct PlayConfig {
     /// Seconds of a match that earn one more leave beyond `DISCS_LEAVES_PER_MATCH`.
     #[arg(long, env = "DISCS_LEAVE_REFILL_SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
     pub leave_refill_seconds: u32,
+}
+
+/// A count of at least `MIN` (clap's ranged parsers stop at `u64`/`i64`).
+fn at_least<const MIN: usize>(raw: &str) -> Result<usize, String> {
+    match raw.trim().parse::<usize>() {
+        Ok(n) if n >= MIN => Ok(n),
+        Ok(n) => Err(format!("{n} is below the least allowed, {MIN}")),
+        Err(_) => Err(format!("`{raw}` is not a whole number")),
+    }
+}
+
+/// A rate above zero.
+fn positive(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("`{raw}` is not a number above 0")),
+    }
+}
+
+/// A bucket size or a rate per minute: at least 1.
+fn one_or_more(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(x) if x >= 1.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("`{raw}` is not a number of at least 1")),
+    }
+}
+
+/// The environment variable that sets the flag a clap error is about, said beside the error, so
+/// that an operator who set `DISCS_X=0` reads `DISCS_X` in the message and not only `--x`.
+pub fn variable_of(error: &clap::Error, command: &clap::Command) -> Option<String> {
+    let arg = error.get(clap::error::ContextKind::InvalidArg)?.to_string();
+    let long = arg.split_whitespace().next()?.strip_prefix("--")?;
+    fn find(command: &clap::Command, long: &str) -> Option<String> {
+        command
+            .get_arguments()
+            .find(|a| a.get_long() == Some(long))
+            .and_then(|a| a.get_env())
+            .map(|e| e.to_string_lossy().into_owned())
+            .or_else(|| command.get_subcommands().find_map(|c| find(c, long)))
+    }
+    find(command, long)
 }
 
 impl PlayConfig {
@@ -225,6 +267,37 @@ mod tests {
         assert_eq!((c.live.committers, c.live.match_cache), (2, 100_000));
         assert_eq!((c.rate_per_second, c.anon_burst), (50.0, 40.0));
         assert!(!c.no_workers && c.http_workers.is_none() && c.searches.is_none());
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_naming_their_variable() {
+        use clap::{Command, FromArgMatches};
+        let command =
+            ServeConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
+        for (flag, value, variable) in [
+            ("--worker-interval-ms", "5", "DISCS_WORKER_INTERVAL_MS"),
+            ("--wave-trigger", "1", "DISCS_WAVE_TRIGGER"),
+            ("--committers", "0", "DISCS_COMMITTERS"),
+            ("--rate-per-second", "0", "DISCS_RATE_PER_SECOND"),
+            ("--anon-burst", "0.5", "DISCS_ANON_BURST"),
+            ("--db-pool-size", "2", "DISCS_DB_POOL_SIZE"),
+        ] {
+            let error = command
+                .clone()
+                .try_get_matches_from(["discs", flag, value])
+                .expect_err(flag);
+            let with_env = ServeConfig::augment_args(Command::new("discs"));
+            assert_eq!(
+                variable_of(&error, &with_env).as_deref(),
+                Some(variable),
+                "{flag}"
+            );
+        }
+        let fine = command
+            .try_get_matches_from(["discs", "--worker-interval-ms", "10", "--wave-trigger", "2"])
+            .expect("the least allowed values");
+        let c = ServeConfig::from_arg_matches(&fine).expect("a config");
+        assert_eq!((c.worker_interval_ms, c.wave_trigger), (10, 2));
     }
 
     #[test]

@@ -151,12 +151,12 @@ impl Application {
         // The log reader runs everywhere: open streams follow other instances through it.
         tokio::spawn(crate::live::run_tail(
             state.clone(),
-            Duration::from_millis(config.live.log_poll_ms.max(1)),
+            Duration::from_millis(config.live.log_poll_ms),
         ));
         let mut background = Vec::new();
         if !config.no_workers {
             let worker_state = state.clone();
-            let interval = Duration::from_millis(config.worker_interval_ms.max(10));
+            let interval = Duration::from_millis(config.worker_interval_ms);
             background.push(tokio::spawn(workers::repair_then_run(
                 worker_state,
                 interval,
@@ -168,8 +168,8 @@ impl Application {
                 .await;
             background.push(tokio::spawn(crate::ranked::waves_forever(
                 state.clone(),
-                Duration::from_millis(config.wave_interval_ms.max(10)),
-                config.wave_trigger.max(2),
+                Duration::from_millis(config.wave_interval_ms),
+                config.wave_trigger,
             )));
         }
         tracing::info!(addr = %config.addr, port, "discs is serving");
