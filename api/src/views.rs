@@ -101,7 +101,7 @@ impl MatchView {
                 }
             })
             .collect();
-        let hide = m.game == GameId::Reversi && !m.settings.show_legal_moves;
+        let hide = !m.settings.shows_legal_moves(m.game);
         MatchView {
             match_id: id,
             game: m.game,

@@ -362,7 +362,7 @@ pub async fn replay(
     let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
     let (loaded, events) = open_with_events(&app, &auth, &path).await?;
     let m = loaded.get()?;
-    let hide = m.game == GameId::Reversi && !m.settings.show_legal_moves;
+    let hide = !m.settings.shows_legal_moves(m.game);
     let stamped = events
         .iter()
         .map(play::stamped)

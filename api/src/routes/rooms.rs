@@ -152,11 +152,9 @@ fn room_id(raw: &str) -> Result<Uuid, ApiError> {
 }
 
 fn settings_for(game: GameId, settings: Settings) -> Result<Settings, ApiError> {
-    if game != GameId::Reversi && !settings.show_legal_moves {
-        return Err(ApiError::InvalidRequest(
-            "show_legal_moves is a Reversi setting".into(),
-        ));
-    }
+    settings
+        .validate_for(game)
+        .map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
     Ok(settings)
 }
 

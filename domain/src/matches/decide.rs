@@ -157,7 +157,7 @@ fn create_match(c: &CreateMatch) -> Result<Vec<MatchEvent>, DomainError> {
     if c.ranked && c.seats.iter().any(|o| matches!(o, Occupant::Cpu { .. })) {
         return Err(DomainError::RankedNeedsHumans);
     }
-    if c.game != GameId::Reversi && !c.settings.show_legal_moves {
+    if c.settings.validate_for(c.game).is_err() {
         return Err(DomainError::SettingNotForGame(c.game));
     }
     Ok(vec![MatchEvent::MatchCreated(MatchCreated {

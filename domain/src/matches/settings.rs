@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::games::GameId;
+
 /// A turn limit: only the values the product offers (30 or 60 seconds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u32", into = "u32")]
@@ -81,6 +83,24 @@ impl Default for Settings {
 pub enum SettingsError {
     #[error("turn_seconds must be null, 30 or 60, not {0}")]
     TurnSeconds(u32),
+    #[error("{0} has no setting show_legal_moves = false")]
+    NotForGame(GameId),
+}
+
+impl Settings {
+    /// Whether these settings apply to a match of `game`: hiding the legal moves is a Reversi
+    /// setting (Four in a Row always shows them).
+    pub fn validate_for(&self, game: GameId) -> Result<(), SettingsError> {
+        if game != GameId::Reversi && !self.show_legal_moves {
+            return Err(SettingsError::NotForGame(game));
+        }
+        Ok(())
+    }
+
+    /// Whether a view of a match of `game` with these settings lists the legal moves.
+    pub fn shows_legal_moves(&self, game: GameId) -> bool {
+        game != GameId::Reversi || self.show_legal_moves
+    }
 }
 
 #[cfg(test)]
