@@ -47,6 +47,7 @@ mod decode;
 mod error;
 mod heads;
 mod read;
+#[cfg(feature = "testing")]
 pub mod testing;
 mod verify;
 
