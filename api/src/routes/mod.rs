@@ -197,7 +197,13 @@ pub const KEYED: [(&str, &str); 11] = [
 ];
 
 async fn openapi(_: ByAddress) -> HttpResponse {
-    HttpResponse::Ok().json(crate::openapi::document())
+    // The document depends on nothing but the build: generated once, served as is.
+    static DOCUMENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HttpResponse::Ok().content_type("application/json").body(
+        DOCUMENT
+            .get_or_init(|| crate::openapi::document().to_string())
+            .as_str(),
+    )
 }
 
 async fn docs(_: ByAddress) -> HttpResponse {
