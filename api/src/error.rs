@@ -306,12 +306,13 @@ impl ApiError {
 }
 
 /// An RFC 9457 problem document with our stable `code`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Problem {
     pub r#type: String,
     pub title: &'static str,
     pub status: u16,
     pub detail: String,
+    /// Stable: clients branch on it (SPEC §6).
     pub code: &'static str,
     /// The request's id (`X-Request-Id`), to quote when reporting it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

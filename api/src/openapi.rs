@@ -46,7 +46,7 @@ pub fn legal_moves_shown_in_four_in_a_row(schema: &mut Schema) {
 fn path_parameter(name: &str) -> Value {
     match name {
         "id" | "room_id" | "ticket" => json!({"type": "string", "format": "uuid"}),
-        "game" => json!({"type": "string", "enum": ["four_in_a_row", "reversi"]}),
+        "game" => json!({"type": "string", "enum": domain::games::GameId::ALL.map(|g| g.as_str())}),
         "code" => json!({"type": "string", "pattern": "^[ABCDEFGHJKMNPQRSTUVWXYZ2-9]{6}$",
                          "description": "a room's invite code"}),
         "name" => json!({"type": "string",
@@ -119,14 +119,7 @@ pub fn document() -> Value {
         let entry = paths.entry(r.path.to_owned()).or_insert_with(|| json!({}));
         entry[r.method] = Value::Object(op);
     }
-    let mut schemas = responses.take_definitions(true);
-    schemas.insert(
-        "Problem".into(),
-        json!({"type": "object", "required": ["type", "title", "status", "detail", "code"], "properties": {
-            "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-            "detail": {"type": "string"}, "code": {"type": "string", "description": "stable, see SPEC §6"},
-            "request_id": {"type": "string"}}}),
-    );
+    let schemas = responses.take_definitions(true);
     json!({
         "openapi": "3.0.3",
         "info": {"title": "discs", "version": env!("CARGO_PKG_VERSION"),
@@ -252,8 +245,7 @@ fn responses_of(r: &RouteDoc, routes: &[RouteDoc], generator: &mut SchemaGenerat
             json!({"description": "not ready", "content": {"application/json": {"schema": of::<crate::routes::health::Readiness>(generator).to_value()}}}),
         );
     }
-    let problem =
-        json!({"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}});
+    let problem = json!({"application/problem+json": {"schema": of::<crate::error::Problem>(generator).to_value()}});
     let retry = json!({"Retry-After": {"required": true, "description": "Seconds to wait before trying again.",
         "schema": {"type": "integer", "minimum": 0}}, "X-Request-Id": request_id["X-Request-Id"]});
     if r.path != "/healthz" && r.path != "/readyz" {
