@@ -23,4 +23,5 @@ pub mod searches;
 pub mod startup;
 pub mod state;
 pub mod views;
+pub mod web;
 pub mod workers;

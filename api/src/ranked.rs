@@ -43,10 +43,26 @@ pub struct TicketView {
     #[serde(with = "time::serde::rfc3339")]
     #[schemars(with = "String", extend("format" = "date-time"))]
     pub opened_at: OffsetDateTime,
+    /// The rating and deviation the ticket recorded when it opened.
+    pub rating: f64,
+    pub deviation: f64,
+    /// While waiting: how far from `rating` an opponent may be now (it widens with the wait,
+    /// on the schedule of `GET /v1/admin/queue/stats`); null once matched or cancelled.
+    pub allowed_gap: Option<f64>,
 }
 
 impl TicketView {
-    fn new(id: TicketId, t: &Ticket) -> TicketView {
+    fn new(id: TicketId, t: &Ticket, now: OffsetDateTime) -> TicketView {
+        let waited_ms = (now - t.opened_at).whole_milliseconds().max(0) as u64;
+        let allowed_gap = (t.status == Status::Waiting).then(|| {
+            Rules::default().allowed_gap(&Candidate {
+                player: t.opened.player_id,
+                rating: t.opened.rating,
+                deviation: t.opened.deviation,
+                waited_ms,
+                previous_opponent: None,
+            })
+        });
         TicketView {
             ticket_id: id,
             status: t.status,
@@ -54,6 +70,9 @@ impl TicketView {
             game: t.opened.game,
             turn_seconds: t.opened.turn_seconds,
             opened_at: t.opened_at,
+            rating: t.opened.rating,
+            deviation: t.opened.deviation,
+            allowed_gap,
         }
     }
 }
@@ -106,7 +125,7 @@ pub async fn own_ticket(
     id: TicketId,
 ) -> Result<TicketView, ApiError> {
     let t = load_own_ticket(app, player, id).await?;
-    Ok(TicketView::new(id, &t))
+    Ok(TicketView::new(id, &t, app.now()))
 }
 
 /// A player's values in a game as of `now`: the projection's, with the idle days since their
@@ -210,7 +229,7 @@ pub async fn open_ticket(
     app.wake_projections();
     app.waves.notify_one();
     let t = Ticket::fold([(now, &event)]).ok_or(ApiError::NotFound("ticket"))?;
-    Ok(TicketView::new(id, &t))
+    Ok(TicketView::new(id, &t, now))
 }
 
 /// `DELETE /v1/queue/{ticket}`: the owner cancels a waiting ticket (`ticket_closed` once it is
@@ -244,8 +263,9 @@ pub async fn cancel_ticket(
         return Err(ApiError::TicketClosed);
     }
     app.wake_projections();
-    let mut view = TicketView::new(id, &t);
+    let mut view = TicketView::new(id, &t, now);
     view.status = Status::Cancelled;
+    view.allowed_gap = None;
     Ok(view)
 }
 

@@ -137,6 +137,7 @@ impl Application {
                     })
                 })
                 .configure(routes::configure)
+                .configure(crate::web::configure)
                 .default_service(web::to(|| async {
                     Err::<HttpResponse, ApiError>(ApiError::NoRoute)
                 }))
@@ -207,6 +208,23 @@ impl Application {
     /// release its leases, and closes the database connections (which releases the
     /// projections' locks).
     pub async fn run_until_signalled(self) -> anyhow::Result<()> {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        self.run_until(async move {
+            tokio::select! {
+                _ = terminate.recv() => "SIGTERM",
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+            }
+        })
+        .await
+    }
+
+    /// Serves until `shutdown` completes (with the name of what asked), then shuts down as
+    /// [`Application::run_until_signalled`] does.
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = &'static str> + Send + 'static,
+    ) -> anyhow::Result<()> {
         let Application {
             server,
             state,
@@ -216,13 +234,8 @@ impl Application {
             ..
         } = self;
         let handle = server.handle();
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         let signalled = tokio::spawn(async move {
-            let name = tokio::select! {
-                _ = terminate.recv() => "SIGTERM",
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-            };
+            let name = shutdown.await;
             tracing::info!(
                 signal = name,
                 "shutting down: finishing the requests in flight"

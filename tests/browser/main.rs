@@ -1,0 +1,506 @@
+//! End-to-end tests of the web client in a real browser: Debian's headless Chromium driven over
+//! WebDriver, against the real server (its workers running) and a real PostgreSQL. Pages are
+//! read through the testing contract only (`data-board`, `data-cell`, `data-disc`,
+//! `data-chart`, `localStorage["discs.token"]`, `<html lang>`). A failing test leaves a
+//! screenshot of every window in `target/tmp/browser-screenshots/`.
+
+#[allow(dead_code)]
+#[path = "../it/helpers.rs"]
+mod helpers;
+mod webdriver;
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use api::startup::Application;
+use domain::games::GameId;
+use domain::games::any::{AnyPosition, split_moves};
+use eventlog::testing::TestDb;
+use webdriver::{Driver, Session, Sessions};
+
+/// WebDriver key codes.
+const ARROW_LEFT: &str = "\u{E012}";
+const ARROW_RIGHT: &str = "\u{E014}";
+const HOME: &str = "\u{E011}";
+const END: &str = "\u{E010}";
+
+/// The site: the server on a fixed port (so that a restart keeps the address), ChromeDriver,
+/// and the windows opened so far.
+struct Site {
+    db: TestDb,
+    port: u16,
+    base: String,
+    http: reqwest::Client,
+    state: Mutex<api::state::AppState>,
+    stop: Mutex<Option<(oneshot::Sender<()>, tokio::task::JoinHandle<()>)>>,
+    driver: Driver,
+    sessions: Sessions,
+}
+
+impl Site {
+    async fn open() -> Site {
+        helpers::init_logs();
+        let db = TestDb::migrated(2).await;
+        let (state, port, stop) = serve(&db.url, 0).await;
+        Site {
+            port,
+            base: format!("http://127.0.0.1:{port}"),
+            http: reqwest::Client::new(),
+            state: Mutex::new(state),
+            stop: Mutex::new(Some(stop)),
+            driver: Driver::start().await,
+            sessions: Sessions::default(),
+            db,
+        }
+    }
+
+    /// A new browser window asking for `languages`.
+    async fn window(&self, languages: &str) -> Session {
+        let s = self.driver.session(languages).await;
+        self.sessions.keep(&s);
+        s
+    }
+
+    /// Shuts the server down gracefully (as on SIGTERM) and waits until it has stopped.
+    async fn stop(&self) {
+        let (tx, done) = self
+            .stop
+            .lock()
+            .expect("not poisoned")
+            .take()
+            .expect("a running server");
+        let _ = tx.send(());
+        done.await.expect("the server stops");
+    }
+
+    /// Starts a new server on the same port.
+    async fn start(&self) {
+        let (state, port, stop) = serve(&self.db.url, self.port).await;
+        assert_eq!(port, self.port);
+        *self.state.lock().expect("not poisoned") = state;
+        *self.stop.lock().expect("not poisoned") = Some(stop);
+    }
+
+    /// Brings every projection up to the committed log (as the workers soon would).
+    async fn project(&self) {
+        let state = self.state.lock().expect("not poisoned").clone();
+        state
+            .projections
+            .sync_all()
+            .await
+            .expect("projections catch up");
+    }
+
+    async fn get(&self, path: &str, token: &str) -> Value {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("the server answers")
+            .json()
+            .await
+            .expect("JSON")
+    }
+}
+
+/// The real application with its workers and the system clock, on `port` (0: any).
+async fn serve(
+    db_url: &str,
+    port: u16,
+) -> (
+    api::state::AppState,
+    u16,
+    (oneshot::Sender<()>, tokio::task::JoinHandle<()>),
+) {
+    let mut config = helpers::config(db_url);
+    config.addr = format!("127.0.0.1:{port}");
+    config.no_workers = false;
+    config.shutdown_seconds = 1;
+    let app = Application::build(config)
+        .await
+        .expect("the application builds");
+    let (state, port) = (app.state(), app.port());
+    let (tx, rx) = oneshot::channel::<()>();
+    let done = tokio::spawn(async move {
+        app.run_until(async move {
+            let _ = rx.await;
+            "test"
+        })
+        .await
+        .expect("the server runs");
+    });
+    (state, port, (tx, done))
+}
+
+/// Runs a browser test on a fresh site; if it fails, saves a screenshot of each window first.
+async fn run<F, Fut>(name: &str, test: F)
+where
+    F: FnOnce(Arc<Site>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let site = Arc::new(Site::open().await);
+    let outcome = AssertUnwindSafe(test(site.clone())).catch_unwind().await;
+    if let Err(panic) = outcome {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-screenshots");
+        let _ = std::fs::create_dir_all(&dir);
+        for (i, s) in site.sessions.all().iter().enumerate() {
+            if let Some(png) = s.screenshot().await {
+                let path = dir.join(format!("{name}-{i}.png"));
+                let _ = std::fs::write(&path, png);
+                eprintln!("screenshot: {}", path.display());
+            }
+        }
+        for s in site.sessions.all() {
+            s.close().await;
+        }
+        std::panic::resume_unwind(panic);
+    }
+    for s in site.sessions.all() {
+        s.close().await;
+    }
+}
+
+/// Picks a name on the home page; returns the player's id and the token the page stored.
+async fn sign_up(site: &Site, w: &Session, name: &str) -> (String, String) {
+    w.goto(&format!("{}/", site.base)).await;
+    w.wait("document.querySelector('#signup input[name=name]')")
+        .await;
+    w.type_into("#signup input[name=name]", name).await;
+    w.click("#signup button[type=submit]").await;
+    let href = w
+        .wait("document.querySelector('#welcome a[href^=\"/players/\"]')?.getAttribute('href')")
+        .await;
+    let id = href
+        .as_str()
+        .and_then(|h| h.strip_prefix("/players/"))
+        .expect("a link to the profile")
+        .to_owned();
+    let token = w.eval("return localStorage.getItem('discs.token')").await;
+    let token = token.as_str().expect("the token is stored").to_owned();
+    (id, token)
+}
+
+/// Starts a solo game against CPU level 1 from `/play`, by clicks; returns the match id.
+async fn start_solo(site: &Site, w: &Session, game: &str) -> String {
+    w.goto(&format!("{}/play", site.base)).await;
+    w.wait("document.querySelector('#solo button[type=submit]')")
+        .await;
+    w.click(&format!("#solo select[name=game] option[value={game}]"))
+        .await;
+    w.click("#solo select[name=cpu_level] option[value='1']")
+        .await;
+    w.click("#solo button[type=submit]").await;
+    let id = w
+        .wait(&format!(
+            "document.querySelector('[data-board=\"{game}\"]') && location.pathname.split('/')[2]"
+        ))
+        .await;
+    id.as_str().expect("a match id").to_owned()
+}
+
+/// The board's ply on the page.
+async fn ply(w: &Session) -> u64 {
+    let v = w
+        .wait("document.querySelector('[data-board]')?.dataset.ply")
+        .await;
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("a ply number")
+}
+
+/// Whether the page shows a finished match (`true`) or a square to play (`false`), once one
+/// of them holds.
+async fn finished_or_my_turn(w: &Session) -> bool {
+    let v = w
+        .wait(
+            "document.querySelector('#match-status[data-status=finished]') ? 'finished' \
+             : (document.querySelector('[data-board] [data-move]:not([disabled])') ? 'move' : null)",
+        )
+        .await;
+    v == "finished"
+}
+
+/// Clicks the first square the page offers, then waits for the board to move past it.
+async fn click_a_move(w: &Session) {
+    let before = ply(w).await;
+    w.click("[data-board] [data-move]:not([disabled])").await;
+    w.wait(&format!(
+        "Number(document.querySelector('[data-board]')?.dataset.ply) > {before} \
+         || document.querySelector('#match-status[data-status=finished]')"
+    ))
+    .await;
+}
+
+/// The board after each ply of a game record, by the domain's rules: cell → disc letter.
+fn boards_by_domain(game: GameId, record: &str) -> Vec<Value> {
+    let mut position = AnyPosition::start(game);
+    let mut out = vec![cells(game, &position.rows())];
+    for mv in split_moves(game, record).expect("a valid record") {
+        if position.must_pass() {
+            position.pass();
+        }
+        position.play(&mv).expect("a legal move");
+        out.push(cells(game, &position.rows()));
+    }
+    out
+}
+
+/// Names the squares of `rows` as the testing contract does.
+fn cells(game: GameId, rows: &[String]) -> Value {
+    let mut map = serde_json::Map::new();
+    for (i, row) in rows.iter().enumerate() {
+        for (j, c) in row.chars().enumerate() {
+            let cell = match game {
+                GameId::Reversi => format!("{}{}", (b'a' + j as u8) as char, i + 1),
+                GameId::FourInARow => format!("{}{}", j + 1, rows.len() - i),
+            };
+            let disc = if c == '.' {
+                String::new()
+            } else {
+                c.to_string()
+            };
+            map.insert(cell, json!(disc));
+        }
+    }
+    Value::Object(map)
+}
+
+/// A solo game played to the end by clicks, then its replay stepped through with the keyboard,
+/// the board checked against the domain's replay at every ply.
+async fn solo_game_then_replay(site: &Site, game: GameId) {
+    let w = site.window("en-GB,en").await;
+    let (_, token) = sign_up(site, &w, "Clicker").await;
+    let id = start_solo(site, &w, game.as_str()).await;
+    while !finished_or_my_turn(&w).await {
+        click_a_move(&w).await;
+    }
+    let view = site.get(&format!("/v1/matches/{id}"), &token).await;
+    assert_eq!(view["status"], "finished", "{view}");
+    let shown = w
+        .wait("document.querySelector('#ply-slider') && document.querySelector('#match-status').textContent")
+        .await;
+    assert!(
+        shown.as_str().is_some_and(|s| s.contains("Game over")),
+        "{shown}"
+    );
+
+    let expected = boards_by_domain(game, view["moves"].as_str().expect("a record"));
+    let last = expected.len() - 1;
+    w.goto(&format!("{}/matches/{id}?ply=0", site.base)).await;
+    w.wait("document.querySelector('#ply-slider') && document.querySelector('[data-board][data-ply=\"0\"]')")
+        .await;
+    for (n, board) in expected.iter().enumerate() {
+        assert_eq!(ply(&w).await, n as u64);
+        assert_eq!(&w.board().await, board, "ply {n}");
+        assert!(
+            w.url().await.ends_with(&format!("?ply={n}")),
+            "the address follows the ply"
+        );
+        if n < last {
+            w.press(ARROW_RIGHT).await;
+            w.wait(&format!(
+                "document.querySelector('[data-board][data-ply=\"{}\"]')",
+                n + 1
+            ))
+            .await;
+        }
+    }
+    w.press(ARROW_RIGHT).await;
+    assert_eq!(ply(&w).await, last as u64, "the last ply is the end");
+    w.press(HOME).await;
+    w.wait("document.querySelector('[data-board][data-ply=\"0\"]')")
+        .await;
+    w.press(END).await;
+    w.wait(&format!(
+        "document.querySelector('[data-board][data-ply=\"{last}\"]')"
+    ))
+    .await;
+    w.press(ARROW_LEFT).await;
+    w.wait(&format!(
+        "document.querySelector('[data-board][data-ply=\"{}\"]')",
+        last - 1
+    ))
+    .await;
+    assert_eq!(w.board().await, expected[last - 1]);
+    // The analysis arrives beside each move.
+    let judged = w
+        .wait("document.querySelectorAll('#move-list .judged').length")
+        .await;
+    assert_eq!(judged, json!(last), "one judgement per move");
+}
+
+#[tokio::test]
+async fn a_solo_four_in_a_row_game_is_played_by_clicks_and_replayed_by_keyboard() {
+    run("solo-four", |site| async move {
+        solo_game_then_replay(&site, GameId::FourInARow).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_solo_reversi_game_is_played_by_clicks_and_replayed_by_keyboard() {
+    run("solo-reversi", |site| async move {
+        solo_game_then_replay(&site, GameId::Reversi).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn two_browsers_paired_by_the_ranked_queue_play_to_the_end_and_chart_the_new_rating() {
+    run("ranked", |site| async move {
+        let a = site.window("en").await;
+        let b = site.window("en").await;
+        let (a_id, a_token) = sign_up(&site, &a, "Ada").await;
+        let (b_id, _) = sign_up(&site, &b, "Bea").await;
+        for w in [&a, &b] {
+            w.goto(&format!("{}/play", site.base)).await;
+            w.wait("document.querySelector('#queue button[type=submit]')")
+                .await;
+            w.click("#queue button[type=submit]").await;
+        }
+        // The waiting indicator, until the wave pairs them and both pages open the match.
+        let mut ids = Vec::new();
+        for w in [&a, &b] {
+            let id = w
+                .wait("location.pathname.startsWith('/matches/') && document.querySelector('[data-board]') && location.pathname.split('/')[2]")
+                .await;
+            ids.push(id.as_str().expect("an id").to_owned());
+        }
+        assert_eq!(ids[0], ids[1], "one match for both");
+        let id = ids[0].clone();
+        loop {
+            let view = site.get(&format!("/v1/matches/{id}"), &a_token).await;
+            if view["status"] == "finished" {
+                break;
+            }
+            let to_move = view["to_move"].as_u64().expect("a seat to move");
+            let seat = &view["seats"][to_move as usize - 1];
+            let w = if seat["player_id"] == json!(a_id) {
+                &a
+            } else {
+                assert_eq!(seat["player_id"], json!(b_id));
+                &b
+            };
+            assert!(!finished_or_my_turn(w).await, "the mover's page offers a move");
+            click_a_move(w).await;
+        }
+        for w in [&a, &b] {
+            finished_or_my_turn(w).await;
+        }
+        site.project().await;
+        a.goto(&format!("{}/players/{a_id}", site.base)).await;
+        let point = a
+            .wait(&format!(
+                "document.querySelector('svg[data-chart=rating][data-game=four_in_a_row] [data-match=\"{id}\"]')?.getAttribute('href')"
+            ))
+            .await;
+        assert_eq!(point, json!(format!("/matches/{id}")));
+        let points = a
+            .eval("return document.querySelectorAll('svg[data-chart=rating] [data-match]').length")
+            .await;
+        assert_eq!(points, json!(1), "one point per rated match");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_interface_speaks_portuguese_and_shows_api_errors_in_it() {
+    run("portuguese", |site| async move {
+        let w = site.window("pt-BR,pt").await;
+        w.goto(&format!("{}/", site.base)).await;
+        let heading = w
+            .wait("document.documentElement.lang === 'pt' && document.querySelector('#signup h2')?.textContent")
+            .await;
+        assert_eq!(heading, "Escolha um nome para jogar");
+        // A name the API refuses (blank once trimmed): its problem shows in Portuguese.
+        w.type_into("#signup input[name=name]", "   ")
+            .await;
+        w.click("#signup button[type=submit]").await;
+        let title = w
+            .wait("document.querySelector('.problem strong')?.textContent")
+            .await;
+        let problem: Value = site
+            .http
+            .post(format!("{}/v1/players", site.base))
+            .header("accept-language", "pt")
+            .json(&json!({"name": "   "}))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("a problem");
+        assert_eq!(title, problem["title"]);
+        let english = site
+            .http
+            .post(format!("{}/v1/players", site.base))
+            .json(&json!({"name": "   "}))
+            .send()
+            .await
+            .expect("an answer")
+            .json::<Value>()
+            .await
+            .expect("a problem");
+        assert_ne!(title, english["title"], "not the English title");
+
+        // The switch: an English page turns Portuguese and stays so.
+        let e = site.window("en").await;
+        e.goto(&format!("{}/", site.base)).await;
+        e.wait("document.documentElement.lang === 'en' && document.querySelector('#signup h2')")
+            .await;
+        e.click("#lang option[value=pt]").await;
+        e.wait("document.documentElement.lang === 'pt' && document.querySelector('#signup h2')?.textContent === 'Escolha um nome para jogar'")
+            .await;
+        e.goto(&format!("{}/play", site.base)).await;
+        e.wait("document.documentElement.lang === 'pt' && document.querySelector('h1')?.textContent === 'Jogar'")
+            .await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_live_view_reconnects_after_the_server_restarts() {
+    run("reconnect", |site| async move {
+        let w = site.window("en").await;
+        let (_, token) = sign_up(&site, &w, "Phoenix").await;
+        let id = start_solo(&site, &w, "four_in_a_row").await;
+        assert!(!finished_or_my_turn(&w).await);
+        site.stop().await;
+        w.wait("document.querySelector('#connection')?.dataset.connected === 'no'")
+            .await;
+        site.start().await;
+        // A move made elsewhere while the page reconnects: the page shows it and the CPU's
+        // reply, through the new server's stream.
+        let res = site
+            .http
+            .post(format!("{}/v1/matches/{id}/moves", site.base))
+            .bearer_auth(&token)
+            .json(&json!({"move": "4"}))
+            .send()
+            .await
+            .expect("the new server answers");
+        assert_eq!(res.status(), 200);
+        w.wait("document.querySelector('#connection')?.dataset.connected === 'yes' && Number(document.querySelector('[data-board]').dataset.ply) >= 2")
+            .await;
+        let view = site.get(&format!("/v1/matches/{id}"), &token).await;
+        assert_eq!(view["moves"].as_str().map(str::len), Some(2));
+        let board = w.board().await;
+        assert_eq!(board, cells(GameId::FourInARow, &rows(&view)));
+    })
+    .await;
+}
+
+fn rows(view: &Value) -> Vec<String> {
+    view["board"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r.as_str().expect("a row").to_owned())
+        .collect()
+}
