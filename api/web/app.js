@@ -714,7 +714,7 @@ async function adminPage() {
     return h('section', { id }, h('h2', { text: title }), h('form', { onsubmit: async (e) => {
       e.preventDefault();
       result.replaceChildren(t('loading'));
-      try { result.replaceChildren(await run(e.target.elements, result)); } catch (err) { showError(err, result); }
+      try { result.replaceChildren(...[].concat(await run(e.target.elements, result))); } catch (err) { showError(err, result); }
     } }, ...controls, h('button', { type: 'submit' }, t('run'))), result);
   };
   const gameSelect = () => select('game', GAMES.map((g) => [g, g]), 'four_in_a_row');
@@ -737,12 +737,14 @@ async function adminPage() {
       h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'rebuild' }), ' ', t('rebuild'))], async (f, result) => {
       const name = f.name.value;
       if (f.rebuild.checked) {
-        await api('POST', `/v1/admin/projections/${name}/rebuild`, undefined, { auth: adminToken() });
+        const started = await api('POST', `/v1/admin/projections/${name}/rebuild`, undefined, { auth: adminToken(), key: true });
         for (;;) {
           const s = await call('GET', `/v1/admin/projections/${name}`);
-          const r = s.rebuild || s.latest_rebuild;
-          result.replaceChildren(h('progress', { max: 1, value: r && r.progress !== undefined ? r.progress : 0 }), show(s));
-          if (!r || ['done', 'failed', 'switched', 'finished'].includes(r.status)) return show(s);
+          const r = s.rebuild && s.rebuild.rebuild_id === started.rebuild_id ? s.rebuild : null;
+          const done = r && r.status !== 'running';
+          result.replaceChildren(h('p', { id: 'rebuild-progress' }, t('progress', { p: `${r ? r.events : 0} / ${s.log_position}` }), ' ',
+            h('progress', { max: Math.max(s.log_position, 1), value: done ? s.log_position : (r ? r.events : 0) })), show(s));
+          if (done) return [...result.childNodes];
           await new Promise((res) => setTimeout(res, 1000));
         }
       }

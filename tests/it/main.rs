@@ -15,4 +15,5 @@ mod races;
 mod ranked;
 mod rooms;
 mod service;
+mod site;
 mod stream;
