@@ -367,14 +367,26 @@ function squares(game, rows) {
 
 /** The board element; `playable(cell)` is the move a click on `cell` plays, or null. */
 function board(game, rows, ply, { playable = () => null, onPlay = null, last = null, legal = [] } = {}) {
-  const el = h('div', { class: `board ${game}`, 'data-board': game, 'data-ply': ply, role: 'group' });
+  const el = h('div', { class: `board ${game}`, 'data-board': game, 'data-ply': ply, role: 'group', 'aria-label': gameName(game) });
   const discName = (d) => (d ? TEXTS[lang].discs[d] : t('empty'));
+  // Four in a Row: a click anywhere in a column plays it, but only the square where the disc
+  // would land is marked and takes the keyboard focus (one stop per column).
+  const landing = new Set();
+  if (game === 'four_in_a_row') {
+    for (let c = 1; c <= rows[0].length; c++) {
+      for (let r = 1; r <= rows.length; r++) {
+        if (rows[rows.length - r][c - 1] === '.') { landing.add(`${c}${r}`); break; }
+      }
+    }
+  }
   for (const [cell, disc] of squares(game, rows)) {
     const move = playable(cell);
+    const target = move !== null && (game === 'reversi' || landing.has(cell));
     const label = game === 'reversi' ? cell : t('column', { c: cell[0], r: cell[1] });
     const hint = game === 'reversi' ? legal.includes(cell) : false;
     const sq = h('button', {
-      type: 'button', class: `sq${hint ? ' hint' : ''}${last === cell ? ' last' : ''}`, 'data-cell': cell, 'data-disc': disc,
+      type: 'button', class: `sq${hint ? ' hint' : ''}${target ? ' target' : ''}${last === cell ? ' last' : ''}`,
+      'data-cell': cell, 'data-disc': disc, tabindex: move !== null && !target ? -1 : null,
       'aria-label': t('square', { cell: label, disc: discName(disc) }), disabled: move === null,
       'data-move': move, onclick: move === null ? null : () => onPlay(move),
     }, disc ? h('span', { class: `disc ${disc}`, 'aria-hidden': 'true' }, disc) : null);
@@ -447,10 +459,12 @@ function livePage(initial) {
     status.textContent = view.status === 'finished' ? `${t('finished')}: ${resultText(view)}`
       : myTurn ? t('yourTurn') : turn ? t('toMove', { name: turn.name }) : '';
     status.dataset.status = view.status;
-    controls.replaceChildren(
-      seat && view.status === 'active' && seat.controller !== 'away' ? h('button', { type: 'button', id: 'leave', onclick: command('leave') }, t('leave')) : null,
-      seat && view.status === 'active' && seat.controller === 'away' ? h('button', { type: 'button', id: 'return', onclick: command('return') }, t('back')) : null,
-      seat && view.status === 'active' ? h('button', { type: 'button', id: 'resign', onclick: command('resign') }, t('resign')) : null);
+    const active = seat && view.status === 'active';
+    controls.replaceChildren(...[
+      active && seat.controller !== 'away' && h('button', { type: 'button', id: 'leave', onclick: command('leave') }, t('leave')),
+      active && seat.controller === 'away' && h('button', { type: 'button', id: 'return', onclick: command('return') }, t('back')),
+      active && h('button', { type: 'button', id: 'resign', onclick: command('resign') }, t('resign')),
+    ].filter(Boolean));
     document.getElementById('seats').replaceWith(Object.assign(seatsLine(view), { id: 'seats' }));
   };
   let over = false;
@@ -561,7 +575,11 @@ async function replayPage(view) {
     holder.replaceChildren(board(view.game, p.board, at, { last: lastCell }));
     where.textContent = t('ply', { n: at, total });
     slider.value = at;
-    list.querySelectorAll('li').forEach((li) => li.classList.toggle('current', Number(li.dataset.ply) === at));
+    for (const li of list.querySelectorAll('li')) {
+      const current = Number(li.dataset.ply) === at;
+      li.classList.toggle('current', current);
+      if (current) li.scrollIntoView({ block: 'nearest' });
+    }
     const url = new URL(location.href);
     url.searchParams.set('ply', at);
     history.replaceState(null, '', url);
@@ -585,8 +603,8 @@ async function replayPage(view) {
     h('h1', { text: `${gameName(view.game)} · ${t('replay')}` }), h('div', { id: 'errors' }),
     h('ul', { id: 'seats' }), h('p', { id: 'match-status', 'data-status': 'finished', text: `${t('finished')}: ${resultText(view)}` }),
     h('div', { class: 'replay' }, h('div', {}, holder, where,
-      h('div', { class: 'controls' }, btn('first', `⏮ ${t('firstPly')}`, () => show(0)), btn('prev', `◀ ${t('prev')}`, () => show(at - 1)),
-        btn('next', `${t('next')} ▶`, () => show(at + 1)), btn('last', `${t('lastPly')} ⏭`, () => show(total))), slider),
+      h('div', { class: 'controls' }, btn('first', `« ${t('firstPly')}`, () => show(0)), btn('prev', `◀ ${t('prev')}`, () => show(at - 1)),
+        btn('next', `${t('next')} ▶`, () => show(at + 1)), btn('last', `${t('lastPly')} »`, () => show(total))), slider),
     h('section', {}, h('h2', { text: `${t('moves')} · ${t('analysis')}` }), analysisNote, list)));
   document.getElementById('seats').replaceWith(Object.assign(seatsLine(view), { id: 'seats' }));
   document.addEventListener('keydown', (e) => {
@@ -651,7 +669,8 @@ function chart(game, points) {
   const svg = h('svg', { 'data-chart': 'rating', 'data-game': game, viewBox: `0 0 ${W} ${H}`, role: 'img',
     'aria-label': t('ratingChart', { game: gameName(game) }), class: 'chart' });
   if (!points.length) {
-    svg.append(h('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', text: t('noRated') }));
+    svg.setAttribute('viewBox', `0 0 ${W} 40`);
+    svg.append(h('text', { x: W / 2, y: 25, 'text-anchor': 'middle', text: t('noRated') }));
     return svg;
   }
   const lo = Math.min(...points.map((p) => p.rating - p.deviation));

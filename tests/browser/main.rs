@@ -405,6 +405,38 @@ async fn two_browsers_paired_by_the_ranked_queue_play_to_the_end_and_chart_the_n
             .eval("return document.querySelectorAll('svg[data-chart=rating] [data-match]').length")
             .await;
         assert_eq!(points, json!(1), "one point per rated match");
+
+        // The admin page, with an admin token pasted once: the audit, the rating explained,
+        // a rebuild followed to its end.
+        let admin = {
+            let state = site.state.lock().expect("not poisoned").clone();
+            let player: domain::ids::PlayerId = a_id.parse().expect("a player id");
+            state
+                .keys
+                .issue(player, api::auth::Role::Admin, state.now())
+                .expect("a token")
+        };
+        a.goto(&format!("{}/admin", site.base)).await;
+        a.wait("document.querySelector('#admin-token input')").await;
+        a.type_into("#admin-token input", &admin).await;
+        a.click("#admin-token button").await;
+        a.click("#audit button[type=submit]").await;
+        let chains = a
+            .wait("[...document.querySelectorAll('#audit-result dt')].find((dt) => dt.textContent === 'chains_ok')?.nextElementSibling.textContent")
+            .await;
+        assert_eq!(chains, "true");
+        a.type_into("#explain input[name=player]", &a_id).await;
+        a.click("#explain button[type=submit]").await;
+        a.wait(&format!(
+            "document.querySelector('#explain-result')?.textContent.includes('{id}')"
+        ))
+        .await;
+        a.click("#projections input[name=rebuild]").await;
+        a.click("#projections button[type=submit]").await;
+        let status = a
+            .wait("document.querySelector('#rebuild-progress') && [...document.querySelectorAll('#projections-result dt')].find((dt) => dt.textContent === 'status')?.nextElementSibling.textContent.replace('running', '')")
+            .await;
+        assert_eq!(status, "done");
     })
     .await;
 }
@@ -470,26 +502,34 @@ async fn the_live_view_reconnects_after_the_server_restarts() {
         let w = site.window("en").await;
         let (_, token) = sign_up(&site, &w, "Phoenix").await;
         let id = start_solo(&site, &w, "four_in_a_row").await;
+        // A move from the keyboard (key 4: column 4), and the CPU's reply through the stream.
         assert!(!finished_or_my_turn(&w).await);
+        w.press("4").await;
+        w.wait("Number(document.querySelector('[data-board]').dataset.ply) >= 2")
+            .await;
+        assert_eq!(w.board().await["41"], "R", "column 4 took the first disc");
+        assert!(!finished_or_my_turn(&w).await);
+
         site.stop().await;
         w.wait("document.querySelector('#connection')?.dataset.connected === 'no'")
             .await;
         site.start().await;
         // A move made elsewhere while the page reconnects: the page shows it and the CPU's
         // reply, through the new server's stream.
+        let view = site.get(&format!("/v1/matches/{id}"), &token).await;
         let res = site
             .http
             .post(format!("{}/v1/matches/{id}/moves", site.base))
             .bearer_auth(&token)
-            .json(&json!({"move": "4"}))
+            .json(&json!({"move": view["legal_moves"][0], "expected_version": view["version"]}))
             .send()
             .await
             .expect("the new server answers");
         assert_eq!(res.status(), 200);
-        w.wait("document.querySelector('#connection')?.dataset.connected === 'yes' && Number(document.querySelector('[data-board]').dataset.ply) >= 2")
+        w.wait("document.querySelector('#connection')?.dataset.connected === 'yes' && Number(document.querySelector('[data-board]').dataset.ply) >= 4")
             .await;
         let view = site.get(&format!("/v1/matches/{id}"), &token).await;
-        assert_eq!(view["moves"].as_str().map(str::len), Some(2));
+        assert_eq!(view["moves"].as_str().map(str::len), Some(4));
         let board = w.board().await;
         assert_eq!(board, cells(GameId::FourInARow, &rows(&view)));
     })
