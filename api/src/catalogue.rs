@@ -5,6 +5,8 @@
 //! built once, so the two languages cannot drift apart. Portuguese is Brazilian Portuguese
 //! ("você") throughout.
 
+use domain::games::GameId;
+use domain::matches::{Settings, TurnSeconds};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -201,23 +203,16 @@ pub struct SettingInfo {
 pub fn catalogue(lang: Lang) -> Catalogue {
     Catalogue {
         games: vec![
-            game_entry(lang, "four_in_a_row", four_in_a_row_texts(lang), false),
-            game_entry(lang, "reversi", reversi_texts(lang), true),
+            game_entry(lang, GameId::FourInARow, four_in_a_row_texts(lang)),
+            game_entry(lang, GameId::Reversi, reversi_texts(lang)),
         ],
     }
 }
 
-const CPU_LEVELS: [u8; 5] = [1, 2, 3, 4, 5];
-
-fn game_entry(
-    lang: Lang,
-    id: &'static str,
-    texts: &'static GameTexts,
-    has_show_legal_moves: bool,
-) -> GameEntry {
+fn game_entry(lang: Lang, game: GameId, texts: &'static GameTexts) -> GameEntry {
     let product_faq = product_faq(lang);
     GameEntry {
-        id,
+        id: game.as_str(),
         name: texts.name,
         summary: texts.summary,
         rules: texts.rules.to_vec(),
@@ -232,30 +227,33 @@ fn game_entry(
             .chain(product_faq)
             .map(|&(question, answer)| Faq { question, answer })
             .collect(),
-        settings: settings(setting_texts(lang), has_show_legal_moves),
-        cpu_levels: CPU_LEVELS.to_vec(),
+        settings: settings(setting_texts(lang), Settings::can_hide_legal_moves(game)),
+        cpu_levels: domain::cpu::LEVELS.collect(),
     }
 }
 
-/// SPEC §2: the house rules, in the order of its table.
+/// SPEC §2: the house rules, in the order of its table; values and defaults from the domain's
+/// [`Settings`].
 fn settings(texts: &SettingTexts, has_show_legal_moves: bool) -> Vec<SettingInfo> {
+    let defaults = Settings::default();
+    let limits = std::iter::once(Value::Null).chain(TurnSeconds::ALLOWED.map(|s| json!(s)));
     let mut settings = vec![
         SettingInfo {
             name: "turn_seconds",
-            values: json!([null, 30, 60]),
-            default: Value::Null,
+            values: Value::Array(limits.collect()),
+            default: json!(defaults.turn_seconds),
             description: texts.turn_seconds,
         },
         SettingInfo {
             name: "alternate_first",
             values: json!([true, false]),
-            default: json!(true),
+            default: json!(defaults.alternate_first),
             description: texts.alternate_first,
         },
         SettingInfo {
             name: "first",
             values: json!(["seat1", "seat2", "random"]),
-            default: json!("seat1"),
+            default: json!(defaults.first),
             description: texts.first,
         },
     ];
@@ -263,7 +261,7 @@ fn settings(texts: &SettingTexts, has_show_legal_moves: bool) -> Vec<SettingInfo
         settings.push(SettingInfo {
             name: "show_legal_moves",
             values: json!([true, false]),
-            default: json!(true),
+            default: json!(defaults.show_legal_moves),
             description: texts.show_legal_moves,
         });
     }

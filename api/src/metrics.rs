@@ -134,14 +134,12 @@ pub async fn pool_stats(app: &AppState) -> Result<Vec<PoolStats>, ApiError> {
             let turn: i32 = r.get(1);
             let pool = game.parse().ok().map(|g| Pool {
                 game: g,
-                turn_seconds: u32::try_from(turn)
-                    .ok()
-                    .and_then(|t| domain::matches::TurnSeconds::try_from(t).ok()),
+                turn_seconds: domain::matches::TurnSeconds::from_code(turn),
             });
             let ms = |i: usize| r.get::<_, f64>(i) / 1000.0;
             PoolStats {
                 game,
-                turn_seconds: (turn != 0).then_some(turn),
+                turn_seconds: domain::matches::TurnSeconds::from_code(turn).map(|t| t.get() as i32),
                 waiting: r.get(2),
                 pairs: r.get(3),
                 wait_seconds: Percentiles {

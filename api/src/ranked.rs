@@ -323,20 +323,10 @@ async fn busy_pools(app: &AppState) -> Result<Vec<Pool>, ApiError> {
             let game = r.get::<_, String>(0).parse().ok()?;
             Some(Pool {
                 game,
-                turn_seconds: turn_from_column(r.get(1)),
+                turn_seconds: TurnSeconds::from_code(r.get(1)),
             })
         })
         .collect())
-}
-
-fn turn_from_column(n: i32) -> Option<TurnSeconds> {
-    u32::try_from(n)
-        .ok()
-        .and_then(|n| TurnSeconds::try_from(n).ok())
-}
-
-fn turn_column(t: Option<TurnSeconds>) -> i32 {
-    t.map_or(0, |t| i32::try_from(t.get()).unwrap_or(0))
 }
 
 /// Runs one wave over every pool with waiting tickets.
@@ -365,7 +355,7 @@ pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError
         .query(
             "SELECT ticket_id, player_id, rating, deviation, opened_at FROM queue_tickets \
              WHERE game = $1 AND turn_seconds = $2 ORDER BY opened_at, ticket_id",
-            &[&game, &turn_column(pool.turn_seconds)],
+            &[&game, &TurnSeconds::code(pool.turn_seconds)],
         )
         .await
         .map_err(unexpected)?;

@@ -15,38 +15,8 @@ use domain::ratings::{Score, Standing, rate};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-/// SplitMix64: small, seeded, good enough for workloads.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// Normal by Box–Muller.
-    fn normal(&mut self, mean: f64, sd: f64) -> f64 {
-        let u1 = self.unit().max(1e-300);
-        let u2 = self.unit();
-        mean + sd * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-}
+/// The crate's seeded generator: the same workloads on every run.
+use domain::rng::SplitMix64 as Rng;
 
 fn player(n: u64) -> PlayerId {
     PlayerId::from_uuid(Uuid::from_u64_pair(0, n + 1))
@@ -59,18 +29,18 @@ fn realistic_pool(rng: &mut Rng, n: usize) -> Vec<Candidate> {
         .map(|i| Candidate {
             player: player(i as u64),
             rating: rng.normal(1500.0, 300.0),
-            deviation: if rng.below(100) < 20 {
+            deviation: if rng.modulo(100) < 20 {
                 111.0 + rng.unit() * 239.0
             } else {
                 50.0 + rng.unit() * 60.0
             },
-            waited_ms: rng.below(60_001),
+            waited_ms: rng.modulo(60_001),
             previous_opponent: None,
         })
         .collect();
     for i in 0..n {
-        if rng.below(100) < 30 {
-            let j = rng.below(n as u64) as usize;
+        if rng.modulo(100) < 30 {
+            let j = rng.modulo(n as u64) as usize;
             if j != i {
                 pool[i].previous_opponent = Some(pool[j].player);
             }
@@ -202,7 +172,7 @@ fn heuristic_gap(title: &str, shape: &str, make: fn(&mut Rng, usize) -> Vec<Cand
     let mut worst_rel = 0.0f64;
     for _ in 0..pools {
         let n = rng.range(200, 1000) as usize;
-        let pool = make(&mut Rng(rng.next()), n);
+        let pool = make(&mut Rng(rng.next_u64()), n);
         let started = Instant::now();
         let exact = pair(&pool, &exact_rules);
         t_exact += started.elapsed();
@@ -284,13 +254,13 @@ fn session_start(rng: &mut Rng) -> u64 {
         4, 3, 2, 1, 1, 1, 2, 3, 4, 5, 5, 6, 7, 6, 6, 6, 7, 8, 10, 12, 12, 10, 8, 6,
     ];
     let total: u64 = WEIGHTS.iter().sum();
-    let mut pick = rng.below(total);
+    let mut pick = rng.modulo(total);
     let mut hour = 0;
     while pick >= WEIGHTS[hour] {
         pick -= WEIGHTS[hour];
         hour += 1;
     }
-    hour as u64 * 3_600_000 + rng.below(3_600_000)
+    hour as u64 * 3_600_000 + rng.modulo(3_600_000)
 }
 
 fn simulated_day() {
@@ -368,7 +338,7 @@ fn simulated_day() {
             let count = |p: &Player| p.starts.iter().filter(|&&s| s).count() as u32;
             let (first, by_coin) = first_seat(
                 [count(&players[pa]), count(&players[pb])],
-                rng.below(2) == 0,
+                rng.modulo(2) == 0,
             );
             coin += usize::from(by_coin);
             for (k, p) in [pa, pb].into_iter().enumerate() {

@@ -21,6 +21,9 @@ use crate::search::SplitMix64;
 /// match aggregate accepts.
 pub const LEVELS: std::ops::RangeInclusive<u8> = crate::matches::CPU_LEVELS;
 
+/// The level a CPU seat plays at when none is asked for.
+pub const DEFAULT_LEVEL: u8 = crate::matches::CPU_DEFAULT_LEVEL;
+
 /// The CPU's move in `position` at `level`, in canonical notation, or `None` when the side to
 /// move has no move (the game is over or a pass is due). Levels above 5 play as 5.
 pub fn choose_move(position: &AnyPosition, level: u8, seed: u32) -> Option<String> {

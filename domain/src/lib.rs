@@ -11,5 +11,6 @@ pub mod matches;
 pub mod matchmaking;
 pub mod oracles;
 pub mod ratings;
+pub mod rng;
 pub mod search;
 pub mod tickets;

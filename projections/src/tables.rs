@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::{PlayerId, Seat};
+use domain::matches::TurnSeconds;
 use domain::ratings::{Rating, Score, Standing};
 use domain::tickets::TicketEvent;
 use eventlog::RecordedEvent;
@@ -299,9 +300,7 @@ async fn apply_queue(client: &impl GenericClient, events: &[RecordedEvent]) -> R
             .ok_or_else(|| bad(format!("`{}` is not a ticket stream", e.stream)))?;
         match TicketEvent::decode(&e.event_type, e.schema_version, &e.data).map_err(bad)? {
             TicketEvent::TicketOpened(o) => {
-                let turn = o
-                    .turn_seconds
-                    .map_or(0, |t| i32::try_from(t.get()).unwrap_or(0));
+                let turn = TurnSeconds::code(o.turn_seconds);
                 client
                     .execute(
                         "INSERT INTO queue_tickets (ticket_id, player_id, game, turn_seconds, \

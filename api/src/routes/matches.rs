@@ -38,7 +38,7 @@ pub enum FirstChoice {
 pub struct NewSolo {
     game: GameId,
     #[serde(default = "default_level")]
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = *domain::cpu::LEVELS.start(), max = *domain::cpu::LEVELS.end()))]
     cpu_level: u8,
     #[serde(default)]
     settings: Settings,
@@ -47,7 +47,7 @@ pub struct NewSolo {
 }
 
 fn default_level() -> u8 {
-    2
+    cpu::DEFAULT_LEVEL
 }
 
 fn me() -> FirstChoice {

@@ -334,7 +334,7 @@ pub async fn patch(
 #[serde(deny_unknown_fields)]
 pub struct StartBody {
     /// Starting alone: the CPU's level in seat 2 (default 2).
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = *domain::cpu::LEVELS.start(), max = *domain::cpu::LEVELS.end()))]
     cpu_level: Option<u8>,
 }
 
@@ -349,7 +349,7 @@ pub async fn start(
     let (app, auth) = (&app, &auth);
     idempotency::command(app, auth, &req, payload, |command_id, body| async move {
         let start: StartBody = input::json(&body)?;
-        let level = start.cpu_level.unwrap_or(2);
+        let level = start.cpu_level.unwrap_or(domain::cpu::DEFAULT_LEVEL);
         check_level(level)?;
         let room = load_as_member(app, &path, auth.player).await?;
         if match_active(app, &room).await? {

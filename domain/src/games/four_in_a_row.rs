@@ -312,7 +312,8 @@ impl Game for FourInARow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::{PerftMode, SplitMix64, perft};
+    use crate::games::{PerftMode, perft};
+    use crate::rng::SplitMix64;
     use expect_test::{Expect, expect};
 
     /// Replays `moves` (column digits) from the start and describes where the game stands; an
@@ -643,7 +644,7 @@ mod tests {
             visit(&pos);
             while pos.outcome().is_none() {
                 let legal: Vec<Column> = pos.legal_moves().collect();
-                pos.play(legal[rng.below(legal.len())]);
+                pos.play(legal[rng.index(legal.len())]);
                 visit(&pos);
             }
         }

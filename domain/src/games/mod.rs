@@ -209,23 +209,3 @@ pub fn perft<G: Game>(pos: &G, depth: u32, mode: PerftMode) -> u64 {
     }
     nodes
 }
-
-/// A tiny deterministic generator (splitmix64) for tests that play random games.
-#[cfg(test)]
-pub(crate) struct SplitMix64(pub(crate) u64);
-
-#[cfg(test)]
-impl SplitMix64 {
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n` > 0); the tiny modulo bias does not matter to tests.
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}

@@ -337,7 +337,8 @@ impl Game for Reversi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::{PerftMode, SplitMix64, perft};
+    use crate::games::{PerftMode, perft};
+    use crate::rng::SplitMix64;
     use expect_test::{Expect, expect};
 
     /// Replays `moves` (squares, passes unwritten) from the start and describes where the game
@@ -738,7 +739,7 @@ mod tests {
                     visit(&pos);
                 }
                 let legal: Vec<Square> = pos.legal_moves().collect();
-                pos.play(legal[rng.below(legal.len())]);
+                pos.play(legal[rng.index(legal.len())]);
                 visit(&pos);
             }
         }

@@ -16,6 +16,9 @@ use crate::ids::Seat;
 /// The CPU levels a seat may have (1 weakest .. 5 strongest).
 pub const CPU_LEVELS: std::ops::RangeInclusive<u8> = 1..=5;
 
+/// The level of a CPU seat when none is asked for.
+pub const CPU_DEFAULT_LEVEL: u8 = 2;
+
 /// Why a command is refused. Nothing is written for a refused command.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DomainError {

@@ -15,7 +15,7 @@ pub mod state;
 mod tests;
 
 pub use commands::{Action, Command, CreateMatch};
-pub use decide::{CPU_LEVELS, DomainError, decide};
+pub use decide::{CPU_DEFAULT_LEVEL, CPU_LEVELS, DomainError, decide};
 pub use events::{
     DecodeError, EndedBecause, FirstMoveRule, LeaveReason, MatchCreated, MatchEnded, MatchEvent,
     MovedBy, Occupant, Outcome, Stamped,

@@ -15,6 +15,19 @@ impl TurnSeconds {
     pub fn get(self) -> u32 {
         self.0
     }
+
+    /// A turn limit as the tables store it: 0 is "no limit" (a pool's key has no null).
+    pub fn code(limit: Option<TurnSeconds>) -> i32 {
+        limit.map_or(0, |t| t.0 as i32)
+    }
+
+    /// The turn limit of a stored [`TurnSeconds::code`]: `None` for 0 (or any value the
+    /// product does not offer).
+    pub fn from_code(code: i32) -> Option<TurnSeconds> {
+        u32::try_from(code)
+            .ok()
+            .and_then(|n| TurnSeconds::try_from(n).ok())
+    }
 }
 
 impl TryFrom<u32> for TurnSeconds {
@@ -88,10 +101,15 @@ pub enum SettingsError {
 }
 
 impl Settings {
-    /// Whether these settings apply to a match of `game`: hiding the legal moves is a Reversi
+    /// Whether `game` has the setting `show_legal_moves`: hiding the legal moves is a Reversi
     /// setting (Four in a Row always shows them).
+    pub fn can_hide_legal_moves(game: GameId) -> bool {
+        game == GameId::Reversi
+    }
+
+    /// Whether these settings apply to a match of `game` (see [`Settings::can_hide_legal_moves`]).
     pub fn validate_for(&self, game: GameId) -> Result<(), SettingsError> {
-        if game != GameId::Reversi && !self.show_legal_moves {
+        if !Self::can_hide_legal_moves(game) && !self.show_legal_moves {
             return Err(SettingsError::NotForGame(game));
         }
         Ok(())
@@ -99,7 +117,7 @@ impl Settings {
 
     /// Whether a view of a match of `game` with these settings lists the legal moves.
     pub fn shows_legal_moves(&self, game: GameId) -> bool {
-        game != GameId::Reversi || self.show_legal_moves
+        !Self::can_hide_legal_moves(game) || self.show_legal_moves
     }
 }
 

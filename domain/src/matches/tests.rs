@@ -397,7 +397,7 @@ fn when_neither_side_can_move_no_pass_is_written_and_the_match_ends() {
 
 /// Plays random legal Reversi games (fixed seed) of at most `max_ply` discs until `stop` holds.
 fn find_reversi_game(max_ply: u32, stop: impl Fn(&AnyPosition) -> bool) -> Vec<String> {
-    let mut rng = crate::games::SplitMix64(42);
+    let mut rng = crate::rng::SplitMix64(42);
     for _ in 0..2_000_000 {
         let mut p = AnyPosition::start(GameId::Reversi);
         let mut moves = Vec::new();
@@ -406,7 +406,7 @@ fn find_reversi_game(max_ply: u32, stop: impl Fn(&AnyPosition) -> bool) -> Vec<S
                 p.pass();
             }
             let legal = p.legal_moves();
-            let mv = legal[rng.below(legal.len())].clone();
+            let mv = legal[rng.index(legal.len())].clone();
             p.play(&mv).expect("legal move");
             moves.push(mv);
             if stop(&p) {

@@ -4,26 +4,8 @@
 use super::*;
 use uuid::Uuid;
 
-/// A small seeded generator (SplitMix64), so the random pools are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+/// The seeded generator, so the random pools are the same on every run.
+use crate::rng::SplitMix64 as Rng;
 
 fn player(n: u64) -> PlayerId {
     PlayerId::from_uuid(Uuid::from_u64_pair(0, n + 1))
@@ -41,7 +23,7 @@ fn ticket(p: u64, rating: f64, waited_s: u64) -> Candidate {
 
 /// A random small pool with many ties, tight and wide windows, repeats and duplicate players.
 fn random_pool(rng: &mut Rng, n: usize) -> Vec<Candidate> {
-    let spread = [60, 200, 600][rng.below(3) as usize];
+    let spread = [60, 200, 600][rng.modulo(3) as usize];
     let waits = [0, 0, 500, 1000, 3000, 5000, 10_000, 20_000, 45_000, 90_000];
     let players = if rng.chance(30) {
         n as u64 / 2 + 1
@@ -51,26 +33,26 @@ fn random_pool(rng: &mut Rng, n: usize) -> Vec<Candidate> {
     let mut pool: Vec<Candidate> = (0..n)
         .map(|i| {
             let rating = if rng.chance(30) {
-                1500.0 + (rng.below(4) * 10) as f64
+                1500.0 + (rng.modulo(4) * 10) as f64
             } else {
-                1500.0 + rng.below(spread) as f64 - (spread / 2) as f64
+                1500.0 + rng.modulo(spread) as f64 - (spread / 2) as f64
             };
             Candidate {
                 player: player(if players == 1000 {
                     i as u64
                 } else {
-                    rng.below(players)
+                    rng.modulo(players)
                 }),
                 rating,
                 deviation: if rng.chance(25) { 200.0 } else { 60.0 },
-                waited_ms: waits[rng.below(waits.len() as u64) as usize],
+                waited_ms: waits[rng.modulo(waits.len() as u64) as usize],
                 previous_opponent: None,
             }
         })
         .collect();
     for i in 0..n {
         if rng.chance(35) {
-            let j = rng.below(n as u64) as usize;
+            let j = rng.modulo(n as u64) as usize;
             pool[i].previous_opponent = Some(pool[j].player);
         }
     }
@@ -224,7 +206,7 @@ fn a_wave_is_optimal_against_brute_force_on_random_small_pools() {
         let n = if round % 20 == 0 {
             12
         } else {
-            rng.below(11) as usize
+            rng.modulo(11) as usize
         };
         let pool = random_pool(&mut rng, n);
         let mut rules = Rules::default();
@@ -244,7 +226,7 @@ fn components_solved_apart_are_still_optimal() {
     // Clusters far apart in rating: the wave cuts them into components of a few tickets.
     let mut rng = Rng(11);
     for _ in 0..150 {
-        let n = 4 + rng.below(9) as usize;
+        let n = 4 + rng.modulo(9) as usize;
         let mut pool = random_pool(&mut rng, n);
         for (k, c) in pool.iter_mut().enumerate() {
             c.rating += (k % 3) as f64 * 3000.0;
@@ -438,16 +420,16 @@ fn empty_and_lonely_pools_make_no_pairs() {
 fn large_pool(rng: &mut Rng, n: usize) -> Vec<Candidate> {
     let mut pool: Vec<Candidate> = (0..n)
         .map(|i| Candidate {
-            player: player(rng.below(n as u64 * 9 / 10 + 1).max(i as u64 % 3)),
-            rating: 1000.0 + rng.below(100_000) as f64 / 100.0,
+            player: player(rng.modulo(n as u64 * 9 / 10 + 1).max(i as u64 % 3)),
+            rating: 1000.0 + rng.modulo(100_000) as f64 / 100.0,
             deviation: if rng.chance(20) { 250.0 } else { 70.0 },
-            waited_ms: rng.below(60_000),
+            waited_ms: rng.modulo(60_000),
             previous_opponent: None,
         })
         .collect();
     for i in 0..n {
         if rng.chance(20) {
-            let j = rng.below(n as u64) as usize;
+            let j = rng.modulo(n as u64) as usize;
             pool[i].previous_opponent = Some(pool[j].player);
         }
     }
@@ -458,11 +440,11 @@ fn large_pool(rng: &mut Rng, n: usize) -> Vec<Candidate> {
 fn the_heuristic_always_returns_a_valid_matching_within_the_windows() {
     let mut rng = Rng(23);
     for round in 0..60 {
-        let n = 20 + rng.below(400) as usize;
+        let n = 20 + rng.modulo(400) as usize;
         let pool = large_pool(&mut rng, n);
         let rules = Rules {
             exact_limit: 0,
-            block: 4 + rng.below(40) as usize,
+            block: 4 + rng.modulo(40) as usize,
             base_gap: [5.0, 50.0][round % 2],
             ..Rules::default()
         };
@@ -506,7 +488,7 @@ fn the_heuristic_stays_close_to_the_optimum() {
 fn the_heuristics_first_pass_is_optimal_among_pairs_at_most_span_places_apart() {
     let mut rng = Rng(31);
     for _ in 0..300 {
-        let n = rng.below(11) as usize;
+        let n = rng.modulo(11) as usize;
         let pool = random_pool(&mut rng, n);
         let rules = Rules::default();
         let mut order: Vec<usize> = (0..n).collect();

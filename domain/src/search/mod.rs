@@ -9,30 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub mod four_in_a_row;
 pub mod reversi;
 
-/// SplitMix64: the CPU levels' reproducible draws, seeded from the match's recorded seed and the
-/// position. Changing it changes which moves replays pick, so it stays as it is.
-pub(crate) struct SplitMix64(pub(crate) u64);
-
-impl SplitMix64 {
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` by multiply-shift (0 when `n` is 0).
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// One of `items`, or `None` when there are none.
-    pub(crate) fn pick<T: Copy>(&mut self, items: &[T]) -> Option<T> {
-        let i = self.below(items.len() as u64);
-        items.get(i as usize).copied()
-    }
-}
+pub(crate) use crate::rng::SplitMix64;
 
 /// What a search may spend.
 #[derive(Debug, Clone, Copy)]

@@ -1124,7 +1124,8 @@ pub fn choose(pos: &Reversi, level_number: u8, seed: u64) -> Option<Square> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::{Game, Side, SplitMix64 as TestRng};
+    use crate::games::{Game, Side};
+    use crate::rng::SplitMix64 as TestRng;
     use std::sync::atomic::AtomicBool;
 
     /// One FFO line: the position and every legal move with its exact score.
@@ -1216,7 +1217,7 @@ mod tests {
                     visit(&pos);
                 }
                 let legal: Vec<Square> = pos.legal_moves().collect();
-                pos.play(legal[rng.below(legal.len())]);
+                pos.play(legal[rng.index(legal.len())]);
                 visit(&pos);
             }
         }
@@ -1486,7 +1487,7 @@ mod tests {
                 assert_eq!(choose(&pos, level, seed), Some(mv));
             }
             let legal: Vec<Square> = pos.legal_moves().collect();
-            pos.play(legal[rng.below(legal.len())]);
+            pos.play(legal[rng.index(legal.len())]);
             moves_seen += 1;
         }
         assert!(moves_seen > 40);
