@@ -211,7 +211,7 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
     runtime.block_on(async {
         let pool = eventlog::open(&db.url, &db.data_dir(), 2).await?;
         eventlog::migrate(&pool).await?;
-        let name = crate::routes::players::valid_name(name).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let name = crate::input::valid_name(name).map_err(|e| anyhow::anyhow!("{e}"))?;
         let secret = crate::auth::load_secret(&pool, auth.jwt_secret.as_deref()).await?;
         let keys = Keys::new(&secret, None, auth.token_days)?;
         let player = domain::ids::PlayerId::from_uuid(uuid::Uuid::now_v7());
@@ -295,7 +295,7 @@ fn audit_ratings(
     db: DatabaseConfig,
 ) -> anyhow::Result<()> {
     let game: Option<GameId> = game.map(str::parse).transpose()?;
-    let exclude = crate::routes::admin::player_list(exclude).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let exclude = crate::input::player_list(exclude).map_err(|e| anyhow::anyhow!("{e}"))?;
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(async {
         let log = open_log(&db).await?;

@@ -9,6 +9,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
+use domain::matches::DomainError;
+
 use crate::catalogue::Lang;
 
 /// An error answered to a client. Unexpected errors log their cause and show nothing internal.
@@ -355,4 +357,33 @@ pub fn render(error: &ApiError, lang: Lang) -> HttpResponse {
     }
     let body = serde_json::to_vec(&error.problem(lang)).unwrap_or_default();
     res.body(body)
+}
+
+/// A refusal of the domain, as the client sees it.
+impl From<DomainError> for ApiError {
+    fn from(e: DomainError) -> ApiError {
+        match e {
+            DomainError::MatchFinished => ApiError::MatchFinished,
+            DomainError::NotYourTurn(_) => ApiError::NotYourTurn,
+            DomainError::IllegalMove(e) => ApiError::IllegalMove(e.to_string()),
+            DomainError::NotCreated => ApiError::NotFound("match"),
+            DomainError::NotAHumanSeat(_) => ApiError::Forbidden("that seat is not yours".into()),
+            DomainError::AlreadyAway(_) => ApiError::Conflict("you already left this match".into()),
+            DomainError::NotAway(_) => ApiError::Conflict("you are not away".into()),
+            DomainError::BadCpuLevel(_)
+            | DomainError::SamePlayerTwice
+            | DomainError::RankedNeedsHumans
+            | DomainError::SettingNotForGame(_) => ApiError::InvalidRequest(e.to_string()),
+            DomainError::AlreadyCreated
+            | DomainError::NotCpuControlled(_)
+            | DomainError::AlreadyReplaced(_)
+            | DomainError::NoTurnLimit
+            | DomainError::TooEarly => ApiError::Conflict(e.to_string()),
+        }
+    }
+}
+
+/// An error the client cannot act on; its cause chain is logged, not shown.
+pub fn unexpected<E: std::error::Error + Send + Sync + 'static>(e: E) -> ApiError {
+    ApiError::from(anyhow::Error::new(e))
 }

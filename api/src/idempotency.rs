@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::auth::Auth;
 use crate::catalogue::Lang;
 use crate::error::ApiError;
-use crate::play::unexpected;
+use crate::error::unexpected;
 use crate::state::AppState;
 
 /// What a state-changing handler produces: a status and a JSON body.

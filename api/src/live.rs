@@ -26,7 +26,8 @@ use domain::matches::evolve;
 use eventlog::{Checkpoint, RecordedEvent};
 
 use crate::error::ApiError;
-use crate::play::{self, Loaded, unexpected};
+use crate::error::unexpected;
+use crate::play::{self, Loaded};
 use crate::state::AppState;
 use crate::views::EventView;
 

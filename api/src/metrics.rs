@@ -11,7 +11,7 @@ use serde::Serialize;
 use domain::tickets::Pool;
 
 use crate::error::ApiError;
-use crate::play::unexpected;
+use crate::error::unexpected;
 use crate::state::AppState;
 
 /// A limit, other than the rate limiters, whose refusals (429) are counted.

@@ -13,15 +13,17 @@ use domain::cpu;
 use domain::games::AnyPosition;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
-    Action, Command, CreateMatch, DomainError, Match, MatchEvent, MatchState, MovedBy, Occupant,
-    Presence, Stamped, decide, evolve, strong_solo_player,
+    Action, Command, CreateMatch, Match, MatchEvent, MatchState, MovedBy, Occupant, Presence,
+    Stamped, decide, evolve, strong_solo_player,
 };
 use eventlog::{AppendError, AppendOutcome, Hash, NewEvent, RecordedEvent, StreamAppend};
 
+use crate::auth::Auth;
 use crate::cache::{Cached, Names};
 use crate::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
-use crate::error::ApiError;
+use crate::error::{ApiError, unexpected};
 use crate::idempotency::KeyRecord;
+use crate::input;
 use crate::metrics::Limit;
 use crate::state::AppState;
 use crate::views::MatchView;
@@ -521,7 +523,7 @@ async fn decide_with_cpu(
     let mut state = loaded.state.clone();
     let mut events = Vec::new();
     let mut apply = |state: &mut MatchState, action: Action, actor: Option<PlayerId>| {
-        let decided = decide(state, &Command { at, action }).map_err(domain_error)?;
+        let decided = decide(state, &Command { at, action }).map_err(ApiError::from)?;
         for e in decided {
             events.push(NewEvent {
                 event_type: e.event_type().to_owned(),
@@ -809,29 +811,32 @@ async fn names_of(app: &AppState, ids: &[Uuid]) -> Result<HashMap<PlayerId, Stri
         .collect())
 }
 
-/// Maps a refusal of the domain to what the client sees.
-pub fn domain_error(e: DomainError) -> ApiError {
-    match e {
-        DomainError::MatchFinished => ApiError::MatchFinished,
-        DomainError::NotYourTurn(_) => ApiError::NotYourTurn,
-        DomainError::IllegalMove(e) => ApiError::IllegalMove(e.to_string()),
-        DomainError::NotCreated => ApiError::NotFound("match"),
-        DomainError::NotAHumanSeat(_) => ApiError::Forbidden("that seat is not yours".into()),
-        DomainError::AlreadyAway(_) => ApiError::Conflict("you already left this match".into()),
-        DomainError::NotAway(_) => ApiError::Conflict("you are not away".into()),
-        DomainError::BadCpuLevel(_)
-        | DomainError::SamePlayerTwice
-        | DomainError::RankedNeedsHumans
-        | DomainError::SettingNotForGame(_) => ApiError::InvalidRequest(e.to_string()),
-        DomainError::AlreadyCreated
-        | DomainError::NotCpuControlled(_)
-        | DomainError::AlreadyReplaced(_)
-        | DomainError::NoTurnLimit
-        | DomainError::TooEarly => ApiError::Conflict(e.to_string()),
-    }
+/// Loads a match for a caller; a seated caller counts as present (and comes back if away).
+pub async fn open(app: &AppState, auth: &Auth, raw_id: &str) -> Result<Loaded, ApiError> {
+    let id: MatchId = input::id(raw_id)?;
+    let loaded = load(app, id).await?;
+    presence(app, loaded, auth.player).await
 }
 
-/// An error the client cannot act on; its cause chain is logged, not shown.
-pub fn unexpected<E: std::error::Error + Send + Sync + 'static>(e: E) -> ApiError {
-    ApiError::from(anyhow::Error::new(e))
+/// [`open`], with every event of the match.
+pub async fn open_with_events(
+    app: &AppState,
+    auth: &Auth,
+    raw_id: &str,
+) -> Result<(Loaded, Vec<eventlog::RecordedEvent>), ApiError> {
+    let id: MatchId = input::id(raw_id)?;
+    let (loaded, events) = load_with_events(app, id).await?;
+    let version = loaded.state.version();
+    let loaded = presence(app, loaded, auth.player).await?;
+    if loaded.state.version() == version {
+        return Ok((loaded, events));
+    }
+    // Coming back wrote an event: read the stream again so that it is in the answer.
+    load_with_events(app, id).await
+}
+
+/// A seed for the CPU's choices in a new match (recorded in `match_created`).
+pub fn fresh_seed() -> u32 {
+    let bytes = Uuid::new_v4().into_bytes();
+    u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
 }

@@ -29,7 +29,8 @@ use domain::tickets::{Pool, Status, Ticket, TicketEvent, TicketMatched, TicketOp
 use eventlog::{AppendError, AppendOutcome, EventLog, NewEvent, StreamAppend};
 
 use crate::error::ApiError;
-use crate::play::{self, Loaded, unexpected};
+use crate::error::unexpected;
+use crate::play::{self, Loaded};
 use crate::state::AppState;
 
 /// A ticket as the API shows it.
@@ -484,7 +485,7 @@ async fn write_pairing(
         },
         ranked: true,
         room_id: None,
-        cpu_seed: crate::routes::matches::fresh_seed(),
+        cpu_seed: play::fresh_seed(),
     };
     let events = decide(
         &MatchState::default(),
@@ -493,7 +494,7 @@ async fn write_pairing(
             action: Action::CreateMatch(create),
         },
     )
-    .map_err(play::domain_error)?;
+    .map_err(ApiError::from)?;
     let gap = (candidates[ai].rating - candidates[bi].rating).abs();
     let matched = |w: &Waiting, opponent: PlayerId| {
         TicketEvent::TicketMatched(TicketMatched {

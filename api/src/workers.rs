@@ -15,7 +15,8 @@ use domain::ids::{MatchId, Seat};
 use domain::matches::{Action, LeaveReason, Occupant, Presence};
 
 use crate::error::ApiError;
-use crate::play::{self, Loaded, STAND_IN_LEVEL, derived_id, unexpected};
+use crate::error::unexpected;
+use crate::play::{self, Loaded, STAND_IN_LEVEL, derived_id};
 use crate::state::AppState;
 
 /// How long a claimed match stays with the instance that claimed it.

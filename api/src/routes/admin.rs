@@ -14,7 +14,7 @@ use projections::{Projection, audit, rebuild};
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::play::unexpected;
+use crate::error::unexpected;
 use crate::ratelimit::ByAddress;
 use crate::state::AppState;
 use crate::{input, metrics};
@@ -80,16 +80,6 @@ pub struct RebuildStatus {
     error: Option<String>,
 }
 
-/// Parses `id,id,...` (empty parts ignored).
-pub fn player_list(raw: Option<&str>) -> Result<Vec<PlayerId>, ApiError> {
-    raw.unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(input::id)
-        .collect()
-}
-
 fn audit_error(e: projections::Error) -> ApiError {
     ApiError::from(anyhow::Error::new(e))
 }
@@ -102,7 +92,7 @@ pub async fn audit_ratings(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let q = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
-    let exclude = player_list(q.exclude_players.as_deref())?;
+    let exclude = input::player_list(q.exclude_players.as_deref())?;
     let report = audit::ratings(&app.log, q.game, &exclude)
         .await
         .map_err(audit_error)?;

@@ -20,9 +20,9 @@ use domain::search::Limits;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
+use crate::error::unexpected;
 use crate::input;
-use crate::play::unexpected;
-use crate::routes::matches;
+use crate::play;
 use crate::state::AppState;
 
 /// `budget_ms` when the client names none, for one position.
@@ -205,7 +205,7 @@ pub async fn of_match(
     app.limiter.check(&auth.player)?;
     let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
     let budget = query.budget(DEFAULT_MATCH_BUDGET_MS)?;
-    let loaded = matches::open(&app, &auth, &path).await?;
+    let loaded = play::open(&app, &auth, &path).await?;
     let m = loaded.get()?;
     if !m.is_finished() {
         return Err(ApiError::MatchActive(

@@ -10,7 +10,7 @@ use domain::games::GameId;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::play::unexpected;
+use crate::error::unexpected;
 use crate::state::AppState;
 
 #[derive(Deserialize, JsonSchema)]

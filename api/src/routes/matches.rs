@@ -20,7 +20,7 @@ use crate::error::ApiError;
 use crate::idempotency;
 use crate::input;
 use crate::metrics::Limit;
-use crate::play::{self, Loaded};
+use crate::play;
 use crate::state::AppState;
 use crate::views::{EventView, PlyJson};
 
@@ -54,25 +54,6 @@ fn me() -> FirstChoice {
     FirstChoice::Me
 }
 
-/// The CPU levels a seat can play at (1 to 5).
-pub fn check_level(level: u8) -> Result<(), ApiError> {
-    if cpu::LEVELS.contains(&level) {
-        Ok(())
-    } else {
-        Err(ApiError::InvalidRequest(format!(
-            "cpu_level must be one of {}..={} on this server",
-            cpu::LEVELS.start(),
-            cpu::LEVELS.end()
-        )))
-    }
-}
-
-/// A seed for the CPU's choices in a new match (recorded in `match_created`).
-pub fn fresh_seed() -> u32 {
-    let bytes = Uuid::new_v4().into_bytes();
-    u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
-}
-
 /// `POST /v1/matches`: a solo match against the CPU.
 pub async fn create_solo(
     app: web::Data<AppState>,
@@ -83,7 +64,7 @@ pub async fn create_solo(
     let (app, auth) = (&app, &auth);
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let solo: NewSolo = input::json(&body)?;
-        check_level(solo.cpu_level)?;
+        input::cpu_level(solo.cpu_level)?;
         let command_id = key.command_id;
         let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
         let create = CreateMatch {
@@ -104,7 +85,7 @@ pub async fn create_solo(
             first_rule: FirstMoveRule::Setting,
             ranked: false,
             room_id: None,
-            cpu_seed: fresh_seed(),
+            cpu_seed: play::fresh_seed(),
         };
         let (view, stored) =
             play::start(app, id, command_id, create, auth.player, key.record).await?;
@@ -113,37 +94,13 @@ pub async fn create_solo(
     .await
 }
 
-/// Loads a match for a caller; a seated caller counts as present (and comes back if away).
-pub(crate) async fn open(app: &AppState, auth: &Auth, raw_id: &str) -> Result<Loaded, ApiError> {
-    let id: MatchId = input::id(raw_id)?;
-    let loaded = play::load(app, id).await?;
-    play::presence(app, loaded, auth.player).await
-}
-
-/// [`open`], with every event of the match.
-async fn open_with_events(
-    app: &AppState,
-    auth: &Auth,
-    raw_id: &str,
-) -> Result<(Loaded, Vec<eventlog::RecordedEvent>), ApiError> {
-    let id: MatchId = input::id(raw_id)?;
-    let (loaded, events) = play::load_with_events(app, id).await?;
-    let version = loaded.state.version();
-    let loaded = play::presence(app, loaded, auth.player).await?;
-    if loaded.state.version() == version {
-        return Ok((loaded, events));
-    }
-    // Coming back wrote an event: read the stream again so that it is in the answer.
-    play::load_with_events(app, id).await
-}
-
 /// `GET /v1/matches/{id}`.
 pub async fn get(
     app: web::Data<AppState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let loaded = open(&app, &auth, &path).await?;
+    let loaded = play::open(&app, &auth, &path).await?;
     Ok(HttpResponse::Ok().json(loaded.view()?))
 }
 
@@ -236,7 +193,7 @@ pub async fn heartbeat(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let loaded = open(&app, &auth, &path).await?;
+    let loaded = play::open(&app, &auth, &path).await?;
     loaded.seat_required(auth.player)?;
     Ok(HttpResponse::Ok().json(loaded.view()?))
 }
@@ -335,7 +292,7 @@ pub async fn events(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (loaded, events) = open_with_events(&app, &auth, &path).await?;
+    let (loaded, events) = play::open_with_events(&app, &auth, &path).await?;
     let finished = loaded.get()?.is_finished();
     let events: Vec<EventView> = events
         .iter()
@@ -360,7 +317,7 @@ pub async fn replay(
     query: Result<web::Query<PlyQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
-    let (loaded, events) = open_with_events(&app, &auth, &path).await?;
+    let (loaded, events) = play::open_with_events(&app, &auth, &path).await?;
     let m = loaded.get()?;
     let hide = !m.settings.shows_legal_moves(m.game);
     let stamped = events

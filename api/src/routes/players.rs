@@ -17,9 +17,9 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::auth::{Auth, Role};
 use crate::error::ApiError;
+use crate::error::unexpected;
 use crate::idempotency;
 use crate::input;
-use crate::play::unexpected;
 use crate::state::AppState;
 
 #[derive(Deserialize, JsonSchema)]
@@ -27,7 +27,7 @@ use crate::state::AppState;
 pub struct NewPlayer {
     /// 1 to 32 characters once surrounding spaces are dropped; no control or bidirectional
     /// control characters.
-    #[schemars(length(min = 1, max = 32), regex(pattern = NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 32), regex(pattern = input::NAME_PATTERN))]
     name: String,
 }
 
@@ -106,38 +106,6 @@ pub struct RatingPoint {
     deviation: f64,
 }
 
-/// What [`valid_name`] accepts, as a regular expression for the OpenAPI document (less the
-/// length after trimming).
-const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*\
-     [^\\s\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]\
-     [^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*$";
-
-/// A player's name: 1 to 32 characters, no control characters, no characters that reorder the
-/// text around them (bidirectional overrides, embeddings, isolates and marks), no surrounding
-/// spaces.
-pub fn valid_name(raw: &str) -> Result<String, ApiError> {
-    let name = raw.trim();
-    let count = name.chars().count();
-    if count == 0 || count > 32 {
-        return Err(ApiError::InvalidRequest(
-            "name must have 1 to 32 characters".into(),
-        ));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(ApiError::InvalidRequest(
-            "name must not contain control characters".into(),
-        ));
-    }
-    if name.chars().any(|c| {
-        matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-    }) {
-        return Err(ApiError::InvalidRequest(
-            "name must not contain bidirectional control characters".into(),
-        ));
-    }
-    Ok(name.to_owned())
-}
-
 /// `POST /v1/players`: a name in, a player and the device's token out.
 ///
 /// With an `Idempotency-Key`, the player's id is derived from the key, so a retry (same key,
@@ -156,7 +124,7 @@ pub async fn create(
     let key = idempotency::key_of(&req)?;
     let raw = input::body(payload).await?;
     let body: NewPlayer = input::json(&raw)?;
-    let name = valid_name(&body.name)?;
+    let name = input::valid_name(&body.name)?;
     let now = app.now();
     let (player, name) = match key {
         None => {

@@ -15,10 +15,10 @@ use domain::matches::{CreateMatch, FirstMoveRule, FirstSetting, Occupant, Settin
 
 use crate::auth::Auth;
 use crate::error::ApiError;
+use crate::error::unexpected;
 use crate::idempotency;
 use crate::input;
-use crate::play::{self, unexpected};
-use crate::routes::matches::{check_level, fresh_seed};
+use crate::play;
 use crate::state::AppState;
 
 /// Invite codes: no letters or digits that read alike (0/O, 1/I/L).
@@ -350,7 +350,7 @@ pub async fn start(
     idempotency::command(app, auth, &req, payload, |command_id, body| async move {
         let start: StartBody = input::json(&body)?;
         let level = start.cpu_level.unwrap_or(domain::cpu::DEFAULT_LEVEL);
-        check_level(level)?;
+        input::cpu_level(level)?;
         let room = load_as_member(app, &path, auth.player).await?;
         if match_active(app, &room).await? {
             return Err(ApiError::MatchActive(
@@ -413,7 +413,7 @@ pub async fn start(
             first_rule,
             ranked: false,
             room_id: Some(room.room_id),
-            cpu_seed: fresh_seed(),
+            cpu_seed: play::fresh_seed(),
         };
         let (view, _) = play::start(app, id, command_id, create, auth.player, None).await?;
         Ok((StatusCode::CREATED, json!(view)))
