@@ -105,55 +105,33 @@ pub struct PoolStats {
 pub async fn pool_stats(app: &AppState) -> Result<Vec<PoolStats>, ApiError> {
     let since = app.now() - time::Duration::hours(24);
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = client
-        .query(
-            "WITH pools AS ( \
-               SELECT game, turn_seconds FROM queue_tickets \
-               UNION SELECT game, turn_seconds FROM queue_pairs WHERE matched_at >= $1) \
-             SELECT p.game, p.turn_seconds, \
-               (SELECT count(*) FROM queue_tickets t WHERE t.game = p.game AND t.turn_seconds = p.turn_seconds), \
-               count(q.ticket_id), \
-               coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
-               coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
-               coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
-               coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
-               coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
-               coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
-               coalesce(avg(q.repeat::int), 0)::float8 \
-             FROM pools p LEFT JOIN queue_pairs q ON q.game = p.game \
-               AND q.turn_seconds = p.turn_seconds AND q.matched_at >= $1 \
-             GROUP BY p.game, p.turn_seconds ORDER BY p.game, p.turn_seconds",
-            &[&since],
-        )
+    let pools = projections::queries::pool_quality(&client, since)
         .await
         .map_err(unexpected)?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let game: String = r.get(0);
-            let turn: i32 = r.get(1);
-            let pool = game.parse().ok().map(|g| Pool {
-                game: g,
-                turn_seconds: domain::matches::TurnSeconds::from_code(turn),
-            });
-            let ms = |i: usize| r.get::<_, f64>(i) / 1000.0;
-            PoolStats {
+    Ok(pools
+        .into_iter()
+        .map(|q| {
+            let pool = q.game.parse().ok().map(|game| Pool {
                 game,
-                turn_seconds: domain::matches::TurnSeconds::from_code(turn).map(|t| t.get() as i32),
-                waiting: r.get(2),
-                pairs: r.get(3),
+                turn_seconds: q.turn_seconds,
+            });
+            PoolStats {
+                waves_run: pool.map_or(0, |p| app.metrics.waves_of(p).0),
+                game: q.game,
+                turn_seconds: q.turn_seconds.map(|t| t.get() as i32),
+                waiting: q.waiting,
+                pairs: q.pairs,
                 wait_seconds: Percentiles {
-                    p50: ms(4),
-                    p95: ms(5),
-                    p99: ms(6),
+                    p50: q.wait_ms[0] / 1000.0,
+                    p95: q.wait_ms[1] / 1000.0,
+                    p99: q.wait_ms[2] / 1000.0,
                 },
                 rating_gap: Percentiles {
-                    p50: r.get(7),
-                    p95: r.get(8),
-                    p99: r.get(9),
+                    p50: q.rating_gap[0],
+                    p95: q.rating_gap[1],
+                    p99: q.rating_gap[2],
                 },
-                repeat_pair_rate: r.get(10),
-                waves_run: pool.map_or(0, |p| app.metrics.waves_of(p).0),
+                repeat_pair_rate: q.repeat_rate,
             }
         })
         .collect())
@@ -327,12 +305,7 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
         let _ = writeln!(out, "{name} {value}");
     }
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = client
-        .query(
-            "SELECT c.name, c.events, c.position, (SELECT coalesce(max(position), 0) FROM events) \
-             FROM projection_checkpoints c ORDER BY c.name",
-            &[],
-        )
+    let rows = projections::queries::checkpoints(&client)
         .await
         .map_err(unexpected)?;
     let _ = writeln!(
@@ -344,8 +317,7 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
         let _ = writeln!(
             out,
             "discs_projection_events_total{{projection=\"{}\"}} {}",
-            r.get::<_, String>(0),
-            r.get::<_, i64>(1)
+            r.name, r.events
         );
     }
     let _ = writeln!(
@@ -357,12 +329,11 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
         let _ = writeln!(
             out,
             "discs_projection_position{{projection=\"{}\"}} {}",
-            r.get::<_, String>(0),
-            r.get::<_, i64>(2)
+            r.name, r.position
         );
     }
     if let Some(r) = rows.first() {
-        let _ = writeln!(out, "discs_log_position {}", r.get::<_, i64>(3));
+        let _ = writeln!(out, "discs_log_position {}", r.log_position);
     }
     Ok(out)
 }

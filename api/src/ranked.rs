@@ -138,24 +138,12 @@ pub async fn current_rating(
     now: OffsetDateTime,
 ) -> Result<Rating, ApiError> {
     let client = app.pool.get().await.map_err(unexpected)?;
-    let row = client
-        .query_opt(
-            "SELECT rating, deviation, volatility, last_ended_at FROM ratings \
-             WHERE player_id = $1 AND game = $2",
-            &[&player.as_uuid(), &game.as_str()],
-        )
+    let stored = projections::queries::rating_in(&client, player, game)
         .await
         .map_err(unexpected)?;
-    Ok(match row {
+    Ok(match stored {
         None => Rating::NEW,
-        Some(r) => decay(
-            Rating {
-                rating: r.get(0),
-                deviation: r.get(1),
-                volatility: r.get(2),
-            },
-            idle_days(Some(r.get(3)), now),
-        ),
+        Some(s) => decay(s.rating, idle_days(s.last_ended_at, now)),
     })
 }
 
@@ -311,23 +299,9 @@ pub struct WaveReport {
 /// The pools that have waiting tickets.
 async fn busy_pools(app: &AppState) -> Result<Vec<Pool>, ApiError> {
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = client
-        .query(
-            "SELECT DISTINCT game, turn_seconds FROM queue_tickets ORDER BY 1, 2",
-            &[],
-        )
+    projections::queries::busy_pools(&client)
         .await
-        .map_err(unexpected)?;
-    Ok(rows
-        .iter()
-        .filter_map(|r| {
-            let game = r.get::<_, String>(0).parse().ok()?;
-            Some(Pool {
-                game,
-                turn_seconds: TurnSeconds::from_code(r.get(1)),
-            })
-        })
-        .collect())
+        .map_err(unexpected)
 }
 
 /// Runs one wave over every pool with waiting tickets.
@@ -350,56 +324,31 @@ struct Waiting {
 /// One wave over one pool: read the waiting tickets, pair them, write every pairing.
 pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError> {
     let now = app.now();
-    let game = pool.game.as_str();
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = client
-        .query(
-            "SELECT ticket_id, player_id, rating, deviation, opened_at FROM queue_tickets \
-             WHERE game = $1 AND turn_seconds = $2 ORDER BY opened_at, ticket_id",
-            &[&game, &TurnSeconds::code(pool.turn_seconds)],
-        )
+    let tickets = projections::queries::waiting_tickets(&client, pool)
         .await
         .map_err(unexpected)?;
-    let players: Vec<Uuid> = rows.iter().map(|r| r.get(1)).collect();
+    let players: Vec<PlayerId> = tickets.iter().map(|t| t.player).collect();
     // Each player's previous ranked opponent and first moves in their last 10 ranked games.
-    let history = client
-        .query(
-            "SELECT player_id, \
-               (array_agg(opponent ORDER BY ended_at DESC, match_id))[1], \
-               count(*) FILTER (WHERE started AND rn <= 10) \
-             FROM (SELECT player_id, opponent, started, ended_at, match_id, \
-                     row_number() OVER (PARTITION BY player_id ORDER BY ended_at DESC, match_id) rn \
-                   FROM match_history WHERE ranked AND game = $1 AND player_id = ANY($2)) h \
-             GROUP BY player_id",
-            &[&game, &players],
-        )
+    let previous = projections::queries::ranked_pasts(&client, pool.game, &players)
         .await
         .map_err(unexpected)?;
     drop(client);
-    let mut previous: HashMap<Uuid, (Option<Uuid>, i64)> = HashMap::new();
-    for r in &history {
-        previous.insert(r.get(0), (r.get(1), r.get(2)));
-    }
-    let mut waiting = Vec::with_capacity(rows.len());
-    let mut candidates = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let player: Uuid = r.get(1);
-        let opened_at: OffsetDateTime = r.get(4);
-        let waited_ms = u64::try_from((now - opened_at).whole_milliseconds().max(0)).unwrap_or(0);
+    let mut waiting = Vec::with_capacity(tickets.len());
+    let mut candidates = Vec::with_capacity(tickets.len());
+    for t in &tickets {
+        let waited_ms = u64::try_from((now - t.opened_at).whole_milliseconds().max(0)).unwrap_or(0);
         candidates.push(Candidate {
-            player: PlayerId::from_uuid(player),
-            rating: r.get(2),
-            deviation: r.get(3),
+            player: t.player,
+            rating: t.rating,
+            deviation: t.deviation,
             waited_ms,
-            previous_opponent: previous
-                .get(&player)
-                .and_then(|p| p.0)
-                .map(PlayerId::from_uuid),
+            previous_opponent: previous.get(&t.player).and_then(|p| p.previous_opponent),
         });
         waiting.push(Waiting {
-            ticket: TicketId::from_uuid(r.get(0)),
-            player: PlayerId::from_uuid(player),
-            opened_at,
+            ticket: t.ticket,
+            player: t.player,
+            opened_at: t.opened_at,
         });
     }
     let rules = Rules::default();
@@ -411,8 +360,8 @@ pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError
     for &(i, j) in &pairing.pairs {
         let starts = |k: usize| {
             previous
-                .get(&waiting[k].player.as_uuid())
-                .map_or(0, |p| u32::try_from(p.1).unwrap_or(0))
+                .get(&waiting[k].player)
+                .map_or(0, |p| u32::try_from(p.started_of_last_10).unwrap_or(0))
         };
         let repeat = candidates[i].previous_opponent == Some(candidates[j].player)
             || candidates[j].previous_opponent == Some(candidates[i].player);
@@ -608,13 +557,7 @@ async fn pool_full(app: &AppState, trigger: i64) -> bool {
     let Ok(client) = app.pool.get().await else {
         return false;
     };
-    client
-        .query_one(
-            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM queue_tickets \
-             GROUP BY game, turn_seconds) c",
-            &[],
-        )
+    projections::queries::fullest_pool(&client)
         .await
-        .map(|r| r.get::<_, i64>(0) >= trigger)
-        .unwrap_or(false)
+        .is_ok_and(|n| n >= trigger)
 }

@@ -18,6 +18,7 @@ use std::str::FromStr;
 pub mod audit;
 pub mod facts;
 pub mod ledger;
+pub mod queries;
 pub mod rebuild;
 pub mod runner;
 mod tables;
@@ -42,6 +43,9 @@ pub enum Error {
         projection: Projection,
         target: eventlog::Checkpoint,
     },
+    /// A read model row this build cannot read.
+    #[error("read model {table}: {reason}")]
+    Model { table: &'static str, reason: String },
     /// A test hook stopped the batch on purpose.
     #[error("stopped by a hook at {0:?}")]
     Hooked(Stage),

@@ -196,20 +196,11 @@ pub async fn get_projection(
     auth.require_admin()?;
     let p = projection(&path)?;
     let client = app.pool.get().await.map_err(unexpected)?;
-    let cp = client
-        .query_one(
-            "SELECT position, events, (SELECT coalesce(max(position), 0) FROM events) \
-             FROM projection_checkpoints WHERE name = $1",
-            &[&p.name()],
-        )
+    let cp = projections::queries::checkpoint(&client, p.name())
         .await
-        .map_err(unexpected)?;
-    let last = client
-        .query_opt(
-            "SELECT rebuild_id, status, events, started_at, finished_at, error \
-             FROM projection_rebuilds WHERE name = $1 ORDER BY started_at DESC, rebuild_id DESC LIMIT 1",
-            &[&p.name()],
-        )
+        .map_err(unexpected)?
+        .ok_or(ApiError::NotFound("projection"))?;
+    let last = projections::queries::latest_rebuild(&client, p.name())
         .await
         .map_err(unexpected)?;
     let rfc = |t: Option<time::OffsetDateTime>| {
@@ -219,18 +210,18 @@ pub async fn get_projection(
         })
     };
     let rebuild = last.map(|r| RebuildStatus {
-        rebuild_id: r.get(0),
-        status: r.get(1),
-        events: r.get(2),
-        started_at: rfc(Some(r.get(3))),
-        finished_at: rfc(r.get(4)),
-        error: r.get(5),
+        rebuild_id: r.rebuild_id,
+        status: r.status,
+        events: r.events,
+        started_at: rfc(Some(r.started_at)),
+        finished_at: rfc(r.finished_at),
+        error: r.error,
     });
     Ok(HttpResponse::Ok().json(ProjectionStatus {
         name: p.name(),
-        position: cp.get(0),
-        events: cp.get(1),
-        log_position: cp.get(2),
+        position: cp.position,
+        events: cp.events,
+        log_position: cp.log_position,
         tables: p.tables().to_vec(),
         rebuild,
     }))

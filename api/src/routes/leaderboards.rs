@@ -53,26 +53,18 @@ pub async fn get(
         return Err(ApiError::InvalidRequest("limit must be 1 to 500".into()));
     }
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = client
-        .query(
-            "SELECT l.player_id, p.name, l.rating, l.deviation, l.games FROM leaderboard l \
-             JOIN players p ON p.player_id = l.player_id \
-             WHERE l.game = $1 AND l.deviation <= 110 \
-             ORDER BY l.rating DESC, l.player_id LIMIT $2",
-            &[&game.as_str(), &limit],
-        )
+    let entries = projections::queries::leaderboard(&client, game, limit)
         .await
-        .map_err(unexpected)?;
-    let entries = rows
-        .iter()
+        .map_err(unexpected)?
+        .into_iter()
         .enumerate()
         .map(|(i, r)| Entry {
             rank: i + 1,
-            player_id: r.get(0),
-            name: r.get(1),
-            rating: r.get(2),
-            deviation: r.get(3),
-            games: r.get(4),
+            player_id: r.player_id,
+            name: r.name,
+            rating: r.rating,
+            deviation: r.deviation,
+            games: r.games,
         })
         .collect();
     Ok(HttpResponse::Ok().json(Leaderboard { entries }))

@@ -228,28 +228,12 @@ pub async fn get(
         .map_err(unexpected)?
         .ok_or(ApiError::NotFound("player"))?;
     let name: String = row.get(0);
-    let rows = client
-        .query(
-            "SELECT game, rating, deviation, volatility, games FROM ratings WHERE player_id = $1",
-            &[&player.as_uuid()],
-        )
+    let mut stored = projections::queries::ratings_of(&client, player)
         .await
         .map_err(unexpected)?;
     let mut ratings = BTreeMap::new();
     for g in GameId::ALL {
-        let stored = rows
-            .iter()
-            .find(|r| r.get::<_, &str>(0) == g.as_str())
-            .map(|r| {
-                (
-                    Rating {
-                        rating: r.get(1),
-                        deviation: r.get(2),
-                        volatility: r.get(3),
-                    },
-                    r.get::<_, i32>(4),
-                )
-            });
+        let stored = stored.remove(&g).map(|s| (s.rating, s.games));
         let (r, games) = stored.unwrap_or((Rating::NEW, 0));
         ratings.insert(
             g,
@@ -297,54 +281,31 @@ pub async fn matches(
     }
     let client = app.pool.get().await.map_err(unexpected)?;
     exists(&client, player).await?;
-    let rows = client
-        .query(
-            "SELECT h.match_id, h.game, h.ranked, h.opponent, o.name, h.result, \
-               p.before_rating, p.rating, h.ended_at \
-             FROM match_history h \
-             LEFT JOIN players o ON o.player_id = h.opponent \
-             LEFT JOIN rating_points p ON p.match_id = h.match_id AND p.player_id = h.player_id \
-             WHERE h.player_id = $1 AND ($2::text IS NULL OR h.game = $2) \
-               AND ($3::timestamptz IS NULL OR h.ended_at < $3) \
-             ORDER BY h.ended_at DESC, h.match_id DESC LIMIT $4",
-            &[
-                &player.as_uuid(),
-                &q.game.map(GameId::as_str),
-                &q.before,
-                &limit,
-            ],
-        )
+    let rows = projections::queries::history(&client, player, q.game, q.before, limit)
         .await
         .map_err(unexpected)?;
     let matches = rows
-        .iter()
-        .map(|r| {
-            let opponent: Option<Uuid> = r.get(3);
-            let ended: OffsetDateTime = r.get(8);
-            let game: &str = r.get(1);
-            Ok(HistoryEntry {
-                match_id: r.get(0),
-                game: game.parse().map_err(|_| {
-                    ApiError::from(anyhow::anyhow!("game `{game}` in match_history"))
-                })?,
-                ranked: r.get(2),
-                opponent: match opponent {
-                    Some(id) => Opponent {
-                        player_id: Some(id),
-                        name: r.get(4),
-                    },
-                    None => Opponent {
-                        player_id: None,
-                        name: Some("CPU".to_owned()),
-                    },
+        .into_iter()
+        .map(|r| HistoryEntry {
+            match_id: r.match_id,
+            game: r.game,
+            ranked: r.ranked,
+            opponent: match r.opponent {
+                Some(id) => Opponent {
+                    player_id: Some(id),
+                    name: r.opponent_name,
                 },
-                result: r.get(5),
-                rating_before: r.get(6),
-                rating_after: r.get(7),
-                ended_at: ended.format(&Rfc3339).unwrap_or_default(),
-            })
+                None => Opponent {
+                    player_id: None,
+                    name: Some("CPU".to_owned()),
+                },
+            },
+            result: r.result,
+            rating_before: r.rating_before,
+            rating_after: r.rating_after,
+            ended_at: r.ended_at.format(&Rfc3339).unwrap_or_default(),
         })
-        .collect::<Result<Vec<_>, ApiError>>()?;
+        .collect();
     Ok(HttpResponse::Ok().json(History { matches }))
 }
 
@@ -361,24 +322,15 @@ pub async fn rating_history(
         .map_err(|_| ApiError::InvalidRequest(format!("unknown game `{raw_game}`")))?;
     let client = app.pool.get().await.map_err(unexpected)?;
     exists(&client, player).await?;
-    let rows = client
-        .query(
-            "SELECT match_id, at, rating, deviation FROM rating_points \
-             WHERE player_id = $1 AND game = $2 ORDER BY games",
-            &[&player.as_uuid(), &game.as_str()],
-        )
+    let points = projections::queries::rating_points(&client, player, game)
         .await
-        .map_err(unexpected)?;
-    let points = rows
-        .iter()
-        .map(|r| {
-            let at: OffsetDateTime = r.get(1);
-            RatingPoint {
-                match_id: r.get(0),
-                at: at.format(&Rfc3339).unwrap_or_default(),
-                rating: r.get(2),
-                deviation: r.get(3),
-            }
+        .map_err(unexpected)?
+        .into_iter()
+        .map(|p| RatingPoint {
+            match_id: p.match_id,
+            at: p.at.format(&Rfc3339).unwrap_or_default(),
+            rating: p.rating,
+            deviation: p.deviation,
         })
         .collect();
     Ok(HttpResponse::Ok().json(RatingHistory { points }))

@@ -1,0 +1,450 @@
+//! What the API reads from the tables this crate writes: ratings and rating points, match
+//! history, leaderboards, the queue and its pairings, projection checkpoints and rebuilds. The
+//! SQL on these tables lives here and in the projections that write them, nowhere else.
+
+use std::collections::{BTreeMap, HashMap};
+
+use deadpool_postgres::GenericClient;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use domain::games::GameId;
+use domain::ids::{PlayerId, TicketId};
+use domain::matches::TurnSeconds;
+use domain::ratings::Rating;
+use domain::tickets::Pool;
+
+use crate::Error;
+
+/// A stored rating: its values, the rated matches behind it, when the last one ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRating {
+    pub rating: Rating,
+    pub games: i32,
+    pub last_ended_at: Option<OffsetDateTime>,
+}
+
+const RATING_COLUMNS: &str = "game, rating, deviation, volatility, games, last_ended_at";
+
+fn stored_rating(r: &tokio_postgres::Row) -> StoredRating {
+    StoredRating {
+        rating: Rating {
+            rating: r.get(1),
+            deviation: r.get(2),
+            volatility: r.get(3),
+        },
+        games: r.get(4),
+        last_ended_at: r.get(5),
+    }
+}
+
+fn game_of(table: &'static str, raw: &str) -> Result<GameId, Error> {
+    raw.parse().map_err(|_| Error::Model {
+        table,
+        reason: format!("unknown game `{raw}`"),
+    })
+}
+
+/// A player's stored ratings by game (a game never rated is absent).
+pub async fn ratings_of(
+    client: &impl GenericClient,
+    player: PlayerId,
+) -> Result<BTreeMap<GameId, StoredRating>, Error> {
+    let rows = client
+        .query(
+            &format!("SELECT {RATING_COLUMNS} FROM ratings WHERE player_id = $1"),
+            &[&player.as_uuid()],
+        )
+        .await?;
+    rows.iter()
+        .map(|r| Ok((game_of("ratings", r.get(0))?, stored_rating(r))))
+        .collect()
+}
+
+/// A player's stored rating in one game, if rated.
+pub async fn rating_in(
+    client: &impl GenericClient,
+    player: PlayerId,
+    game: GameId,
+) -> Result<Option<StoredRating>, Error> {
+    let row = client
+        .query_opt(
+            &format!("SELECT {RATING_COLUMNS} FROM ratings WHERE player_id = $1 AND game = $2"),
+            &[&player.as_uuid(), &game.as_str()],
+        )
+        .await?;
+    Ok(row.as_ref().map(stored_rating))
+}
+
+/// One finished match of a player's history.
+#[derive(Debug, Clone)]
+pub struct HistoryRow {
+    pub match_id: Uuid,
+    pub game: GameId,
+    pub ranked: bool,
+    /// None for the CPU.
+    pub opponent: Option<Uuid>,
+    /// None for the CPU or a player since deleted.
+    pub opponent_name: Option<String>,
+    /// `win`, `loss` or `draw`, for this player.
+    pub result: String,
+    pub rating_before: Option<f64>,
+    pub rating_after: Option<f64>,
+    pub ended_at: OffsetDateTime,
+}
+
+/// A player's finished matches, newest first: of one game or all, ended before `before` (if
+/// given), at most `limit`.
+pub async fn history(
+    client: &impl GenericClient,
+    player: PlayerId,
+    game: Option<GameId>,
+    before: Option<OffsetDateTime>,
+    limit: i64,
+) -> Result<Vec<HistoryRow>, Error> {
+    let rows = client
+        .query(
+            "SELECT h.match_id, h.game, h.ranked, h.opponent, o.name, h.result, \
+               p.before_rating, p.rating, h.ended_at \
+             FROM match_history h \
+             LEFT JOIN players o ON o.player_id = h.opponent \
+             LEFT JOIN rating_points p ON p.match_id = h.match_id AND p.player_id = h.player_id \
+             WHERE h.player_id = $1 AND ($2::text IS NULL OR h.game = $2) \
+               AND ($3::timestamptz IS NULL OR h.ended_at < $3) \
+             ORDER BY h.ended_at DESC, h.match_id DESC LIMIT $4",
+            &[
+                &player.as_uuid(),
+                &game.map(GameId::as_str),
+                &before,
+                &limit,
+            ],
+        )
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(HistoryRow {
+                match_id: r.get(0),
+                game: game_of("match_history", r.get(1))?,
+                ranked: r.get(2),
+                opponent: r.get(3),
+                opponent_name: r.get(4),
+                result: r.get(5),
+                rating_before: r.get(6),
+                rating_after: r.get(7),
+                ended_at: r.get(8),
+            })
+        })
+        .collect()
+}
+
+/// A player's rating after one ranked match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatingPointRow {
+    pub match_id: Uuid,
+    pub at: OffsetDateTime,
+    pub rating: f64,
+    pub deviation: f64,
+}
+
+/// A player's rating after each ranked match of a game, oldest first.
+pub async fn rating_points(
+    client: &impl GenericClient,
+    player: PlayerId,
+    game: GameId,
+) -> Result<Vec<RatingPointRow>, Error> {
+    let rows = client
+        .query(
+            "SELECT match_id, at, rating, deviation FROM rating_points \
+             WHERE player_id = $1 AND game = $2 ORDER BY games",
+            &[&player.as_uuid(), &game.as_str()],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| RatingPointRow {
+            match_id: r.get(0),
+            at: r.get(1),
+            rating: r.get(2),
+            deviation: r.get(3),
+        })
+        .collect())
+}
+
+/// One player on a leaderboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaderRow {
+    pub player_id: Uuid,
+    pub name: String,
+    pub rating: f64,
+    pub deviation: f64,
+    pub games: i32,
+}
+
+/// The best `limit` players of a game whose rating is no longer provisional, best first.
+pub async fn leaderboard(
+    client: &impl GenericClient,
+    game: GameId,
+    limit: i64,
+) -> Result<Vec<LeaderRow>, Error> {
+    let rows = client
+        .query(
+            "SELECT l.player_id, p.name, l.rating, l.deviation, l.games FROM leaderboard l \
+             JOIN players p ON p.player_id = l.player_id \
+             WHERE l.game = $1 AND l.deviation <= $3 \
+             ORDER BY l.rating DESC, l.player_id LIMIT $2",
+            &[&game.as_str(), &limit, &Rating::PROVISIONAL_ABOVE],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| LeaderRow {
+            player_id: r.get(0),
+            name: r.get(1),
+            rating: r.get(2),
+            deviation: r.get(3),
+            games: r.get(4),
+        })
+        .collect())
+}
+
+/// The pools that have waiting tickets.
+pub async fn busy_pools(client: &impl GenericClient) -> Result<Vec<Pool>, Error> {
+    let rows = client
+        .query(
+            "SELECT DISTINCT game, turn_seconds FROM queue_tickets ORDER BY 1, 2",
+            &[],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let game = r.get::<_, String>(0).parse().ok()?;
+            Some(Pool {
+                game,
+                turn_seconds: TurnSeconds::from_code(r.get(1)),
+            })
+        })
+        .collect())
+}
+
+/// A waiting ticket, with the rating it recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitingTicket {
+    pub ticket: TicketId,
+    pub player: PlayerId,
+    pub rating: f64,
+    pub deviation: f64,
+    pub opened_at: OffsetDateTime,
+}
+
+/// A pool's waiting tickets, longest-waiting first.
+pub async fn waiting_tickets(
+    client: &impl GenericClient,
+    pool: Pool,
+) -> Result<Vec<WaitingTicket>, Error> {
+    let rows = client
+        .query(
+            "SELECT ticket_id, player_id, rating, deviation, opened_at FROM queue_tickets \
+             WHERE game = $1 AND turn_seconds = $2 ORDER BY opened_at, ticket_id",
+            &[&pool.game.as_str(), &TurnSeconds::code(pool.turn_seconds)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| WaitingTicket {
+            ticket: TicketId::from_uuid(r.get(0)),
+            player: PlayerId::from_uuid(r.get(1)),
+            rating: r.get(2),
+            deviation: r.get(3),
+            opened_at: r.get(4),
+        })
+        .collect())
+}
+
+/// What the pairing rules need of a player's ranked past in a game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankedPast {
+    /// The opponent of the latest ranked match.
+    pub previous_opponent: Option<PlayerId>,
+    /// How many of the last 10 ranked matches the player started.
+    pub started_of_last_10: i64,
+}
+
+/// The ranked past in `game` of each of `players` who has one.
+pub async fn ranked_pasts(
+    client: &impl GenericClient,
+    game: GameId,
+    players: &[PlayerId],
+) -> Result<HashMap<PlayerId, RankedPast>, Error> {
+    let ids: Vec<Uuid> = players.iter().map(|p| p.as_uuid()).collect();
+    let rows = client
+        .query(
+            "SELECT player_id, \
+               (array_agg(opponent ORDER BY ended_at DESC, match_id))[1], \
+               count(*) FILTER (WHERE started AND rn <= 10) \
+             FROM (SELECT player_id, opponent, started, ended_at, match_id, \
+                     row_number() OVER (PARTITION BY player_id ORDER BY ended_at DESC, match_id) rn \
+                   FROM match_history WHERE ranked AND game = $1 AND player_id = ANY($2)) h \
+             GROUP BY player_id",
+            &[&game.as_str(), &ids],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let opponent: Option<Uuid> = r.get(1);
+            (
+                PlayerId::from_uuid(r.get(0)),
+                RankedPast {
+                    previous_opponent: opponent.map(PlayerId::from_uuid),
+                    started_of_last_10: r.get(2),
+                },
+            )
+        })
+        .collect())
+}
+
+/// The number of waiting tickets in the fullest pool.
+pub async fn fullest_pool(client: &impl GenericClient) -> Result<i64, Error> {
+    let row = client
+        .query_one(
+            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM queue_tickets \
+             GROUP BY game, turn_seconds) c",
+            &[],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
+/// A pool's queue quality since some time: waiting tickets, pairings, and the percentiles
+/// (50, 95, 99) of their waits and rating gaps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolQuality {
+    /// As stored: a game id (a pool of an unknown game is still reported).
+    pub game: String,
+    pub turn_seconds: Option<TurnSeconds>,
+    pub waiting: i64,
+    pub pairs: i64,
+    pub wait_ms: [f64; 3],
+    pub rating_gap: [f64; 3],
+    /// The share of pairings that repeated the players' previous ranked match.
+    pub repeat_rate: f64,
+}
+
+/// Every pool that has waiting tickets or pairings since `since`.
+pub async fn pool_quality(
+    client: &impl GenericClient,
+    since: OffsetDateTime,
+) -> Result<Vec<PoolQuality>, Error> {
+    let rows = client
+        .query(
+            "WITH pools AS ( \
+               SELECT game, turn_seconds FROM queue_tickets \
+               UNION SELECT game, turn_seconds FROM queue_pairs WHERE matched_at >= $1) \
+             SELECT p.game, p.turn_seconds, \
+               (SELECT count(*) FROM queue_tickets t WHERE t.game = p.game AND t.turn_seconds = p.turn_seconds), \
+               count(q.ticket_id), \
+               coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
+               coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
+               coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
+               coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
+               coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
+               coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
+               coalesce(avg(q.repeat::int), 0)::float8 \
+             FROM pools p LEFT JOIN queue_pairs q ON q.game = p.game \
+               AND q.turn_seconds = p.turn_seconds AND q.matched_at >= $1 \
+             GROUP BY p.game, p.turn_seconds ORDER BY p.game, p.turn_seconds",
+            &[&since],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| PoolQuality {
+            game: r.get(0),
+            turn_seconds: TurnSeconds::from_code(r.get(1)),
+            waiting: r.get(2),
+            pairs: r.get(3),
+            wait_ms: [r.get(4), r.get(5), r.get(6)],
+            rating_gap: [r.get(7), r.get(8), r.get(9)],
+            repeat_rate: r.get(10),
+        })
+        .collect())
+}
+
+/// A projection's checkpoint, beside the end of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointRow {
+    pub name: String,
+    /// Events applied since the projection started.
+    pub events: i64,
+    /// The log position of the last event applied.
+    pub position: i64,
+    /// The log's last position.
+    pub log_position: i64,
+}
+
+const CHECKPOINTS: &str = "SELECT c.name, c.events, c.position, \
+    (SELECT coalesce(max(position), 0) FROM events) FROM projection_checkpoints c";
+
+fn checkpoint_row(r: &tokio_postgres::Row) -> CheckpointRow {
+    CheckpointRow {
+        name: r.get(0),
+        events: r.get(1),
+        position: r.get(2),
+        log_position: r.get(3),
+    }
+}
+
+/// Every projection's checkpoint, by name.
+pub async fn checkpoints(client: &impl GenericClient) -> Result<Vec<CheckpointRow>, Error> {
+    let rows = client
+        .query(&format!("{CHECKPOINTS} ORDER BY c.name"), &[])
+        .await?;
+    Ok(rows.iter().map(checkpoint_row).collect())
+}
+
+/// One projection's checkpoint.
+pub async fn checkpoint(
+    client: &impl GenericClient,
+    name: &str,
+) -> Result<Option<CheckpointRow>, Error> {
+    let row = client
+        .query_opt(&format!("{CHECKPOINTS} WHERE c.name = $1"), &[&name])
+        .await?;
+    Ok(row.as_ref().map(checkpoint_row))
+}
+
+/// A rebuild of a projection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebuildRow {
+    pub rebuild_id: Uuid,
+    /// `running`, `done` or `failed`.
+    pub status: String,
+    pub events: i64,
+    pub started_at: OffsetDateTime,
+    pub finished_at: Option<OffsetDateTime>,
+    pub error: Option<String>,
+}
+
+/// A projection's latest rebuild, if it had one.
+pub async fn latest_rebuild(
+    client: &impl GenericClient,
+    name: &str,
+) -> Result<Option<RebuildRow>, Error> {
+    let row = client
+        .query_opt(
+            "SELECT rebuild_id, status, events, started_at, finished_at, error \
+             FROM projection_rebuilds WHERE name = $1 \
+             ORDER BY started_at DESC, rebuild_id DESC LIMIT 1",
+            &[&name],
+        )
+        .await?;
+    Ok(row.map(|r| RebuildRow {
+        rebuild_id: r.get(0),
+        status: r.get(1),
+        events: r.get(2),
+        started_at: r.get(3),
+        finished_at: r.get(4),
+        error: r.get(5),
+    }))
+}
