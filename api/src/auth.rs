@@ -1,10 +1,6 @@
-//! Tokens: issuing HS256 JWTs, checking ours and an external issuer's (RS256/ES256), and the
-//! `Auth` extractor that turns a request into a player and a role.
+//! Tokens: issuing HS256 JWTs, checking ours and an external issuer's (RS256/ES256), and
+//! `Auth`, the player and role a checked token names (extracted from requests in `extract`).
 
-use std::future::{Ready, ready};
-
-use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest, web};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use time::{Duration, OffsetDateTime};
@@ -13,7 +9,6 @@ use uuid::Uuid;
 use domain::ids::PlayerId;
 
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// The audience of every token of ours.
 pub const AUDIENCE: &str = "discs";
@@ -214,43 +209,6 @@ impl Auth {
             Role::Player => Err(ApiError::Forbidden("this call is for admins".into())),
         }
     }
-}
-
-impl FromRequest for Auth {
-    type Error = ApiError;
-    type Future = Ready<Result<Auth, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(authenticate(req))
-    }
-}
-
-fn authenticate(req: &HttpRequest) -> Result<Auth, ApiError> {
-    let state = AppState::of(req)?;
-    let token = bearer(req)
-        .or_else(|| query_token(req))
-        .ok_or_else(|| ApiError::Unauthorized("a bearer token is required".into()))?;
-    state.keys.check(&token)
-}
-
-fn bearer(req: &HttpRequest) -> Option<String> {
-    let value = req.headers().get(actix_web::http::header::AUTHORIZATION)?;
-    let value = value.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim().to_owned())
-}
-
-/// `?access_token=` — only for the event stream (browsers' EventSource cannot send headers).
-fn query_token(req: &HttpRequest) -> Option<String> {
-    if !req.path().ends_with("/stream") {
-        return None;
-    }
-    web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
-        .ok()?
-        .get("access_token")
-        .cloned()
 }
 
 /// Our HS256 secret: the configured one, or the one kept in the database (created once, by

@@ -9,6 +9,8 @@ pub mod clock;
 pub mod commit;
 pub mod config;
 pub mod error;
+pub mod exposition;
+pub mod extract;
 pub mod idempotency;
 pub mod input;
 pub mod live;

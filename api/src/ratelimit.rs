@@ -3,39 +3,17 @@
 //! clients never meet them).
 
 use std::collections::HashMap;
-use std::future::{Ready, ready};
 use std::hash::Hash;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest};
-
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// A call without a token, counted against its client address's bucket
 /// (`DISCS_ANON_PER_SECOND`, `DISCS_ANON_BURST`): an extractor, so a handler that takes it is
 /// refused with 429 `rate_limited` before it runs. The health probes do not take it.
 pub struct ByAddress;
-
-impl FromRequest for ByAddress {
-    type Error = ApiError;
-    type Future = Ready<Result<ByAddress, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(by_address(req))
-    }
-}
-
-fn by_address(req: &HttpRequest) -> Result<ByAddress, ApiError> {
-    let state = AppState::of(req)?;
-    if let Some(peer) = req.peer_addr() {
-        state.anonymous.check(&peer.ip())?;
-    }
-    Ok(ByAddress)
-}
 
 /// A bucket per key (a player, an address): `burst` calls at once, then `per_second`.
 pub struct RateLimiter<K> {

@@ -138,7 +138,7 @@ pub async fn flags(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse,
 /// `GET /v1/admin/queue/stats`.
 pub async fn queue_stats(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
-    let pools = metrics::pool_stats(&app).await?;
+    let pools = crate::exposition::pool_stats(&app).await?;
     Ok(HttpResponse::Ok().json(QueueStats {
         pools,
         schedule: schedule(),
@@ -229,7 +229,7 @@ pub async fn get_projection(
 
 /// `GET /metrics`: Prometheus text.
 pub async fn prometheus(_: ByAddress, app: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let body = metrics::prometheus(&app).await?;
+    let body = crate::exposition::prometheus(&app).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(body))

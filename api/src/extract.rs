@@ -1,0 +1,67 @@
+//! The request extractors that read the application state: [`Auth`] (the caller's bearer
+//! token, checked with the state's keys) and [`ByAddress`] (the anonymous caller's bucket).
+//! They live here, above `state`, so that `auth` and `ratelimit` need nothing of it.
+
+use std::future::{Ready, ready};
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+
+use crate::auth::Auth;
+use crate::error::ApiError;
+use crate::ratelimit::ByAddress;
+use crate::state::AppState;
+
+impl FromRequest for Auth {
+    type Error = ApiError;
+    type Future = Ready<Result<Auth, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(authenticate(req))
+    }
+}
+
+fn authenticate(req: &HttpRequest) -> Result<Auth, ApiError> {
+    let state = AppState::of(req)?;
+    let token = bearer(req)
+        .or_else(|| query_token(req))
+        .ok_or_else(|| ApiError::Unauthorized("a bearer token is required".into()))?;
+    state.keys.check(&token)
+}
+
+fn bearer(req: &HttpRequest) -> Option<String> {
+    let value = req.headers().get(actix_web::http::header::AUTHORIZATION)?;
+    let value = value.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_owned())
+}
+
+/// `?access_token=` — only for the event stream (browsers' EventSource cannot send headers).
+fn query_token(req: &HttpRequest) -> Option<String> {
+    if !req.path().ends_with("/stream") {
+        return None;
+    }
+    web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
+        .ok()?
+        .get("access_token")
+        .cloned()
+}
+
+impl FromRequest for ByAddress {
+    type Error = ApiError;
+    type Future = Ready<Result<ByAddress, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(by_address(req))
+    }
+}
+
+fn by_address(req: &HttpRequest) -> Result<ByAddress, ApiError> {
+    let state = AppState::of(req)?;
+    if let Some(peer) = req.peer_addr() {
+        state.anonymous.check(&peer.ip())?;
+    }
+    Ok(ByAddress)
+}
