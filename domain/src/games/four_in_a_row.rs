@@ -312,8 +312,8 @@ impl Game for FourInARow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::random_positions;
     use crate::games::{PerftMode, perft};
-    use crate::rng::SplitMix64;
     use expect_test::{Expect, expect};
 
     /// Replays `moves` (column digits) from the start and describes where the game stands; an
@@ -636,23 +636,9 @@ mod tests {
         assert_eq!(Column::new(7), None);
     }
 
-    /// Plays `games` random games from a fixed seed and hands every position to `visit`.
-    fn random_positions(games: usize, mut visit: impl FnMut(&FourInARow)) {
-        let mut rng = SplitMix64(0x4f52);
-        for _ in 0..games {
-            let mut pos = FourInARow::start();
-            visit(&pos);
-            while pos.outcome().is_none() {
-                let legal: Vec<Column> = pos.legal_moves().collect();
-                pos.play(legal[rng.index(legal.len())]);
-                visit(&pos);
-            }
-        }
-    }
-
     #[test]
     fn a_board_read_back_from_its_rows_is_the_same_position() {
-        random_positions(300, |pos| {
+        random_positions::<FourInARow>(300, 0x4f52, |pos| {
             let rows = pos.rows();
             let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
             assert_eq!(
@@ -665,7 +651,7 @@ mod tests {
 
     #[test]
     fn every_random_game_ends_with_a_line_or_a_full_board() {
-        random_positions(300, |pos| {
+        random_positions::<FourInARow>(300, 0x4f52, |pos| {
             let ended = pos.outcome().is_some();
             assert_eq!(ended, pos.legal_count() == 0);
             assert_eq!(ended, pos.legal_moves().next().is_none());

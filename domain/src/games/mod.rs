@@ -209,3 +209,24 @@ pub fn perft<G: Game>(pos: &G, depth: u32, mode: PerftMode) -> u64 {
     }
     nodes
 }
+
+/// Plays `games` random games of `G` from `seed` (a move drawn by [`crate::rng::SplitMix64::index`]
+/// among the legal ones, passes taken when forced) and hands every position to `visit`: the
+/// tests' one source of random positions.
+#[cfg(test)]
+pub(crate) fn random_positions<G: Game>(games: usize, seed: u64, mut visit: impl FnMut(&G)) {
+    let mut rng = crate::rng::SplitMix64(seed);
+    for _ in 0..games {
+        let mut pos = G::start();
+        visit(&pos);
+        while pos.outcome().is_none() {
+            if pos.must_pass() {
+                pos.pass();
+                visit(&pos);
+            }
+            let legal: Vec<G::Move> = pos.legal_moves().collect();
+            pos.play(legal[rng.index(legal.len())]);
+            visit(&pos);
+        }
+    }
+}

@@ -337,8 +337,8 @@ impl Game for Reversi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::random_positions;
     use crate::games::{PerftMode, perft};
-    use crate::rng::SplitMix64;
     use expect_test::{Expect, expect};
 
     /// Replays `moves` (squares, passes unwritten) from the start and describes where the game
@@ -727,27 +727,9 @@ mod tests {
         assert_eq!(Square::new(64), None);
     }
 
-    /// Plays `games` random games from a fixed seed and hands every position to `visit`.
-    fn random_positions(games: usize, mut visit: impl FnMut(&Reversi)) {
-        let mut rng = SplitMix64(0x5245);
-        for _ in 0..games {
-            let mut pos = Reversi::start();
-            visit(&pos);
-            while pos.outcome().is_none() {
-                if pos.must_pass() {
-                    pos.pass();
-                    visit(&pos);
-                }
-                let legal: Vec<Square> = pos.legal_moves().collect();
-                pos.play(legal[rng.index(legal.len())]);
-                visit(&pos);
-            }
-        }
-    }
-
     #[test]
     fn a_board_read_back_from_its_rows_is_the_same_position() {
-        random_positions(200, |pos| {
+        random_positions::<Reversi>(200, 0x5245, |pos| {
             let rows = pos.rows();
             let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
             assert_eq!(
@@ -760,7 +742,7 @@ mod tests {
 
     #[test]
     fn the_bitboards_agree_with_a_square_by_square_walk() {
-        random_positions(200, |pos| {
+        random_positions::<Reversi>(200, 0x5245, |pos| {
             let walker = Walker::of(pos);
             assert_eq!(pos.legal_moves().collect::<Vec<_>>(), walker.legal_moves());
             for mv in pos.legal_moves() {

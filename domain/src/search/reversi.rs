@@ -1124,6 +1124,7 @@ pub fn choose(pos: &Reversi, level_number: u8, seed: u64) -> Option<Square> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::random_positions;
     use crate::games::{Game, Side};
     use crate::rng::SplitMix64 as TestRng;
     use std::sync::atomic::AtomicBool;
@@ -1205,27 +1206,9 @@ mod tests {
         solves_exactly(&numbered);
     }
 
-    /// Plays `games` random games from a fixed seed and hands every position to `visit`.
-    fn random_positions(games: usize, seed: u64, mut visit: impl FnMut(&Reversi)) {
-        let mut rng = TestRng(seed);
-        for _ in 0..games {
-            let mut pos = Reversi::start();
-            visit(&pos);
-            while pos.outcome().is_none() {
-                if pos.must_pass() {
-                    pos.pass();
-                    visit(&pos);
-                }
-                let legal: Vec<Square> = pos.legal_moves().collect();
-                pos.play(legal[rng.index(legal.len())]);
-                visit(&pos);
-            }
-        }
-    }
-
     #[test]
     fn the_fast_primitives_agree_with_the_rules_engine() {
-        random_positions(100, 1, |pos| {
+        random_positions::<Reversi>(100, 1, |pos| {
             let (p, o) = pos.boards();
             let legal: Vec<u8> = pos.legal_moves().map(Square::index).collect();
             assert_eq!(squares(moves(p, o)).collect::<Vec<_>>(), legal, "{pos:?}");
@@ -1245,7 +1228,7 @@ mod tests {
     #[test]
     fn stable_discs_never_flip() {
         let mut checked = 0;
-        random_positions(60, 2, |pos| {
+        random_positions::<Reversi>(60, 2, |pos| {
             let (p, o) = pos.boards();
             let (stable_p, stable_o) = (stable_discs(p, o), stable_discs(o, p));
             assert_eq!(stable_p & !p, 0);
@@ -1300,7 +1283,7 @@ mod tests {
     fn the_solver_agrees_with_plain_minimax_near_the_end() {
         let mut engine = Engine::new(1 << 20);
         let mut positions = 0;
-        random_positions(40, 3, |pos| {
+        random_positions::<Reversi>(40, 3, |pos| {
             let empties = 60 - pos.ply();
             if empties > 9 {
                 return;
@@ -1330,7 +1313,7 @@ mod tests {
     /// A position from a random game where the side to move must pass with few empties left.
     fn a_pass_position() -> Reversi {
         let mut found = None;
-        random_positions(400, 4, |pos| {
+        random_positions::<Reversi>(400, 4, |pos| {
             if found.is_none() && pos.must_pass() && 60 - pos.ply() >= 6 && 60 - pos.ply() <= 14 {
                 found = Some(*pos);
             }
