@@ -382,11 +382,11 @@ pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError
         )
         .await
         {
-            Ok(id) => {
+            Ok(Some(id)) => {
                 report.paired += 1;
                 report.matches.push(id);
             }
-            Err(ApiError::VersionConflict { .. }) => report.lost += 1,
+            Ok(None) | Err(ApiError::VersionConflict { .. }) => report.lost += 1,
             Err(e) => return Err(e),
         }
     }
@@ -398,7 +398,9 @@ pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError
 }
 
 /// Writes one pairing: the match (seat 1 to `a`, who moves first) and both tickets matched, in
-/// one append; then the match's slot rows and pending work.
+/// one append with the slot rows and the match's work row. Its command id (and so the match's
+/// id) derives from the two tickets: an instance that writes the same pairing again writes
+/// nothing, and gets `None`, as when it loses to a cancel.
 #[allow(clippy::too_many_arguments)]
 async fn write_pairing(
     app: &AppState,
@@ -411,8 +413,15 @@ async fn write_pairing(
     repeat: bool,
     coin: Option<bool>,
     now: OffsetDateTime,
-) -> Result<MatchId, ApiError> {
-    let id = MatchId::from_uuid(Uuid::now_v7());
+) -> Result<Option<MatchId>, ApiError> {
+    // Whichever ticket got seat 1 (a coin may differ between instances): the same pairing.
+    let (lo, hi) = if a.ticket.as_uuid() < b.ticket.as_uuid() {
+        (a.ticket.as_uuid(), b.ticket.as_uuid())
+    } else {
+        (b.ticket.as_uuid(), a.ticket.as_uuid())
+    };
+    let command_id = Uuid::new_v5(&lo, hi.as_bytes());
+    let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
     let create = CreateMatch {
         game: pool.game,
         seats: [
@@ -502,7 +511,7 @@ async fn write_pairing(
     let tx = client.transaction().await.map_err(unexpected)?;
     let outcome = append_with_slot(
         tx,
-        Uuid::now_v7(),
+        command_id,
         appends,
         work.as_ref(),
         "UPDATE queue_slots SET ticket_id = NULL, match_id = $3 \
@@ -526,9 +535,10 @@ async fn write_pairing(
             });
         }
         Ok(AppendOutcome::Appended(written)) => app.live.committed(app, id, &written),
-        _ => {}
+        Ok(AppendOutcome::AlreadyApplied(_)) => return Ok(None),
+        Err(e) => return Err(unexpected(e)),
     }
-    Ok(id)
+    Ok(Some(id))
 }
 
 /// The background loop of `discs serve`: a wave over every pool each `interval`, and at once
