@@ -1,0 +1,64 @@
+//! Ranked play: queue tickets (open, cancel, read: [`tickets`]) and the matchmaking waves that
+//! pair them ([`waves`]).
+//!
+//! A ticket is a stream of its own. The write side keeps one row per player in `queue_slots`,
+//! changed in the same transaction as the ticket's events, which is what makes "one open ticket
+//! per player, none during a ranked match" hold under any race. A wave reads the waiting
+//! tickets of a pool (the `queue` projection), pairs them with the pure
+//! [`domain::matchmaking::pair`], and writes each pairing — the match's creation and both
+//! `ticket_matched` events, each ticket expected at version 1 — as one atomic append: a ticket
+//! cancelled meanwhile makes that pairing fail whole, and no ticket can be matched twice, also
+//! with several instances running waves at once.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use domain::ids::PlayerId;
+use domain::tickets::TicketEvent;
+use eventlog::{AppendError, AppendOutcome, EventLog, NewEvent, StreamAppend};
+
+use crate::error::{ApiError, unexpected};
+
+pub mod tickets;
+pub mod waves;
+
+pub use tickets::*;
+pub use waves::*;
+
+fn new_event(e: &TicketEvent, actor: Option<PlayerId>, at: OffsetDateTime) -> NewEvent {
+    NewEvent {
+        event_type: e.event_type().to_owned(),
+        schema_version: TicketEvent::SCHEMA_VERSION,
+        data: e.data(),
+        actor: actor.map(|p| p.as_uuid()),
+        recorded_at: at,
+    }
+}
+
+/// Appends a queue command and changes the players' `queue_slots` rows in `tx`: both commit or
+/// neither. The inner result is the log's answer; a conflict rolls the transaction back.
+async fn append_with_slot(
+    tx: deadpool_postgres::Transaction<'_>,
+    command_id: Uuid,
+    appends: Vec<StreamAppend>,
+    work: Option<&crate::commit::WorkRow>,
+    slot_sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Result<AppendOutcome, AppendError>, ApiError> {
+    match EventLog::append_on(&tx, command_id, appends).await {
+        Ok(AppendOutcome::Appended(written)) => {
+            tx.execute(slot_sql, params).await.map_err(unexpected)?;
+            if let Some(work) = work {
+                crate::commit::write_work(&tx, &[work])
+                    .await
+                    .map_err(unexpected)?;
+            }
+            tx.commit().await.map_err(unexpected)?;
+            Ok(Ok(AppendOutcome::Appended(written)))
+        }
+        // Written before by this very command: nothing to change.
+        Ok(already) => Ok(Ok(already)),
+        Err(conflict @ AppendError::Conflict { .. }) => Ok(Err(conflict)),
+        Err(e) => Err(unexpected(e)),
+    }
+}

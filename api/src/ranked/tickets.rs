@@ -1,0 +1,235 @@
+//! Queue tickets: open one (one per player, none during a ranked match), cancel it, read it;
+//! the view the API shows, with the rating window it has now.
+
+use serde::Serialize;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use domain::games::GameId;
+use domain::ids::{MatchId, PlayerId, TicketId};
+use domain::matches::TurnSeconds;
+use domain::matchmaking::{Candidate, Rules};
+use domain::ratings::{Rating, decay, idle_days};
+use domain::tickets::{Pool, Status, Ticket, TicketEvent, TicketOpened};
+use eventlog::{AppendOutcome, StreamAppend};
+
+use super::{append_with_slot, new_event};
+use crate::error::ApiError;
+use crate::error::unexpected;
+use crate::play;
+use crate::state::AppState;
+
+/// A ticket as the API shows it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct TicketView {
+    pub ticket_id: TicketId,
+    pub status: Status,
+    pub match_id: Option<MatchId>,
+    pub game: GameId,
+    pub turn_seconds: Option<TurnSeconds>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
+    pub opened_at: OffsetDateTime,
+    /// The rating and deviation the ticket recorded when it opened.
+    pub rating: f64,
+    pub deviation: f64,
+    /// While waiting: how far from `rating` an opponent may be now (it widens with the wait,
+    /// on the schedule of `GET /v1/admin/queue/stats`); null once matched or cancelled.
+    pub allowed_gap: Option<f64>,
+}
+
+impl TicketView {
+    fn new(id: TicketId, t: &Ticket, now: OffsetDateTime) -> TicketView {
+        let waited_ms = (now - t.opened_at).whole_milliseconds().max(0) as u64;
+        let allowed_gap = (t.status == Status::Waiting).then(|| {
+            Rules::default().allowed_gap(&Candidate {
+                player: t.opened.player_id,
+                rating: t.opened.rating,
+                deviation: t.opened.deviation,
+                waited_ms,
+                previous_opponent: None,
+            })
+        });
+        TicketView {
+            ticket_id: id,
+            status: t.status,
+            match_id: t.match_id,
+            game: t.opened.game,
+            turn_seconds: t.opened.turn_seconds,
+            opened_at: t.opened_at,
+            rating: t.opened.rating,
+            deviation: t.opened.deviation,
+            allowed_gap,
+        }
+    }
+}
+
+/// Reads and folds a ticket stream.
+pub async fn load_ticket(app: &AppState, id: TicketId) -> Result<Ticket, ApiError> {
+    let events = app
+        .log
+        .read_stream(&id.stream())
+        .await
+        .map_err(unexpected)?;
+    let decoded = events
+        .iter()
+        .map(|e| {
+            TicketEvent::decode(&e.event_type, e.schema_version, &e.data)
+                .map(|t| (e.recorded_at, t))
+                .map_err(|err| ApiError::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ticket::fold(decoded.iter().map(|(at, e)| (*at, e))).ok_or(ApiError::NotFound("ticket"))
+}
+
+/// A ticket of `player`'s own, folded (`not_found` for anyone else's: tickets are private).
+async fn load_own_ticket(
+    app: &AppState,
+    player: PlayerId,
+    id: TicketId,
+) -> Result<Ticket, ApiError> {
+    let t = load_ticket(app, id).await?;
+    if t.opened.player_id != player {
+        return Err(ApiError::NotFound("ticket"));
+    }
+    Ok(t)
+}
+
+/// The view of a ticket of `player`'s own.
+pub async fn own_ticket(
+    app: &AppState,
+    player: PlayerId,
+    id: TicketId,
+) -> Result<TicketView, ApiError> {
+    let t = load_own_ticket(app, player, id).await?;
+    Ok(TicketView::new(id, &t, app.now()))
+}
+
+/// A player's values in a game as of `now`: the projection's, with the idle days since their
+/// last ranked match applied (SPEC §4), or a newcomer's.
+pub async fn current_rating(
+    app: &AppState,
+    player: PlayerId,
+    game: GameId,
+    now: OffsetDateTime,
+) -> Result<Rating, ApiError> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let stored = projections::queries::rating_in(&client, player, game)
+        .await
+        .map_err(unexpected)?;
+    Ok(match stored {
+        None => Rating::NEW,
+        Some(s) => decay(s.rating, idle_days(s.last_ended_at, now)),
+    })
+}
+
+/// `POST /v1/queue`: opens a ticket for `player` in the pool, unless they already have one
+/// open (`already_queued`) or are playing a ranked match (`in_match`).
+pub async fn open_ticket(
+    app: &AppState,
+    player: PlayerId,
+    pool: Pool,
+    command_id: Uuid,
+) -> Result<TicketView, ApiError> {
+    let now = app.now();
+    let rating = current_rating(app, player, pool.game, now).await?;
+    let id = TicketId::from_uuid(Uuid::new_v5(&command_id, b"ticket"));
+    let opened = TicketOpened {
+        player_id: player,
+        game: pool.game,
+        turn_seconds: pool.turn_seconds,
+        rating: rating.rating,
+        deviation: rating.deviation,
+    };
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    tx.execute(
+        "INSERT INTO queue_slots (player_id) VALUES ($1) ON CONFLICT DO NOTHING",
+        &[&player.as_uuid()],
+    )
+    .await
+    .map_err(unexpected)?;
+    let slot = tx
+        .query_one(
+            "SELECT ticket_id, match_id FROM queue_slots WHERE player_id = $1 FOR UPDATE",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    let (ticket, in_match): (Option<Uuid>, Option<Uuid>) = (slot.get(0), slot.get(1));
+    if let Some(t) = ticket {
+        // The same request again (same command): its ticket, as it is now.
+        if t == id.as_uuid() {
+            drop(tx);
+            return own_ticket(app, player, id).await;
+        }
+        return Err(ApiError::AlreadyQueued);
+    }
+    if let Some(m) = in_match {
+        let loaded = play::load(app, MatchId::from_uuid(m)).await?;
+        if !loaded.get()?.is_finished() {
+            return Err(ApiError::InMatch);
+        }
+    }
+    let event = TicketEvent::TicketOpened(opened);
+    let append = StreamAppend {
+        stream: id.stream(),
+        expected_version: 0,
+        events: vec![new_event(&event, Some(player), now)],
+    };
+    let outcome = append_with_slot(
+        tx,
+        command_id,
+        vec![append],
+        None,
+        "UPDATE queue_slots SET ticket_id = $2, match_id = NULL WHERE player_id = $1",
+        &[&player.as_uuid(), &id.as_uuid()],
+    )
+    .await?;
+    match outcome {
+        Ok(AppendOutcome::Appended(_)) => {}
+        Ok(AppendOutcome::AlreadyApplied(_)) => return own_ticket(app, player, id).await,
+        Err(_) => return Err(ApiError::AlreadyQueued),
+    }
+    app.wake_projections();
+    app.waves.notify_one();
+    let t = Ticket::fold([(now, &event)]).ok_or(ApiError::NotFound("ticket"))?;
+    Ok(TicketView::new(id, &t, now))
+}
+
+/// `DELETE /v1/queue/{ticket}`: the owner cancels a waiting ticket (`ticket_closed` once it is
+/// matched or cancelled; a wave that races it wins or loses whole).
+pub async fn cancel_ticket(
+    app: &AppState,
+    player: PlayerId,
+    id: TicketId,
+) -> Result<TicketView, ApiError> {
+    let t = load_own_ticket(app, player, id).await?;
+    let event = t.cancel().map_err(|_| ApiError::TicketClosed)?;
+    let now = app.now();
+    let append = StreamAppend {
+        stream: id.stream(),
+        expected_version: t.version as i64,
+        events: vec![new_event(&event, Some(player), now)],
+    };
+    let command_id = Uuid::new_v5(&id.as_uuid(), b"cancel");
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let outcome = append_with_slot(
+        tx,
+        command_id,
+        vec![append],
+        None,
+        "UPDATE queue_slots SET ticket_id = NULL WHERE player_id = $1 AND ticket_id = $2",
+        &[&player.as_uuid(), &id.as_uuid()],
+    )
+    .await?;
+    if !matches!(outcome, Ok(AppendOutcome::Appended(_))) {
+        return Err(ApiError::TicketClosed);
+    }
+    app.wake_projections();
+    let mut view = TicketView::new(id, &t, now);
+    view.status = Status::Cancelled;
+    view.allowed_gap = None;
+    Ok(view)
+}
