@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use domain::matches::DomainError;
 
-use crate::catalogue::Lang;
+use crate::lang::Lang;
 
 /// An error answered to a client. Unexpected errors log their cause and show nothing internal.
 #[derive(Debug, thiserror::Error)]

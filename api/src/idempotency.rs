@@ -12,9 +12,9 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::auth::Auth;
-use crate::catalogue::Lang;
 use crate::error::ApiError;
 use crate::error::unexpected;
+use crate::lang::Lang;
 use crate::state::AppState;
 
 /// What a state-changing handler produces: a status and a JSON body.

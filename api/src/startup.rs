@@ -16,10 +16,10 @@ use futures_util::FutureExt;
 use tracing::Instrument;
 
 use crate::auth::Keys;
-use crate::catalogue::Lang;
 use crate::clock::{Clock, SystemClock};
 use crate::config::ServeConfig;
 use crate::error::{ApiError, render};
+use crate::lang::Lang;
 use crate::ratelimit::RateLimiter;
 use crate::state::AppState;
 use crate::{requests, routes, workers};
@@ -46,6 +46,8 @@ impl Application {
         config: ServeConfig,
         clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Application> {
+        // The catalogue's texts are data files: a build with one that does not parse never serves.
+        crate::catalogue::check()?;
         let url = eventlog::locate(&config.db.url, &config.db.data_dir()).await?;
         let pool = eventlog::connect(&url, config.db.pool_size).await?;
         eventlog::migrate(&pool).await?;

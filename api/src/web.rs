@@ -10,8 +10,8 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use sha2::{Digest, Sha256};
 
-use crate::catalogue::Lang;
 use crate::error::ApiError;
+use crate::lang::Lang;
 use crate::ratelimit::ByAddress;
 
 /// The pages; each answers the shell, and the script renders the page its address names.

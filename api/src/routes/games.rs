@@ -4,13 +4,14 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
 
 use crate::catalogue;
+use crate::error::ApiError;
 use crate::idempotency::lang_of;
 use crate::ratelimit::ByAddress;
 
-pub async fn list(_: ByAddress, req: HttpRequest) -> HttpResponse {
+pub async fn list(_: ByAddress, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let lang = lang_of(&req);
-    HttpResponse::Ok()
+    Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_LANGUAGE, lang.tag()))
         .insert_header((header::VARY, "Accept-Language"))
-        .json(catalogue::catalogue(lang))
+        .json(catalogue::catalogue(lang)?))
 }
