@@ -1,10 +1,10 @@
 //! Reversi (Othello rules, 8x8): the `Square` move and the `Reversi` bitboard engine.
 //!
 //! Square `a1` is bit 0, `h1` bit 7, `a8` bit 56 (index = row * 8 + column, row 1 at the top).
-//! Legal moves and flips come from a flood fill (dumb7, with steps of two) in each of the eight
-//! directions: the
-//! opponent's discs are masked to the inner six columns for every direction that moves sideways,
-//! so no shift wraps from one edge of the board to the other.
+//! The move generator is shared with the search (`crate::search::reversi`): legal moves come
+//! from a flood fill (dumb7, with steps of two) along each line, both ways at once, the
+//! opponent's discs masked to the inner six columns for every line that moves sideways so that
+//! no shift wraps from one edge to the other; flips follow precomputed rays from the square.
 
 use std::fmt;
 use std::str::FromStr;
@@ -14,59 +14,98 @@ use super::{EndReason, Game, GameId, GameOutcome, ParseError, Side};
 /// Every square but the a and h columns.
 const INNER_COLUMNS: u64 = 0x7E7E_7E7E_7E7E_7E7E;
 
-/// The eight directions as (bit shift, mask of opponent discs a line may run through): positive
-/// shifts go towards h8, negative ones towards a1.
-const DIRECTIONS: [(i8, u64); 8] = [
-    (1, INNER_COLUMNS),  // east
-    (-1, INNER_COLUMNS), // west
-    (8, u64::MAX),       // south (towards row 8)
-    (-8, u64::MAX),      // north
-    (9, INNER_COLUMNS),  // south-east
-    (-9, INNER_COLUMNS), // north-west
-    (7, INNER_COLUMNS),  // south-west
-    (-7, INNER_COLUMNS), // north-east
-];
-
 /// d4, e4, d5, e5: taken at the start and never emptied, so every reachable board holds them.
 const CENTRE: u64 = (1 << 27) | (1 << 28) | (1 << 35) | (1 << 36);
 
-fn shift(b: u64, by: i8) -> u64 {
-    if by > 0 { b << by } else { b >> -by }
+/// The moves in one direction and its opposite (`d` = 1, 7, 8 or 9) from `p` through runs of
+/// `m` (the opponent, masked to the inner columns for sideways directions). Runs are filled two
+/// squares at a time after the first two single steps, so four steps cover six discs.
+#[inline(always)]
+fn line_moves(p: u64, m: u64, d: u32) -> u64 {
+    let d2 = d + d;
+    let mut fl = m & (p << d);
+    let mut fr = m & (p >> d);
+    fl |= m & (fl << d);
+    fr |= m & (fr >> d);
+    let ml = m & (m << d);
+    let mr = ml >> d;
+    fl |= ml & (fl << d2);
+    fr |= mr & (fr >> d2);
+    fl |= ml & (fl << d2);
+    fr |= mr & (fr >> d2);
+    (fl << d) | (fr >> d)
 }
 
-/// The runs of `opponent` discs that start next to a disc of `from` in direction `by`. A line
-/// holds at most six discs between its two ends: two single steps reach two squares, then each
-/// step of two (onto squares whose neighbour back along the line is an opponent disc too) adds
-/// two more, so four steps cover all six.
-fn runs(from: u64, opponent: u64, by: i8, through: u64) -> u64 {
-    let opp = opponent & through;
-    let pairs = opp & shift(opp, by);
-    let mut run = shift(from, by) & opp;
-    run |= shift(run, by) & opp;
-    run |= shift(run, 2 * by) & pairs;
-    run |= shift(run, 2 * by) & pairs;
-    run
+/// The legal moves of `p` against `o`.
+#[inline]
+pub(crate) fn moves(p: u64, o: u64) -> u64 {
+    let m = o & INNER_COLUMNS;
+    (line_moves(p, m, 1) | line_moves(p, o, 8) | line_moves(p, m, 7) | line_moves(p, m, 9))
+        & !(p | o)
 }
 
-/// The empty squares where `player` flanks at least one run of `opponent` discs.
-fn moves(player: u64, opponent: u64) -> u64 {
-    let empty = !(player | opponent);
-    DIRECTIONS.iter().fold(0, |acc, &(by, through)| {
-        acc | (shift(runs(player, opponent, by, through), by) & empty)
-    })
+/// The squares from `sq` to the board's edge (excluded `sq`) in direction (`dr`, `dc`).
+const fn ray(sq: usize, dr: i32, dc: i32) -> u64 {
+    let mut r = (sq / 8) as i32 + dr;
+    let mut c = (sq % 8) as i32 + dc;
+    let mut mask = 0u64;
+    while r >= 0 && r < 8 && c >= 0 && c < 8 {
+        mask |= 1u64 << (r * 8 + c);
+        r += dr;
+        c += dc;
+    }
+    mask
 }
 
-/// The opponent discs flipped when `player` plays on `placed`: every run that ends on a player
-/// disc, in every direction.
-fn flips(player: u64, opponent: u64, placed: u64) -> u64 {
-    DIRECTIONS.iter().fold(0, |acc, &(by, through)| {
-        let run = runs(placed, opponent, by, through);
-        if shift(run, by) & player != 0 {
-            acc | run
-        } else {
-            acc
+/// Rays per square: the first four run towards higher bits (east, south-west, south,
+/// south-east), the last four towards lower bits (west, north-east, north, north-west).
+const RAYS: [[u64; 8]; 64] = {
+    let mut rays = [[0u64; 8]; 64];
+    let dirs: [(i32, i32); 8] = [
+        (0, 1),
+        (1, -1),
+        (1, 0),
+        (1, 1),
+        (0, -1),
+        (-1, 1),
+        (-1, 0),
+        (-1, -1),
+    ];
+    let mut sq = 0;
+    while sq < 64 {
+        let mut d = 0;
+        while d < 8 {
+            rays[sq][d] = ray(sq, dirs[d].0, dirs[d].1);
+            d += 1;
         }
-    })
+        sq += 1;
+    }
+    rays
+};
+
+/// The discs of `o` that flip when `p` plays on the empty square `sq` (0 if the move is
+/// illegal): along each ray, the first square that is not `o`'s must be `p`'s.
+#[inline]
+pub(crate) fn flips(p: u64, o: u64, sq: usize) -> u64 {
+    let rays = &RAYS[sq & 63];
+    let mut f = 0;
+    for &ray in &rays[..4] {
+        let block = ray & !o;
+        let first = block & block.wrapping_neg();
+        if first & p != 0 {
+            f |= ray & (first - 1);
+        }
+    }
+    for &ray in &rays[4..] {
+        let block = ray & !o;
+        if block != 0 {
+            let at = 63 - block.leading_zeros();
+            if (p >> at) & 1 != 0 {
+                f |= ray & ((u64::MAX << at) << 1);
+            }
+        }
+    }
+    f
 }
 
 /// A square, `"a1"`..`"h8"` (column letter, then row digit from the top).
@@ -290,7 +329,7 @@ impl Game for Reversi {
     fn play(&mut self, mv: Square) {
         debug_assert!(self.is_legal(mv), "{mv} is not legal in {self:?}");
         let placed = mv.bit();
-        let flipped = flips(self.player, self.opponent, placed);
+        let flipped = flips(self.player, self.opponent, usize::from(mv.index()));
         let mover = self.player | placed | flipped;
         self.player = self.opponent & !flipped;
         self.opponent = mover;

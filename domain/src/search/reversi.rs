@@ -23,6 +23,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::{Limits, SplitMix64, Verdict};
+use crate::games::reversi::{flips, moves};
 use crate::games::{Reversi, Square};
 
 /// Evaluation units per disc.
@@ -40,7 +41,6 @@ const TABLE_MIN_EMPTIES: u32 = 9;
 
 const NOT_A: u64 = 0xFEFE_FEFE_FEFE_FEFE;
 const NOT_H: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-const INNER_COLUMNS: u64 = NOT_A & NOT_H;
 const CORNERS: u64 = 0x8100_0000_0000_0081;
 const EDGES: u64 = 0xFF81_8181_8181_81FF;
 const COLUMNS_A_H: u64 = 0x8181_8181_8181_8181;
@@ -56,97 +56,6 @@ const QUADRANTS: [u64; 4] = [
 // ---------------------------------------------------------------------------------------------
 // Bitboard primitives
 // ---------------------------------------------------------------------------------------------
-
-/// The moves in one direction and its opposite (`d` = 1, 7, 8 or 9) from `p` through runs of
-/// `m` (the opponent, masked to the inner columns for sideways directions). Runs are filled two
-/// squares at a time after the first two single steps, so four steps cover six discs.
-#[inline(always)]
-fn line_moves(p: u64, m: u64, d: u32) -> u64 {
-    let d2 = d + d;
-    let mut fl = m & (p << d);
-    let mut fr = m & (p >> d);
-    fl |= m & (fl << d);
-    fr |= m & (fr >> d);
-    let ml = m & (m << d);
-    let mr = ml >> d;
-    fl |= ml & (fl << d2);
-    fr |= mr & (fr >> d2);
-    fl |= ml & (fl << d2);
-    fr |= mr & (fr >> d2);
-    (fl << d) | (fr >> d)
-}
-
-/// The legal moves of `p` against `o`.
-#[inline]
-fn moves(p: u64, o: u64) -> u64 {
-    let m = o & INNER_COLUMNS;
-    (line_moves(p, m, 1) | line_moves(p, o, 8) | line_moves(p, m, 7) | line_moves(p, m, 9))
-        & !(p | o)
-}
-
-/// The squares from `sq` to the board's edge (excluded `sq`) in direction (`dr`, `dc`).
-const fn ray(sq: usize, dr: i32, dc: i32) -> u64 {
-    let mut r = (sq / 8) as i32 + dr;
-    let mut c = (sq % 8) as i32 + dc;
-    let mut mask = 0u64;
-    while r >= 0 && r < 8 && c >= 0 && c < 8 {
-        mask |= 1u64 << (r * 8 + c);
-        r += dr;
-        c += dc;
-    }
-    mask
-}
-
-/// Rays per square: the first four run towards higher bits (east, south-west, south,
-/// south-east), the last four towards lower bits (west, north-east, north, north-west).
-const RAYS: [[u64; 8]; 64] = {
-    let mut rays = [[0u64; 8]; 64];
-    let dirs: [(i32, i32); 8] = [
-        (0, 1),
-        (1, -1),
-        (1, 0),
-        (1, 1),
-        (0, -1),
-        (-1, 1),
-        (-1, 0),
-        (-1, -1),
-    ];
-    let mut sq = 0;
-    while sq < 64 {
-        let mut d = 0;
-        while d < 8 {
-            rays[sq][d] = ray(sq, dirs[d].0, dirs[d].1);
-            d += 1;
-        }
-        sq += 1;
-    }
-    rays
-};
-
-/// The discs of `o` that flip when `p` plays on the empty square `sq` (0 if the move is
-/// illegal): along each ray, the first square that is not `o`'s must be `p`'s.
-#[inline]
-fn flips(p: u64, o: u64, sq: usize) -> u64 {
-    let rays = &RAYS[sq & 63];
-    let mut f = 0;
-    for &ray in &rays[..4] {
-        let block = ray & !o;
-        let first = block & block.wrapping_neg();
-        if first & p != 0 {
-            f |= ray & (first - 1);
-        }
-    }
-    for &ray in &rays[4..] {
-        let block = ray & !o;
-        if block != 0 {
-            let at = 63 - block.leading_zeros();
-            if (p >> at) & 1 != 0 {
-                f |= ray & ((u64::MAX << at) << 1);
-            }
-        }
-    }
-    f
-}
 
 /// The final score of a finished game for `p`: disc difference, empties to the winner.
 #[inline]
