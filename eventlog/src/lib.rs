@@ -32,8 +32,9 @@
 //! * **Tamper evidence**: `hash = sha256(prev_hash || canonical bytes)` per stream
 //!   ([`canonical`] documents the bytes), and the `streams` row holds each chain's tail.
 //!   [`EventLog::verify_all`] recomputes every link from the stored columns.
-//! * **Payload versions**: `schema_version` is stored with each event; [`decode()`] upcasts
-//!   old payloads on read.
+//! * **Payload versions**: `schema_version` is stored with each event and read back as written;
+//!   the domain's `decode` functions (`MatchEvent::decode`, `TicketEvent::decode`) lift old
+//!   payloads on read.
 //!
 //! The SQL lives next to the code that runs it; migrations run under an advisory lock
 //! ([`migrate`]), so instances starting together do not race.
@@ -43,7 +44,6 @@
 mod append;
 pub mod canonical;
 pub mod cluster;
-mod decode;
 mod error;
 mod heads;
 mod read;
@@ -60,7 +60,6 @@ use tokio_postgres::NoTls;
 pub use append::{AppendOutcome, NewEvent, StreamAppend};
 pub use canonical::{Hash, event_id};
 pub use deadpool_postgres::Pool;
-pub use decode::{DecodeError, PayloadSchema, UpcastFn, decode};
 pub use error::{AppendError, Error, db_outage, pool_outage};
 pub use heads::{ALONGSIDE_FIRST_PARAM, Alongside, HeadAppend};
 pub use read::{Checkpoint, RecordedEvent};

@@ -25,7 +25,7 @@ pub struct RecordedEvent {
     pub event_id: Uuid,
     /// The snake_case type on the wire.
     pub event_type: String,
-    /// The version of `data`'s shape: decode with [`crate::decode()`].
+    /// The version of `data`'s shape, as written (the domain's `decode` functions upcast it).
     pub schema_version: i16,
     /// The payload, as stored (jsonb keeps a number's value, not its spelling).
     pub data: Value,
