@@ -18,11 +18,49 @@ use crate::lang::Lang;
 use crate::state::AppState;
 
 /// What a state-changing handler produces: a status and a JSON body.
-pub type Reply = Result<(StatusCode, serde_json::Value), ApiError>;
+pub type Reply = Result<(StatusCode, Body), ApiError>;
 
 /// What a handler that can commit its answer with its command produces: the answer, and
 /// whether it is already stored (committed in the command's own transaction).
-pub type KeyedReply = Result<(StatusCode, serde_json::Value, bool), ApiError>;
+pub type KeyedReply = Result<(StatusCode, Body, bool), ApiError>;
+
+/// A JSON answer: a value, or bytes serialized once from a typed view (the moves' answers,
+/// which never need to become a `serde_json::Value` on their way out).
+#[derive(Debug, Clone)]
+pub enum Body {
+    Value(serde_json::Value),
+    Serialized(Vec<u8>),
+}
+
+impl Body {
+    /// `value` serialized now.
+    pub fn of<T: serde::Serialize>(value: &T) -> Result<Body, ApiError> {
+        serde_json::to_vec(value)
+            .map(Body::Serialized)
+            .map_err(unexpected)
+    }
+
+    /// As a value (to store it).
+    fn to_value(&self) -> Result<serde_json::Value, ApiError> {
+        match self {
+            Body::Value(v) => Ok(v.clone()),
+            Body::Serialized(bytes) => serde_json::from_slice(bytes).map_err(unexpected),
+        }
+    }
+
+    fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Body::Value(v) => serde_json::to_vec(&v).unwrap_or_default(),
+            Body::Serialized(bytes) => bytes,
+        }
+    }
+}
+
+impl From<serde_json::Value> for Body {
+    fn from(v: serde_json::Value) -> Body {
+        Body::Value(v)
+    }
+}
 
 /// A request's `Idempotency-Key`, as its answer is stored under.
 #[derive(Debug, Clone)]
@@ -165,7 +203,7 @@ where
     let (status, body) = match &outcome {
         // Committed with the command: that transaction is the answer's only write.
         Ok((_, _, true)) => return Ok(reply(outcome, lang)),
-        Ok((status, body, false)) => (*status, body.clone()),
+        Ok((status, body, false)) => (*status, body.to_value()?),
         // Unexpected failures and rate limits are not answers worth repeating: retrying may
         // succeed, so they are not stored.
         Err(
@@ -277,7 +315,9 @@ fn replay(stored: Stored, request_hash: &[u8]) -> Result<HttpResponse, ApiError>
 
 fn reply(outcome: KeyedReply, lang: Lang) -> HttpResponse {
     match outcome {
-        Ok((status, body, _)) => HttpResponse::build(status).json(body),
+        Ok((status, body, _)) => HttpResponse::build(status)
+            .content_type("application/json")
+            .body(body.into_bytes()),
         Err(e) => respond_error(&e, lang),
     }
 }

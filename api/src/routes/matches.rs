@@ -5,7 +5,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use uuid::Uuid;
 
 use domain::cpu;
@@ -17,7 +16,7 @@ use domain::matches::{
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::idempotency;
+use crate::idempotency::{self, Body};
 use crate::input;
 use crate::metrics::Limit;
 use crate::play;
@@ -89,7 +88,7 @@ pub async fn create_solo(
         };
         let (view, stored) =
             play::start(app, id, command_id, create, auth.player, key.record).await?;
-        Ok((StatusCode::CREATED, json!(view), stored))
+        Ok((StatusCode::CREATED, Body::of(&view)?, stored))
     })
     .await
 }
@@ -237,7 +236,7 @@ async fn presence_command(
                 if !leaving {
                     play::mark_seen(app, id, seat).await?;
                 }
-                return Ok((StatusCode::OK, json!(loaded.view()?), false));
+                return Ok((StatusCode::OK, Body::of(&loaded.view()?)?, false));
             }
         };
         if leaving
@@ -252,7 +251,7 @@ async fn presence_command(
         let cmd =
             play::MatchCommand::by_player(id, key, action, auth.player, b.expected_version, seen);
         let done = play::execute(app, cmd).await?;
-        Ok((StatusCode::OK, json!(done.own.view()?), done.stored))
+        Ok((StatusCode::OK, Body::of(&done.own.view()?)?, done.stored))
     })
     .await
 }
@@ -281,7 +280,7 @@ where
         let view = done.own.view()?;
         // Level 5 answers in commands of its own, after this one.
         play::run_cpu(app, done.last).await?;
-        Ok((StatusCode::OK, json!(view), done.stored))
+        Ok((StatusCode::OK, Body::of(&view)?, done.stored))
     })
     .await
 }

@@ -3,7 +3,6 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
-use serde_json::json;
 
 use domain::games::GameId;
 use domain::ids::TicketId;
@@ -12,8 +11,9 @@ use domain::tickets::Pool;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
+use crate::idempotency::{self, Body};
 use crate::state::AppState;
-use crate::{idempotency, input, ranked};
+use crate::{input, ranked};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -39,7 +39,7 @@ pub async fn open(
             turn_seconds: t.turn_seconds,
         };
         let view = ranked::open_ticket(app, auth.player, pool, command_id).await?;
-        Ok((StatusCode::CREATED, json!(view)))
+        Ok((StatusCode::CREATED, Body::of(&view)?))
     })
     .await
 }

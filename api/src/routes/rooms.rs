@@ -16,7 +16,7 @@ use domain::matches::{CreateMatch, FirstMoveRule, FirstSetting, Occupant, Settin
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
-use crate::idempotency;
+use crate::idempotency::{self, Body};
 use crate::input;
 use crate::play;
 use crate::state::AppState;
@@ -201,7 +201,7 @@ pub async fn create(
                 .map_err(unexpected)?;
             if let Some(row) = row {
                 let room = Room::from_row(&row)?;
-                return Ok((StatusCode::CREATED, json!(room.view(app).await?)));
+                return Ok((StatusCode::CREATED, Body::of(&room.view(app).await?)?));
             }
         }
         Err(ApiError::Unexpected(anyhow::anyhow!("no free invite code")))
@@ -273,7 +273,7 @@ pub async fn join(
                 room
             }
         };
-        Ok((StatusCode::OK, json!(room.view(app).await?)))
+        Ok((StatusCode::OK, Body::of(&room.view(app).await?)?))
     })
     .await
 }
@@ -324,7 +324,7 @@ pub async fn patch(
             .map_err(unexpected)?;
         Ok((
             StatusCode::OK,
-            json!(Room::from_row(&row)?.view(app).await?),
+            Body::of(&Room::from_row(&row)?.view(app).await?)?,
         ))
     })
     .await
@@ -416,7 +416,7 @@ pub async fn start(
             cpu_seed: play::fresh_seed(),
         };
         let (view, _) = play::start(app, id, command_id, create, auth.player, None).await?;
-        Ok((StatusCode::CREATED, json!(view)))
+        Ok((StatusCode::CREATED, Body::of(&view)?))
     })
     .await
 }
