@@ -58,6 +58,12 @@ uuid_id!(
 );
 
 impl MatchId {
+    /// The match a command creates, derived from the command's id: a retried command names
+    /// the same match.
+    pub fn of_command(command_id: Uuid) -> MatchId {
+        MatchId(Uuid::new_v5(&command_id, b"match"))
+    }
+
     /// The event-log stream of this match.
     pub fn stream(&self) -> String {
         format!("match-{}", self.0)

@@ -165,7 +165,7 @@ async fn write_pairing(
         (b.ticket.as_uuid(), a.ticket.as_uuid())
     };
     let command_id = Uuid::new_v5(&lo, hi.as_bytes());
-    let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
+    let id = MatchId::of_command(command_id);
     let create = CreateMatch {
         game: pool.game,
         seats: [

@@ -5,7 +5,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
 use domain::cpu;
 use domain::games::GameId;
@@ -65,7 +64,7 @@ pub async fn create_solo(
         let solo: NewSolo = input::json(&body)?;
         input::cpu_level(solo.cpu_level)?;
         let command_id = key.command_id;
-        let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
+        let id = MatchId::of_command(command_id);
         let create = CreateMatch {
             game: solo.game,
             seats: [

@@ -374,7 +374,7 @@ pub async fn start(
                 }
             },
         };
-        let id = MatchId::from_uuid(Uuid::new_v5(&command_id, b"match"));
+        let id = MatchId::of_command(command_id);
         // Reserve the room for this match first, so that two members starting at once cannot
         // both create one.
         let client = app.pool.get().await.map_err(unexpected)?;
