@@ -12,7 +12,9 @@
 #                 2 x LIVE_RATE x seconds / 3 matches (three moves per match), all prepared
 #                 before the first run. A run that runs out says so (exhausted=..): raise it.
 #   MATCHES_PER_RUN  overrides that slice size
-#   STREAMS       event streams held open in the streams experiment (default 1000)
+#   STREAMS       event streams held open in the streams experiment (default 1000; 0 skips it)
+#   CLIENTS       the paired runs' client counts (default "1 8 32")
+#   SOLO_CLIENTS  the runs without pgbench (default "1 8"; "" skips them)
 #   SETTLE        seconds waited before reading the statistics (default 11; see below)
 #   CARGO_TARGET_DIR is honoured.
 #
@@ -39,8 +41,8 @@ ADMIN_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 LIVE_RATE="${LIVE_RATE:-2000}"
 STREAMS="${STREAMS:-1000}"
 SETTLE="${SETTLE:-11}"
-CLIENTS=(1 8 32)
-SOLO_CLIENTS=(1 8)
+read -r -a CLIENTS <<<"${CLIENTS:-1 8 32}"
+read -r -a SOLO_CLIENTS <<<"${SOLO_CLIENTS-1 8}"
 BIN="${CARGO_TARGET_DIR:-target}/release"
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 LIVE_DB="discs_live_$$"
@@ -253,6 +255,7 @@ fi
 echo
 
 # --- 3. moves with event streams open on another match --------------------------------------------
+if [[ "$STREAMS" -gt 0 ]]; then
 echo "## wrk at 8 clients with 0 and $STREAMS open event streams (on one other match)"
 run 8 0
 WRK0="$WRK" XACT0="$XACT"
@@ -287,6 +290,7 @@ stream_row "$STREAMS" "$WRK" "$XACT"
 echo
 echo "moves/s with $STREAMS streams / without: $(ratio "$(field moves_per_s <<<"$WRK")" "$(field moves_per_s <<<"$WRK0")")"
 echo "(xacts/move with streams includes the streams' own queries during the run.)"
+fi
 
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 errors="$(grep -ci 'error' "$workdir/server.log" || true)"
