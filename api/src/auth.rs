@@ -9,6 +9,7 @@ use uuid::Uuid;
 use domain::ids::PlayerId;
 
 use crate::error::ApiError;
+use crate::reasons::{Refused, Unauthenticated};
 
 /// The audience of every token of ours.
 pub const AUDIENCE: &str = "discs";
@@ -152,17 +153,18 @@ impl Keys {
     /// Checks a token: ours (HS256: signature, expiry, audience), or the external issuer's
     /// (its algorithm and key, expiry, its configured issuer and audience; the configured role).
     pub fn check(&self, token: &str) -> Result<Auth, ApiError> {
-        let bad = |why: &str| ApiError::Unauthorized(why.to_owned());
-        let header = jsonwebtoken::decode_header(token).map_err(|_| bad("malformed token"))?;
+        let bad = ApiError::Unauthorized;
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|_| bad(Unauthenticated::Malformed))?;
         let reason = |e: jsonwebtoken::errors::Error| {
             use jsonwebtoken::errors::ErrorKind;
-            match e.kind() {
-                ErrorKind::ExpiredSignature => bad("token expired"),
-                ErrorKind::InvalidAudience => bad("token is for another audience"),
-                ErrorKind::InvalidIssuer => bad("token is from another issuer"),
-                ErrorKind::InvalidSignature => bad("token signature is invalid"),
-                _ => bad("invalid token"),
-            }
+            bad(match e.kind() {
+                ErrorKind::ExpiredSignature => Unauthenticated::Expired,
+                ErrorKind::InvalidAudience => Unauthenticated::Audience,
+                ErrorKind::InvalidIssuer => Unauthenticated::Issuer,
+                ErrorKind::InvalidSignature => Unauthenticated::Signature,
+                _ => Unauthenticated::Invalid,
+            })
         };
         let (sub, role, external) = match (header.alg, &self.external) {
             (Algorithm::HS256, _) => {
@@ -176,15 +178,13 @@ impl Keys {
                 (data.claims.sub, ext.role, true)
             }
             _ => {
-                return Err(bad(
-                    "token signed with an algorithm this server does not accept",
-                ));
+                return Err(bad(Unauthenticated::Algorithm));
             }
         };
         let player = sub
             .parse::<Uuid>()
             .map(PlayerId::from_uuid)
-            .map_err(|_| bad("token subject is not a player id"))?;
+            .map_err(|_| bad(Unauthenticated::Subject))?;
         Ok(Auth {
             player,
             role,
@@ -206,7 +206,7 @@ impl Auth {
     pub fn require_admin(&self) -> Result<(), ApiError> {
         match self.role {
             Role::Admin => Ok(()),
-            Role::Player => Err(ApiError::Forbidden("this call is for admins".into())),
+            Role::Player => Err(ApiError::Forbidden(Refused::AdminsOnly)),
         }
     }
 }

@@ -1,20 +1,19 @@
 //! The game catalogue of `GET /v1/games`: names, rules, glossary, FAQ, settings and CPU levels, in English and Portuguese.
 //!
-//! Every text lives in one data file per language (`api/texts/en.json`, `api/texts/pt.json`:
-//! each game's name, summary, rules, glossary and FAQ, the settings' descriptions, the shared
-//! product FAQ); the structure around them — ids, settings, their values and defaults, CPU
-//! levels — is built here once, from the domain, so the two languages cannot drift apart.
+//! Every text comes from the language's data file ([`crate::texts`]: each game's name, summary,
+//! rules, glossary and FAQ, the settings' descriptions, the shared product FAQ); the structure
+//! around them — ids, settings, their values and defaults, CPU levels — is built here once,
+//! from the domain, so the two languages cannot drift apart.
 //! Portuguese is Brazilian Portuguese ("você") throughout.
-
-use std::sync::OnceLock;
 
 use domain::games::GameId;
 use domain::matches::{Settings, TurnSeconds};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::lang::Lang;
+use crate::texts::{self, GameTexts, SettingTexts, Texts};
 
 /// The answer of `GET /v1/games`.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -65,7 +64,7 @@ pub struct SettingInfo {
 
 /// The catalogue in one language: Four in a Row, then Reversi.
 pub fn catalogue(lang: Lang) -> Result<Catalogue, ApiError> {
-    let texts = texts(lang)?;
+    let texts = texts::of(lang)?;
     Ok(Catalogue {
         games: vec![
             game_entry(texts, GameId::FourInARow, &texts.four_in_a_row),
@@ -130,77 +129,6 @@ fn settings(texts: &'static SettingTexts, has_show_legal_moves: bool) -> Vec<Set
         });
     }
     settings
-}
-
-/// The texts of one language, as its data file (`api/texts/<lang>.json`) holds them.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Texts {
-    four_in_a_row: GameTexts,
-    reversi: GameTexts,
-    settings: SettingTexts,
-    /// The questions about the product (leaving, turn limits, resigning, ranked results) that
-    /// both games share; they follow each game's own questions.
-    product_faq: Vec<(String, String)>,
-}
-
-/// The texts of one game. Glossary and FAQ entries are `(term, definition)` and
-/// `(question, answer)` pairs.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GameTexts {
-    name: String,
-    summary: String,
-    rules: Vec<String>,
-    glossary: Vec<(String, String)>,
-    faq: Vec<(String, String)>,
-}
-
-/// The descriptions of the settings.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SettingTexts {
-    turn_seconds: String,
-    alternate_first: String,
-    first: String,
-    show_legal_moves: String,
-}
-
-/// The data files, embedded in the binary.
-const FILES: [(Lang, &str); 2] = [
-    (Lang::En, include_str!("../texts/en.json")),
-    (Lang::Pt, include_str!("../texts/pt.json")),
-];
-
-/// The texts of `lang`, read from its data file once. A file that does not parse is refused at
-/// start-up ([`check`]) and by the tests; here it would be an unexpected error, never a panic.
-fn texts(lang: Lang) -> Result<&'static Texts, ApiError> {
-    static TEXTS: OnceLock<Result<Vec<(Lang, Texts)>, String>> = OnceLock::new();
-    let all = TEXTS.get_or_init(|| {
-        FILES
-            .iter()
-            .map(|&(lang, file)| {
-                serde_json::from_str(file)
-                    .map(|t| (lang, t))
-                    .map_err(|e| format!("the {} texts do not parse: {e}", lang.tag()))
-            })
-            .collect()
-    });
-    let all = all
-        .as_ref()
-        .map_err(|e| ApiError::Unexpected(anyhow::anyhow!("{e}")))?;
-    all.iter()
-        .find(|(l, _)| *l == lang)
-        .map(|(_, t)| t)
-        .ok_or_else(|| ApiError::Unexpected(anyhow::anyhow!("no texts for {}", lang.tag())))
-}
-
-/// Whether every language's texts parse (start-up refuses to serve without them).
-pub fn check() -> anyhow::Result<()> {
-    for (lang, _) in FILES {
-        texts(lang).map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `ApiError`: every error a client can see, mapped in one place to a status, a stable `code` and
 //! an `application/problem+json` body in English or Portuguese.
 
+use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -9,67 +10,75 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
+use domain::analysis::AnalysisError;
+use domain::games::ParseError;
 use domain::matches::DomainError;
 
 use crate::lang::Lang;
+use crate::reasons::{Active, Clash, Illegal, Invalid, Missing, Refused, Unauthenticated};
+use crate::texts;
 
-/// An error answered to a client. Unexpected errors log their cause and show nothing internal.
-#[derive(Debug, thiserror::Error)]
+/// An error answered to a client: a variant per kind, with a typed reason where the kind has
+/// several, rendered in the client's language from the texts. Unexpected errors log their
+/// cause and show nothing internal.
+#[derive(Debug)]
 pub enum ApiError {
-    /// The body is not JSON at all.
-    #[error("the body is not valid JSON: {0}")]
-    MalformedJson(String),
+    /// The body is not JSON at all: where it stops parsing, or `None` when it could not be
+    /// read.
+    MalformedJson(Option<(usize, usize)>),
     /// Well-formed input with wrong fields or values, or a bad id in the path.
-    #[error("{0}")]
-    InvalidRequest(String),
-    #[error("{0}")]
-    IllegalMove(String),
-    #[error("it is not your turn")]
+    InvalidRequest(Invalid),
+    IllegalMove(Illegal),
     NotYourTurn,
-    #[error("the match is at version {actual}, not {expected}")]
-    VersionConflict { expected: u64, actual: u64 },
-    #[error("the match is over")]
+    VersionConflict {
+        expected: u64,
+        actual: u64,
+    },
     MatchFinished,
-    #[error("{0}")]
-    Unauthorized(String),
-    #[error("{0}")]
-    Forbidden(String),
-    #[error("{0} not found")]
-    NotFound(&'static str),
-    #[error("you already have an open ticket")]
+    Unauthorized(Unauthenticated),
+    Forbidden(Refused),
+    NotFound(Missing),
     AlreadyQueued,
-    #[error("you are playing a ranked match")]
     InMatch,
-    #[error("the room already has two members")]
     RoomFull,
-    #[error("the ticket is already matched or cancelled")]
     TicketClosed,
-    #[error("this Idempotency-Key was used with another request")]
     IdempotencyKeyReused,
-    #[error("{0}")]
-    Conflict(String),
+    Conflict(Clash),
     /// A room already playing a match, settings changed during a match, the analysis of a
     /// match still being played.
-    #[error("{0}")]
-    MatchActive(&'static str),
-    #[error("the body is larger than {0} bytes")]
+    MatchActive(Active),
     PayloadTooLarge(usize),
-    #[error("too many requests; retry in {0} s")]
     RateLimited(u64),
     /// The player already has this many active solo matches against CPU levels 4–5.
-    #[error("you already play {0} matches against CPU levels 4-5; finish or resign one first")]
     StrongSoloLimit(u32),
-    #[error("no such route")]
     NoRoute,
     /// The path exists, with other methods (answered in `Allow`).
-    #[error("this path takes {}", .0.join(", "))]
     MethodNotAllowed(Vec<&'static str>),
     /// The database is out of reach: the request may be retried (a command with its
     /// `Idempotency-Key`, whose outcome may be unknown). The cause is logged, not shown.
-    #[error("the service is unavailable for a moment; retry in {RETRY_UNAVAILABLE} s")]
     Unavailable(String),
-    #[error("an unexpected error occurred")]
     Unexpected(anyhow::Error),
+}
+
+/// In English, as the detail of its problem document.
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.detail(Lang::En))
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl From<Invalid> for ApiError {
+    fn from(reason: Invalid) -> ApiError {
+        ApiError::InvalidRequest(reason)
+    }
+}
+
+impl From<Illegal> for ApiError {
+    fn from(reason: Illegal) -> ApiError {
+        ApiError::IllegalMove(reason)
+    }
 }
 
 /// Seconds a client is asked to wait after `unavailable` (`Retry-After`).
@@ -213,92 +222,51 @@ impl ApiError {
         }
     }
 
-    /// The short, fixed title of the problem type.
-    fn title(&self, lang: Lang) -> &'static str {
-        let (en, pt) = match self {
-            ApiError::MalformedJson(_) | ApiError::InvalidRequest(_) => {
-                ("Invalid request", "Pedido inválido")
-            }
-            ApiError::IllegalMove(_) => ("Illegal move", "Jogada ilegal"),
-            ApiError::NotYourTurn => ("Not your turn", "Não é a sua vez"),
-            ApiError::VersionConflict { .. } => ("Version conflict", "Conflito de versão"),
-            ApiError::MatchFinished => ("Match finished", "Partida encerrada"),
-            ApiError::Unauthorized(_) => ("Unauthorized", "Não autenticado"),
-            ApiError::Forbidden(_) => ("Forbidden", "Proibido"),
-            ApiError::NotFound(_) | ApiError::NoRoute => ("Not found", "Não encontrado"),
-            ApiError::MethodNotAllowed(_) => ("Method not allowed", "Método não permitido"),
-            ApiError::AlreadyQueued => ("Already queued", "Já está na fila"),
-            ApiError::InMatch => ("In a match", "Em partida"),
-            ApiError::RoomFull => ("Room full", "Sala cheia"),
-            ApiError::TicketClosed => ("Ticket closed", "Bilhete encerrado"),
-            ApiError::IdempotencyKeyReused => (
-                "Idempotency key reused",
-                "Chave de idempotência reutilizada",
-            ),
-            ApiError::Conflict(_) => ("Conflict", "Conflito"),
-            ApiError::MatchActive(_) => ("Match active", "Partida em andamento"),
-            ApiError::PayloadTooLarge(_) => ("Payload too large", "Corpo grande demais"),
-            ApiError::RateLimited(_) | ApiError::StrongSoloLimit(_) => {
-                ("Rate limited", "Limite de pedidos")
-            }
-            ApiError::Unavailable(_) => ("Unavailable", "Indisponível"),
-            ApiError::Unexpected(_) => ("Internal error", "Erro interno"),
-        };
-        match lang {
-            Lang::En => en,
-            Lang::Pt => pt,
-        }
-    }
-
-    /// The human explanation of this occurrence.
+    /// The human explanation of this occurrence, in `lang`.
     fn detail(&self, lang: Lang) -> String {
-        if lang == Lang::En {
-            return self.to_string();
-        }
-        match self {
-            ApiError::MalformedJson(e) => format!("O corpo não é JSON válido: {e}"),
-            ApiError::InvalidRequest(e) => format!("Pedido inválido: {e}"),
-            ApiError::IllegalMove(e) => format!("Jogada ilegal: {e}"),
-            ApiError::NotYourTurn => "Não é a sua vez de jogar".into(),
-            ApiError::VersionConflict { expected, actual } => {
-                format!("A partida está na versão {actual}, não {expected}")
+        let n = |name: &'static str, value: &dyn ToString| (name, value.to_string());
+        let (key, args): (&str, Vec<(&str, String)>) = match self {
+            ApiError::MalformedJson(Some((line, column))) => {
+                ("malformed_json", vec![n("line", line), n("column", column)])
             }
-            ApiError::MatchFinished => "A partida já terminou".into(),
-            ApiError::Unauthorized(e) => format!("Autenticação necessária: {e}"),
-            ApiError::Forbidden(e) => format!("Acesso negado: {e}"),
-            ApiError::NotFound(what) => format!("Não encontrado: {what}"),
-            ApiError::NoRoute => "Esta rota não existe".into(),
-            ApiError::MethodNotAllowed(methods) => {
-                format!("Este caminho aceita {}", methods.join(", "))
-            }
-            ApiError::AlreadyQueued => "Você já tem um bilhete aberto na fila".into(),
-            ApiError::InMatch => "Você está jogando uma partida classificada".into(),
-            ApiError::RoomFull => "A sala já tem dois membros".into(),
-            ApiError::TicketClosed => "O bilhete já foi pareado ou cancelado".into(),
-            ApiError::IdempotencyKeyReused => {
-                "Esta Idempotency-Key já foi usada com outro pedido".into()
-            }
-            ApiError::Conflict(e) => format!("Conflito: {e}"),
-            ApiError::MatchActive(_) => "Há uma partida em andamento".into(),
-            ApiError::PayloadTooLarge(n) => format!("O corpo passa de {n} bytes"),
-            ApiError::RateLimited(s) => format!("Pedidos demais; tente de novo em {s} s"),
-            ApiError::StrongSoloLimit(n) => format!(
-                "Você já joga {n} partidas contra a CPU nos níveis 4-5; termine ou abandone uma antes"
+            ApiError::MalformedJson(None) => ("malformed_json.unreadable", vec![]),
+            ApiError::InvalidRequest(reason) => return reason.describe(lang),
+            ApiError::IllegalMove(reason) => return reason.describe(lang),
+            ApiError::NotYourTurn => ("not_your_turn", vec![]),
+            ApiError::VersionConflict { expected, actual } => (
+                "version_conflict",
+                vec![n("expected", expected), n("actual", actual)],
             ),
-            ApiError::Unavailable(_) => {
-                format!(
-                    "O serviço está indisponível por um momento; tente de novo em {RETRY_UNAVAILABLE} s"
-                )
-            }
-            ApiError::Unexpected(_) => "Ocorreu um erro inesperado".into(),
-        }
+            ApiError::MatchFinished => ("match_finished", vec![]),
+            ApiError::Unauthorized(reason) => (reason.key(), vec![]),
+            ApiError::Forbidden(reason) => (reason.key(), vec![]),
+            ApiError::NotFound(what) => (what.key(), vec![]),
+            ApiError::NoRoute => ("no_route", vec![]),
+            ApiError::MethodNotAllowed(methods) => (
+                "method_not_allowed",
+                vec![n("methods", &methods.join(", "))],
+            ),
+            ApiError::AlreadyQueued => ("already_queued", vec![]),
+            ApiError::InMatch => ("in_match", vec![]),
+            ApiError::RoomFull => ("room_full", vec![]),
+            ApiError::TicketClosed => ("ticket_closed", vec![]),
+            ApiError::IdempotencyKeyReused => ("idempotency_key_reused", vec![]),
+            ApiError::Conflict(reason) => reason.detail(),
+            ApiError::MatchActive(what) => (what.key(), vec![]),
+            ApiError::PayloadTooLarge(max) => ("payload_too_large", vec![n("max", max)]),
+            ApiError::RateLimited(seconds) => ("rate_limited", vec![n("seconds", seconds)]),
+            ApiError::StrongSoloLimit(count) => ("strong_solo_limit", vec![n("count", count)]),
+            ApiError::Unavailable(_) => ("unavailable", vec![n("seconds", &RETRY_UNAVAILABLE)]),
+            ApiError::Unexpected(_) => ("internal", vec![]),
+        };
+        texts::detail(lang, key, &args)
     }
 
     /// The problem document in a language.
     pub fn problem(&self, lang: Lang) -> Problem {
         Problem {
             r#type: format!("https://discs.dev/problems/{}", self.code()),
-            title: self.title(lang),
+            title: texts::title(lang, self.code()),
             status: self.status().as_u16(),
             detail: self.detail(lang),
             code: self.code(),
@@ -311,7 +279,7 @@ impl ApiError {
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Problem {
     pub r#type: String,
-    pub title: &'static str,
+    pub title: String,
     pub status: u16,
     pub detail: String,
     /// Stable: clients branch on it (SPEC §6).
@@ -326,14 +294,16 @@ impl ResponseError for ApiError {
         self.status()
     }
 
+    /// The one place an error becomes a response: logged if unexpected, rendered in the
+    /// language of the request being served ([`crate::requests::lang`]).
     fn error_response(&self) -> HttpResponse {
         log(self);
-        render(self, Lang::En)
+        render(self, crate::requests::lang())
     }
 }
 
 /// The response of an error in a language.
-pub fn render(error: &ApiError, lang: Lang) -> HttpResponse {
+fn render(error: &ApiError, lang: Lang) -> HttpResponse {
     let mut res = HttpResponse::build(error.status());
     res.insert_header((
         header::CONTENT_TYPE,
@@ -365,20 +335,52 @@ impl From<DomainError> for ApiError {
         match e {
             DomainError::MatchFinished => ApiError::MatchFinished,
             DomainError::NotYourTurn(_) => ApiError::NotYourTurn,
-            DomainError::IllegalMove(e) => ApiError::IllegalMove(e.to_string()),
-            DomainError::NotCreated => ApiError::NotFound("match"),
-            DomainError::NotAHumanSeat(_) => ApiError::Forbidden("that seat is not yours".into()),
-            DomainError::AlreadyAway(_) => ApiError::Conflict("you already left this match".into()),
-            DomainError::NotAway(_) => ApiError::Conflict("you are not away".into()),
-            DomainError::BadCpuLevel(_)
-            | DomainError::SamePlayerTwice
-            | DomainError::RankedNeedsHumans
-            | DomainError::SettingNotForGame(_) => ApiError::InvalidRequest(e.to_string()),
-            DomainError::AlreadyCreated
-            | DomainError::NotCpuControlled(_)
-            | DomainError::AlreadyReplaced(_)
-            | DomainError::NoTurnLimit
-            | DomainError::TooEarly => ApiError::Conflict(e.to_string()),
+            DomainError::IllegalMove(e) => ApiError::IllegalMove(e.into()),
+            DomainError::NotCreated => ApiError::NotFound(Missing::Match),
+            DomainError::NotAHumanSeat(_) => ApiError::Forbidden(Refused::NotYourSeat),
+            DomainError::AlreadyAway(_) => ApiError::Conflict(Clash::AlreadyAway),
+            DomainError::NotAway(_) => ApiError::Conflict(Clash::NotAway),
+            DomainError::BadCpuLevel(_) => ApiError::InvalidRequest(Invalid::CpuLevel {
+                min: *domain::cpu::LEVELS.start(),
+                max: *domain::cpu::LEVELS.end(),
+            }),
+            DomainError::SamePlayerTwice => ApiError::InvalidRequest(Invalid::SamePlayerTwice),
+            DomainError::RankedNeedsHumans => ApiError::InvalidRequest(Invalid::RankedNeedsHumans),
+            DomainError::SettingNotForGame(game) => {
+                ApiError::InvalidRequest(Invalid::SettingNotForGame(game))
+            }
+            DomainError::AlreadyCreated => ApiError::Conflict(Clash::AlreadyCreated),
+            DomainError::NotCpuControlled(seat) => {
+                ApiError::Conflict(Clash::NotCpuControlled(seat))
+            }
+            DomainError::AlreadyReplaced(seat) => ApiError::Conflict(Clash::AlreadyReplaced(seat)),
+            DomainError::NoTurnLimit => ApiError::Conflict(Clash::NoTurnLimit),
+            DomainError::TooEarly => ApiError::Conflict(Clash::TooEarly),
+        }
+    }
+}
+
+/// A notation that does not parse: a move is an illegal move, a board or a game id is invalid.
+impl From<ParseError> for ApiError {
+    fn from(e: ParseError) -> ApiError {
+        match e {
+            ParseError::BadMove(raw) => ApiError::IllegalMove(Illegal::NotAMove(raw)),
+            ParseError::BadBoard(e) => ApiError::InvalidRequest(Invalid::Board(e)),
+            ParseError::UnknownGame(raw) => ApiError::InvalidRequest(Invalid::UnknownGame(raw)),
+        }
+    }
+}
+
+/// A position that cannot be analysed.
+impl From<AnalysisError> for ApiError {
+    fn from(e: AnalysisError) -> ApiError {
+        match e {
+            AnalysisError::Finished => ApiError::InvalidRequest(Invalid::NothingToAnalyse),
+            AnalysisError::Parse(e) => e.into(),
+            AnalysisError::Move { ply, error } => ApiError::IllegalMove(Illegal::AtPly {
+                ply,
+                why: Box::new(error.into()),
+            }),
         }
     }
 }
@@ -386,4 +388,270 @@ impl From<DomainError> for ApiError {
 /// An error the client cannot act on; its cause chain is logged, not shown.
 pub fn unexpected<E: std::error::Error + Send + Sync + 'static>(e: E) -> ApiError {
     ApiError::from(anyhow::Error::new(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::games::{BoardError, GameId};
+    use domain::ids::Seat;
+
+    use super::*;
+    use crate::reasons::JsonIssue;
+
+    /// One error of every variant and every reason.
+    fn every_error() -> Vec<ApiError> {
+        let invalid = [
+            Invalid::Body {
+                issue: JsonIssue::MissingField("move".into()),
+                line: 1,
+                column: 2,
+            },
+            Invalid::Query(JsonIssue::Other("oops".into())),
+            Invalid::Id("x".into()),
+            Invalid::Seat("3".into()),
+            Invalid::RoomId("x".into()),
+            Invalid::NameLength { min: 1, max: 32 },
+            Invalid::NameControl,
+            Invalid::NameBidi,
+            Invalid::CpuLevel { min: 1, max: 5 },
+            Invalid::IdempotencyKey { max: 255 },
+            Invalid::Limit { min: 1, max: 500 },
+            Invalid::UnknownGame("chess".into()),
+            Invalid::UnknownProjection {
+                raw: "x".into(),
+                known: "ratings".into(),
+            },
+            Invalid::PlyPastEnd(9),
+            Invalid::LastEventId,
+            Invalid::Budget { max: 30000, got: 0 },
+            Invalid::NothingToAnalyse,
+            Invalid::Board(BoardError::Rows {
+                expected: 6,
+                got: 5,
+            }),
+            Invalid::Board(BoardError::RowLength {
+                row: 2,
+                got: 6,
+                expected: 7,
+            }),
+            Invalid::Board(BoardError::Cell {
+                found: 'x',
+                allowed: ['.', 'R', 'Y'],
+            }),
+            Invalid::Board(BoardError::Floating),
+            Invalid::Board(BoardError::DiscCounts {
+                red: 2,
+                yellow: 0,
+                to_move: 'Y',
+            }),
+            Invalid::Board(BoardError::AlreadyFour),
+            Invalid::Board(BoardError::EmptyCentre),
+            Invalid::PositionShape,
+            Invalid::Side {
+                first: 'R',
+                second: 'Y',
+                game: GameId::FourInARow,
+            },
+            Invalid::TurnSeconds(45),
+            Invalid::SettingNotForGame(GameId::FourInARow),
+            Invalid::SamePlayerTwice,
+            Invalid::RankedNeedsHumans,
+        ];
+        let issues = [
+            JsonIssue::DuplicateField("move".into()),
+            JsonIssue::UnknownField {
+                field: "mov".into(),
+                expected: "one of `move`".into(),
+            },
+            JsonIssue::UnknownVariant {
+                found: "x".into(),
+                expected: "one of `seat1`, `seat2`".into(),
+            },
+            JsonIssue::InvalidType {
+                found: "integer `4`".into(),
+                expected: "a string".into(),
+            },
+            JsonIssue::InvalidValue {
+                found: "integer `300`".into(),
+                expected: "u8".into(),
+            },
+            JsonIssue::InvalidLength {
+                found: "3".into(),
+                expected: "a sequence".into(),
+            },
+        ];
+        let illegal = [
+            Illegal::NotAMove("9".into()),
+            Illegal::NotLegal("4".into()),
+            Illegal::GameOver,
+            Illegal::AtPly {
+                ply: 3,
+                why: Box::new(Illegal::NotLegal("4".into())),
+            },
+        ];
+        let seat = Seat::try_from(1u8).expect("seat 1");
+        let mut all: Vec<ApiError> = invalid.into_iter().map(ApiError::from).collect();
+        all.extend(
+            issues
+                .into_iter()
+                .map(|issue| ApiError::from(Invalid::Query(issue))),
+        );
+        all.extend(illegal.into_iter().map(ApiError::from));
+        all.extend(
+            [
+                Unauthenticated::BearerRequired,
+                Unauthenticated::Malformed,
+                Unauthenticated::Expired,
+                Unauthenticated::Audience,
+                Unauthenticated::Issuer,
+                Unauthenticated::Signature,
+                Unauthenticated::Invalid,
+                Unauthenticated::Algorithm,
+                Unauthenticated::Subject,
+                Unauthenticated::UnknownPlayer,
+            ]
+            .map(ApiError::Unauthorized),
+        );
+        all.extend(
+            [
+                Refused::AdminsOnly,
+                Refused::NotYourSeat,
+                Refused::NoSeat,
+                Refused::ExternalRefresh,
+                Refused::NotRoomMember,
+            ]
+            .map(ApiError::Forbidden),
+        );
+        all.extend(
+            [
+                Clash::AlreadyCreated,
+                Clash::AlreadyAway,
+                Clash::NotAway,
+                Clash::NotCpuControlled(seat),
+                Clash::AlreadyReplaced(seat),
+                Clash::NoTurnLimit,
+                Clash::TooEarly,
+            ]
+            .map(ApiError::Conflict),
+        );
+        all.extend(
+            [
+                Missing::Match,
+                Missing::Player,
+                Missing::Room,
+                Missing::Ticket,
+                Missing::Projection,
+                Missing::Asset,
+            ]
+            .map(ApiError::NotFound),
+        );
+        all.extend(
+            [Active::RoomPlaying, Active::Settings, Active::Analysis].map(ApiError::MatchActive),
+        );
+        all.extend([
+            ApiError::MalformedJson(Some((1, 5))),
+            ApiError::MalformedJson(None),
+            ApiError::NotYourTurn,
+            ApiError::VersionConflict {
+                expected: 3,
+                actual: 4,
+            },
+            ApiError::MatchFinished,
+            ApiError::AlreadyQueued,
+            ApiError::InMatch,
+            ApiError::RoomFull,
+            ApiError::TicketClosed,
+            ApiError::IdempotencyKeyReused,
+            ApiError::PayloadTooLarge(16384),
+            ApiError::RateLimited(3),
+            ApiError::StrongSoloLimit(2),
+            ApiError::NoRoute,
+            ApiError::MethodNotAllowed(vec!["GET", "POST"]),
+            ApiError::Unavailable("down".into()),
+            ApiError::Unexpected(anyhow::anyhow!("boom")),
+        ]);
+        all
+    }
+
+    #[test]
+    fn every_error_reads_in_both_languages_from_the_texts() {
+        for error in every_error() {
+            let (en, pt) = (error.problem(Lang::En), error.problem(Lang::Pt));
+            for problem in [&en, &pt] {
+                assert!(
+                    !problem.detail.contains('{') && !problem.detail.contains('}'),
+                    "{error:?}: a placeholder is left in {:?}",
+                    problem.detail
+                );
+                assert!(!problem.title.is_empty() && !problem.detail.is_empty());
+            }
+            assert_ne!(
+                en.title, pt.title,
+                "{error:?}: the same title in both languages"
+            );
+            assert_ne!(
+                en.detail, pt.detail,
+                "{error:?}: the same detail in both languages"
+            );
+            assert_eq!(
+                error.to_string(),
+                en.detail,
+                "Display is the English detail"
+            );
+        }
+        let used = crate::texts::tests::USED.with(|u| u.borrow().clone());
+        assert_eq!(
+            used,
+            crate::texts::tests::all_details(),
+            "every template, and only those"
+        );
+    }
+
+    #[test]
+    fn details_name_what_was_wrong() {
+        let cases = [
+            (
+                ApiError::from(Invalid::Limit { min: 1, max: 500 }),
+                "limit must be 1 to 500",
+                "limit deve estar entre 1 e 500",
+            ),
+            (
+                ApiError::from(Illegal::AtPly {
+                    ply: 3,
+                    why: Box::new(Illegal::NotLegal("4".into())),
+                }),
+                "move 3: `4` is not a legal move here",
+                "Jogada 3: `4` não é uma jogada legal aqui",
+            ),
+            (
+                ApiError::from(Invalid::Query(JsonIssue::InvalidType {
+                    found: "string \"x\"".into(),
+                    expected: "u32".into(),
+                })),
+                "the query string does not fit: invalid type: string \"x\", expected u32",
+                "A query string não serve: Tipo inválido: texto \"x\"; esperava um inteiro não negativo",
+            ),
+            (
+                ApiError::Conflict(Clash::NotCpuControlled(Seat::try_from(2u8).expect("seat"))),
+                "seat 2 is not played by the CPU",
+                "O assento 2 não é jogado pela CPU",
+            ),
+        ];
+        for (error, en, pt) in cases {
+            assert_eq!(error.problem(Lang::En).detail, en);
+            assert_eq!(error.problem(Lang::Pt).detail, pt);
+        }
+    }
+
+    #[test]
+    fn domain_refusals_keep_their_code() {
+        let illegal: ApiError = DomainError::IllegalMove(domain::games::MoveError::GameOver).into();
+        assert_eq!(illegal.code(), "illegal_move");
+        let level: ApiError = DomainError::BadCpuLevel(9).into();
+        assert_eq!(level.code(), "invalid_request");
+        let seat: ApiError = DomainError::NotAHumanSeat(Seat::try_from(1u8).expect("seat")).into();
+        assert_eq!(seat.code(), "forbidden");
+        let early: ApiError = DomainError::TooEarly.into();
+        assert_eq!(early.code(), "conflict");
+    }
 }

@@ -10,6 +10,7 @@ use actix_web::{FromRequest, HttpRequest, web};
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::ratelimit::ByAddress;
+use crate::reasons::Unauthenticated;
 use crate::state::AppState;
 
 impl FromRequest for Auth {
@@ -25,7 +26,7 @@ fn authenticate(req: &HttpRequest) -> Result<Auth, ApiError> {
     let state = AppState::of(req)?;
     let token = bearer(req)
         .or_else(|| query_token(req))
-        .ok_or_else(|| ApiError::Unauthorized("a bearer token is required".into()))?;
+        .ok_or_else(|| ApiError::Unauthorized(Unauthenticated::BearerRequired))?;
     state.keys.check(&token)
 }
 

@@ -15,6 +15,7 @@ use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
 use crate::lang::Lang;
+use crate::reasons::Invalid;
 use crate::state::AppState;
 
 /// What a state-changing handler produces: a status and a JSON body.
@@ -119,7 +120,7 @@ where
 {
     let body = match crate::input::body(payload).await {
         Ok(b) => b,
-        Err(e) => return respond_error(&e, lang_of(req)),
+        Err(e) => return respond_error(&e),
     };
     let for_handler = body.clone();
     once_keyed(app, auth, req, &body, |key| handler(key, for_handler)).await
@@ -156,10 +157,10 @@ where
     F: FnOnce(Key) -> Fut,
     Fut: Future<Output = KeyedReply>,
 {
-    let lang = lang_of(req);
+    let lang = crate::requests::lang();
     match run(app, auth, req, body, handler, lang).await {
         Ok(res) => res,
-        Err(e) => respond_error(&e, lang),
+        Err(e) => respond_error(&e),
     }
 }
 
@@ -181,7 +182,7 @@ where
             command_id: Uuid::new_v4(),
             record: None,
         };
-        return Ok(reply(handler(key).await, lang));
+        return Ok(reply(handler(key).await));
     };
     let request_hash = request_hash(req, body);
     let player = auth.player.as_uuid();
@@ -202,7 +203,7 @@ where
     .await;
     let (status, body) = match &outcome {
         // Committed with the command: that transaction is the answer's only write.
-        Ok((_, _, true)) => return Ok(reply(outcome, lang)),
+        Ok((_, _, true)) => return Ok(reply(outcome)),
         Ok((status, body, false)) => (*status, body.to_value()?),
         // Unexpected failures and rate limits are not answers worth repeating: retrying may
         // succeed, so they are not stored.
@@ -212,7 +213,7 @@ where
             | ApiError::RateLimited(_)
             | ApiError::StrongSoloLimit(_),
         ) => {
-            return Ok(reply(outcome, lang));
+            return Ok(reply(outcome));
         }
         Err(e) => (
             e.status_code(),
@@ -241,7 +242,7 @@ where
             return replay(stored, &request_hash);
         }
     }
-    Ok(reply(outcome, lang))
+    Ok(reply(outcome))
 }
 
 /// The request's `Idempotency-Key`, if it has one; 422 when it is empty, too long or not
@@ -254,11 +255,7 @@ pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
         .ok()
         .filter(|k| !k.is_empty() && k.len() <= MAX_KEY && k.bytes().all(|b| b.is_ascii_graphic()))
         .map(|k| Some(k.to_owned()))
-        .ok_or_else(|| {
-            ApiError::InvalidRequest(format!(
-                "Idempotency-Key must be 1 to {MAX_KEY} visible ASCII characters"
-            ))
-        })
+        .ok_or_else(|| ApiError::InvalidRequest(Invalid::IdempotencyKey { max: MAX_KEY }))
 }
 
 /// What tells a retry from another request under the same key: method, path and body.
@@ -313,27 +310,17 @@ fn replay(stored: Stored, request_hash: &[u8]) -> Result<HttpResponse, ApiError>
         .json_body(stored.body))
 }
 
-fn reply(outcome: KeyedReply, lang: Lang) -> HttpResponse {
+fn reply(outcome: KeyedReply) -> HttpResponse {
     match outcome {
         Ok((status, body, _)) => HttpResponse::build(status)
             .content_type("application/json")
             .body(body.into_bytes()),
-        Err(e) => respond_error(&e, lang),
+        Err(e) => respond_error(&e),
     }
 }
 
-fn respond_error(e: &ApiError, lang: Lang) -> HttpResponse {
-    crate::error::log(e);
-    crate::error::render(e, lang)
-}
-
-/// The language a request asks for.
-pub fn lang_of(req: &HttpRequest) -> Lang {
-    Lang::from_accept_language(
-        req.headers()
-            .get(header::ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok()),
-    )
+fn respond_error(e: &ApiError) -> HttpResponse {
+    actix_web::ResponseError::error_response(e)
 }
 
 trait JsonBody {

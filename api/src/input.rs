@@ -1,14 +1,17 @@
 //! Reading client input at the edge: bodies with a size limit, JSON with the right error
 //! (400 when it is not JSON, 422 when its fields are wrong), ids in paths.
 
+use actix_web::error::QueryPayloadError;
 use actix_web::web;
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
 use domain::cpu;
+use domain::games::GameId;
 use domain::ids::{IdError, PlayerId};
 
 use crate::error::ApiError;
+use crate::reasons::{Invalid, JsonIssue};
 
 /// The largest body any call accepts.
 pub const MAX_BODY: usize = 16 * 1024;
@@ -19,7 +22,7 @@ pub async fn body(mut payload: web::Payload) -> Result<web::Bytes, ApiError> {
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| match e {
             actix_web::error::PayloadError::Overflow => ApiError::PayloadTooLarge(MAX_BODY),
-            e => ApiError::MalformedJson(e.to_string()),
+            _ => ApiError::MalformedJson(None),
         })?;
         if buf.len() + chunk.len() > MAX_BODY {
             return Err(ApiError::PayloadTooLarge(MAX_BODY));
@@ -40,9 +43,13 @@ pub fn json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         use serde_json::error::Category;
         match e.classify() {
             Category::Syntax | Category::Eof | Category::Io => {
-                ApiError::MalformedJson(e.to_string())
+                ApiError::MalformedJson(Some((e.line(), e.column())))
             }
-            Category::Data => ApiError::InvalidRequest(e.to_string()),
+            Category::Data => ApiError::InvalidRequest(Invalid::Body {
+                issue: JsonIssue::parse(&serde_message(&e)),
+                line: e.line(),
+                column: e.column(),
+            }),
         }
     })
 }
@@ -50,7 +57,44 @@ pub fn json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 /// Parses an id from the path.
 pub fn id<T: std::str::FromStr<Err = IdError>>(raw: &str) -> Result<T, ApiError> {
     raw.parse()
-        .map_err(|e: IdError| ApiError::InvalidRequest(e.to_string()))
+        .map_err(|e: IdError| ApiError::InvalidRequest(e.into()))
+}
+
+/// serde's message inside a serde_json error, without the position serde_json appends.
+fn serde_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    full.strip_suffix(&position).unwrap_or(&full).to_owned()
+}
+
+/// A query string that does not fit its call (`invalid_request`).
+pub fn query_error(e: actix_web::Error) -> ApiError {
+    let message = match e.as_error::<QueryPayloadError>() {
+        Some(QueryPayloadError::Deserialize(e)) => e.to_string(),
+        _ => e.to_string(),
+    };
+    ApiError::InvalidRequest(Invalid::Query(JsonIssue::parse(&message)))
+}
+
+/// A game from its wire id in a path.
+pub fn game(raw: &str) -> Result<GameId, ApiError> {
+    raw.parse()
+        .map_err(|_| Invalid::UnknownGame(raw.to_owned()).into())
+}
+
+/// The `limit` of a listing: 50 when absent, at most 500.
+pub fn limit(asked: Option<i64>) -> Result<i64, ApiError> {
+    const LIMITS: std::ops::RangeInclusive<i64> = 1..=500;
+    let limit = asked.unwrap_or(50);
+    if LIMITS.contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(Invalid::Limit {
+            min: *LIMITS.start() as u32,
+            max: *LIMITS.end() as u32,
+        }
+        .into())
+    }
 }
 
 /// What [`valid_name`] accepts, as a regular expression for the OpenAPI document (less the
@@ -66,21 +110,15 @@ pub fn valid_name(raw: &str) -> Result<String, ApiError> {
     let name = raw.trim();
     let count = name.chars().count();
     if count == 0 || count > 32 {
-        return Err(ApiError::InvalidRequest(
-            "name must have 1 to 32 characters".into(),
-        ));
+        return Err(Invalid::NameLength { min: 1, max: 32 }.into());
     }
     if name.chars().any(char::is_control) {
-        return Err(ApiError::InvalidRequest(
-            "name must not contain control characters".into(),
-        ));
+        return Err(Invalid::NameControl.into());
     }
     if name.chars().any(|c| {
         matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
     }) {
-        return Err(ApiError::InvalidRequest(
-            "name must not contain bidirectional control characters".into(),
-        ));
+        return Err(Invalid::NameBidi.into());
     }
     Ok(name.to_owned())
 }
@@ -100,10 +138,10 @@ pub fn cpu_level(level: u8) -> Result<(), ApiError> {
     if cpu::LEVELS.contains(&level) {
         Ok(())
     } else {
-        Err(ApiError::InvalidRequest(format!(
-            "cpu_level must be one of {}..={} on this server",
-            cpu::LEVELS.start(),
-            cpu::LEVELS.end()
-        )))
+        Err(Invalid::CpuLevel {
+            min: *cpu::LEVELS.start(),
+            max: *cpu::LEVELS.end(),
+        }
+        .into())
     }
 }

@@ -25,6 +25,7 @@ use crate::error::{ApiError, unexpected};
 use crate::idempotency::KeyRecord;
 use crate::input;
 use crate::metrics::Limit;
+use crate::reasons::{Missing, Refused};
 use crate::state::AppState;
 use crate::views::MatchView;
 
@@ -48,13 +49,13 @@ pub struct Loaded {
 
 impl Loaded {
     pub fn get(&self) -> Result<&Match, ApiError> {
-        self.state.get().ok_or(ApiError::NotFound("match"))
+        self.state.get().ok_or(ApiError::NotFound(Missing::Match))
     }
 
     /// The seat of a player who must have one (a `forbidden` answer otherwise).
     pub fn seat_required(&self, player: PlayerId) -> Result<Seat, ApiError> {
         self.seat_of(player)
-            .ok_or_else(|| ApiError::Forbidden("you have no seat in this match".into()))
+            .ok_or_else(|| ApiError::Forbidden(Refused::NoSeat))
     }
 
     /// The seat of a player in this match, if they have one.
@@ -158,7 +159,7 @@ pub async fn load_with_events(
         .await
         .map_err(unexpected)?;
     if events.is_empty() {
-        return Err(ApiError::NotFound("match"));
+        return Err(ApiError::NotFound(Missing::Match));
     }
     let mut state = MatchState::default();
     for e in &events {
@@ -166,7 +167,7 @@ pub async fn load_with_events(
     }
     let names = match app.cache.get(id) {
         Some(c) => c.names.clone(),
-        None => Arc::new(names(app, state.get().ok_or(ApiError::NotFound("match"))?).await?),
+        None => Arc::new(names(app, state.get().ok_or(ApiError::NotFound(Missing::Match))?).await?),
     };
     let loaded = Loaded {
         id,

@@ -18,7 +18,7 @@ use tracing::Instrument;
 use crate::auth::Keys;
 use crate::clock::{Clock, SystemClock};
 use crate::config::ServeConfig;
-use crate::error::{ApiError, render};
+use crate::error::ApiError;
 use crate::lang::Lang;
 use crate::ratelimit::RateLimiter;
 use crate::state::AppState;
@@ -47,7 +47,7 @@ impl Application {
         clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Application> {
         // The catalogue's texts are data files: a build with one that does not parse never serves.
-        crate::catalogue::check()?;
+        crate::texts::check()?;
         let url = eventlog::locate(&config.db.url, &config.db.data_dir()).await?;
         let pool = eventlog::connect(&url, config.db.pool_size).await?;
         eventlog::migrate(&pool).await?;
@@ -115,23 +115,8 @@ impl Application {
                         "request",
                         request_id = id.to_str().unwrap_or_default()
                     );
-                    let fut = srv.call(req);
-                    let serve = async move {
-                        let mut res = fut.await?;
-                        // Errors render in English by default; re-render in the client's
-                        // language where it asked for another.
-                        if lang != Lang::En
-                            && let Some(api) = res
-                                .response()
-                                .error()
-                                .and_then(|e| e.as_error::<ApiError>())
-                        {
-                            let localized = render(api, lang);
-                            res = res.into_response(localized);
-                        }
-                        Ok(res)
-                    };
-                    requests::scope(id.clone(), serve.instrument(span)).map(move |res| {
+                    let serve = srv.call(req);
+                    requests::scope(id.clone(), lang, serve.instrument(span)).map(move |res| {
                         res.map(|mut res| {
                             res.headers_mut().insert(requests::REQUEST_ID, id);
                             res

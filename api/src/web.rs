@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::error::ApiError;
 use crate::lang::Lang;
 use crate::ratelimit::ByAddress;
+use crate::reasons::Missing;
 
 /// The pages; each answers the shell, and the script renders the page its address names.
 pub const PAGES: [&str; 7] = [
@@ -96,12 +97,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// The shell of every page: the language of `Accept-Language` (the script may switch it to the
 /// one the visitor chose), the versioned assets, and a `<main>` the script fills.
-async fn shell(_: ByAddress, req: HttpRequest) -> HttpResponse {
-    let lang = Lang::from_accept_language(
-        req.headers()
-            .get(header::ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok()),
-    );
+async fn shell(_: ByAddress) -> HttpResponse {
+    let lang = crate::requests::lang();
     let v = &assets().version;
     // The primary language subtag, as the client's texts and `<html lang>` name it.
     let tag = match lang {
@@ -141,7 +138,7 @@ async fn asset(
         .iter()
         .find(|a| a.name == file)
         .filter(|_| version == assets.version)
-        .ok_or(ApiError::NotFound("asset"))?;
+        .ok_or(ApiError::NotFound(Missing::Asset))?;
     let gzip = req
         .headers()
         .get(header::ACCEPT_ENCODING)

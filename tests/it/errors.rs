@@ -192,6 +192,209 @@ async fn errors_speak_portuguese_when_asked() {
     );
 }
 
+/// One request of [`errors_read_the_same_in_both_languages`]: method, path, token, body, and
+/// the `Idempotency-Key` it carries.
+struct Ask {
+    method: reqwest::Method,
+    path: String,
+    token: Option<String>,
+    body: Option<String>,
+    key: Option<&'static str>,
+}
+
+#[tokio::test]
+async fn errors_read_the_same_in_both_languages() {
+    let app = spawn_app().await;
+    let (ada, bob, eve) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Eve").await,
+    );
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    let moves = format!("/v1/matches/{id}/moves");
+    let post = |path: &str, token: &str, body: &str| Ask {
+        method: reqwest::Method::POST,
+        path: path.to_owned(),
+        token: Some(token.to_owned()),
+        body: Some(body.to_owned()),
+        key: None,
+    };
+    let get = |path: &str, token: Option<&str>| Ask {
+        method: reqwest::Method::GET,
+        path: path.to_owned(),
+        token: token.map(str::to_owned),
+        body: None,
+        key: None,
+    };
+    let asks = [
+        (post(&moves, &ada.token, r#"{"move":"9"}"#), "illegal_move"),
+        (post(&moves, &ada.token, r#"{"move":4}"#), "invalid_request"),
+        (
+            post(&moves, &ada.token, r#"{"mov":"4"}"#),
+            "invalid_request",
+        ),
+        (post(&moves, &ada.token, r#"{"move":"#), "invalid_request"),
+        (post(&moves, &bob.token, r#"{"move":"4"}"#), "not_your_turn"),
+        (
+            post(&moves, &ada.token, r#"{"move":"4","expected_version":7}"#),
+            "version_conflict",
+        ),
+        (post(&moves, &eve.token, r#"{"move":"4"}"#), "forbidden"),
+        (
+            post(&moves, "not-a-token", r#"{"move":"4"}"#),
+            "unauthorized",
+        ),
+        (get(&format!("/v1/matches/{id}"), None), "unauthorized"),
+        (
+            post(
+                "/v1/matches/not-a-uuid/moves",
+                &ada.token,
+                r#"{"move":"4"}"#,
+            ),
+            "invalid_request",
+        ),
+        (
+            get(
+                &format!("/v1/matches/{}", uuid::Uuid::new_v4()),
+                Some(&ada.token),
+            ),
+            "not_found",
+        ),
+        (get("/v1/nothing-here", Some(&ada.token)), "not_found"),
+        (get("/v1/admin/flags", Some(&ada.token)), "forbidden"),
+        (
+            get("/v1/leaderboards/chess", Some(&ada.token)),
+            "invalid_request",
+        ),
+        (
+            get("/v1/leaderboards/reversi?limit=0", Some(&ada.token)),
+            "invalid_request",
+        ),
+        (
+            get("/v1/leaderboards/reversi?limit=x", Some(&ada.token)),
+            "invalid_request",
+        ),
+        (
+            post(
+                "/v1/matches",
+                &ada.token,
+                r#"{"game":"reversi","settings":{"turn_seconds":45}}"#,
+            ),
+            "invalid_request",
+        ),
+        (
+            post(
+                "/v1/analysis",
+                &ada.token,
+                r#"{"game":"four_in_a_row","board":["......."],"side":"R"}"#,
+            ),
+            "invalid_request",
+        ),
+        (
+            post(
+                "/v1/analysis",
+                &ada.token,
+                r#"{"game":"four_in_a_row","moves":"4444449"}"#,
+            ),
+            "illegal_move",
+        ),
+        (
+            get(&format!("/v1/matches/{id}/analysis"), Some(&ada.token)),
+            "match_active",
+        ),
+        (
+            get(&format!("/v1/matches/{id}/replay?ply=99"), Some(&ada.token)),
+            "invalid_request",
+        ),
+        (
+            Ask {
+                key: Some("same-key"),
+                ..post("/v1/matches", &eve.token, r#"{"game":"reversi"}"#)
+            },
+            "",
+        ),
+        (
+            Ask {
+                key: Some("same-key"),
+                ..post("/v1/matches", &eve.token, r#"{"game":"four_in_a_row"}"#)
+            },
+            "idempotency_key_reused",
+        ),
+        (
+            Ask {
+                method: reqwest::Method::DELETE,
+                ..get("/v1/games", None)
+            },
+            "method_not_allowed",
+        ),
+    ];
+    for (ask, code) in &asks {
+        let mut answers = Vec::new();
+        for lang in ["en", "pt-BR"] {
+            let mut req = app
+                .http
+                .request(ask.method.clone(), format!("{}{}", app.base, ask.path))
+                .header("accept-language", lang);
+            if let Some(token) = &ask.token {
+                req = req.bearer_auth(token);
+            }
+            if let Some(body) = &ask.body {
+                req = req
+                    .header("content-type", "application/json")
+                    .body(body.clone());
+            }
+            if let Some(key) = ask.key {
+                req = req.header("idempotency-key", key);
+            }
+            answers.push(app.send(req).await);
+        }
+        let [en, pt] = [&answers[0], &answers[1]];
+        if code.is_empty() {
+            continue;
+        }
+        let place = format!("{} {}: {:?} / {:?}", ask.method, ask.path, en.body, pt.body);
+        assert_eq!((en.code(), pt.code()), (*code, *code), "{place}");
+        assert_eq!(en.status, pt.status, "{place}");
+        assert_eq!(en.headers["content-language"], "en", "{place}");
+        assert_eq!(pt.headers["content-language"], "pt-BR", "{place}");
+        for field in ["title", "detail"] {
+            assert_ne!(en.body[field], pt.body[field], "{field} of {place}");
+        }
+    }
+    let pt = |ask: Ask| {
+        let app = &app;
+        async move {
+            let mut req = app
+                .http
+                .request(ask.method, format!("{}{}", app.base, ask.path))
+                .header("accept-language", "pt");
+            if let Some(token) = ask.token {
+                req = req.bearer_auth(token);
+            }
+            if let Some(body) = ask.body {
+                req = req.header("content-type", "application/json").body(body);
+            }
+            app.send(req).await
+        }
+    };
+    let illegal = pt(post(&moves, &ada.token, r#"{"move":"9"}"#)).await;
+    assert_eq!(illegal.body["title"], "Jogada ilegal");
+    assert_eq!(illegal.body["detail"], "`9` não é uma jogada deste jogo");
+    let active = pt(get(&format!("/v1/matches/{id}/analysis"), Some(&ada.token))).await;
+    assert_eq!(
+        active.body["detail"],
+        "A partida ainda está em andamento: só partidas encerradas são analisadas"
+    );
+    let field = pt(post(&moves, &ada.token, r#"{"mov":"4"}"#)).await;
+    let detail = field.body["detail"].as_str().expect("a detail");
+    assert!(
+        detail.starts_with("Campo desconhecido: `mov`; esperava"),
+        "{detail}"
+    );
+    // None of the refused commands reached the log.
+    assert_eq!(app.events(&ada, &id).await.len(), 1);
+}
+
 #[tokio::test]
 async fn no_input_produces_a_500() {
     let app = spawn_app().await;

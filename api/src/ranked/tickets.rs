@@ -17,6 +17,7 @@ use super::{append_with_slot, new_event};
 use crate::error::ApiError;
 use crate::error::unexpected;
 use crate::play;
+use crate::reasons::Missing;
 use crate::state::AppState;
 
 /// A ticket as the API shows it.
@@ -79,7 +80,7 @@ pub async fn load_ticket(app: &AppState, id: TicketId) -> Result<Ticket, ApiErro
                 .map_err(|err| ApiError::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ticket::fold(decoded.iter().map(|(at, e)| (*at, e))).ok_or(ApiError::NotFound("ticket"))
+    Ticket::fold(decoded.iter().map(|(at, e)| (*at, e))).ok_or(ApiError::NotFound(Missing::Ticket))
 }
 
 /// A ticket of `player`'s own, folded (`not_found` for anyone else's: tickets are private).
@@ -90,7 +91,7 @@ async fn load_own_ticket(
 ) -> Result<Ticket, ApiError> {
     let t = load_ticket(app, id).await?;
     if t.opened.player_id != player {
-        return Err(ApiError::NotFound("ticket"));
+        return Err(ApiError::NotFound(Missing::Ticket));
     }
     Ok(t)
 }
@@ -193,7 +194,7 @@ pub async fn open_ticket(
     }
     app.wake_projections();
     app.waves.notify_one();
-    let t = Ticket::fold([(now, &event)]).ok_or(ApiError::NotFound("ticket"))?;
+    let t = Ticket::fold([(now, &event)]).ok_or(ApiError::NotFound(Missing::Ticket))?;
     Ok(TicketView::new(id, &t, now))
 }
 

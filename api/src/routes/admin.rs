@@ -16,6 +16,7 @@ use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
 use crate::ratelimit::ByAddress;
+use crate::reasons::{Invalid, Missing};
 use crate::state::AppState;
 use crate::{input, metrics};
 
@@ -91,7 +92,7 @@ pub async fn audit_ratings(
     query: Result<web::Query<AuditQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
-    let q = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let q = query.map_err(input::query_error)?;
     let exclude = input::player_list(q.exclude_players.as_deref())?;
     let report = audit::ratings(&app.log, q.game, &exclude)
         .await
@@ -108,9 +109,7 @@ pub async fn explain(
     auth.require_admin()?;
     let (raw_player, raw_game) = path.into_inner();
     let player: PlayerId = input::id(&raw_player)?;
-    let game: GameId = raw_game
-        .parse()
-        .map_err(|_| ApiError::InvalidRequest(format!("unknown game `{raw_game}`")))?;
+    let game = input::game(&raw_game)?;
     let explanation = audit::explain(&app.log, player, game)
         .await
         .map_err(audit_error)?;
@@ -164,7 +163,14 @@ pub fn schedule() -> serde_json::Value {
 }
 
 fn projection(raw: &str) -> Result<Projection, ApiError> {
-    raw.parse().map_err(ApiError::InvalidRequest)
+    raw.parse().map_err(|_| {
+        let known: Vec<&str> = Projection::ALL.iter().map(|p| p.name()).collect();
+        Invalid::UnknownProjection {
+            raw: raw.to_owned(),
+            known: known.join(", "),
+        }
+        .into()
+    })
 }
 
 /// `POST /v1/admin/projections/{name}/rebuild`: starts a rebuild in the background; 202.
@@ -199,7 +205,7 @@ pub async fn get_projection(
     let cp = projections::queries::checkpoint(&client, p.name())
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound("projection"))?;
+        .ok_or(ApiError::NotFound(Missing::Projection))?;
     let last = projections::queries::latest_rebuild(&client, p.name())
         .await
         .map_err(unexpected)?;

@@ -23,6 +23,7 @@ use crate::error::ApiError;
 use crate::error::unexpected;
 use crate::input;
 use crate::play;
+use crate::reasons::{Active, Invalid};
 use crate::state::AppState;
 
 /// `budget_ms` when the client names none, for one position.
@@ -47,9 +48,11 @@ impl BudgetQuery {
     fn budget(&self, default_ms: u64) -> Result<Duration, ApiError> {
         match self.budget_ms.unwrap_or(default_ms) {
             ms @ 1..=MAX_BUDGET_MS => Ok(Duration::from_millis(ms)),
-            ms => Err(ApiError::InvalidRequest(format!(
-                "budget_ms must be 1 to {MAX_BUDGET_MS}, not {ms}"
-            ))),
+            got => Err(Invalid::Budget {
+                max: MAX_BUDGET_MS,
+                got,
+            }
+            .into()),
         }
     }
 }
@@ -122,21 +125,13 @@ pub struct PlyJudged {
 impl PositionBody {
     fn position(&self) -> Result<AnyPosition, ApiError> {
         match (&self.moves, &self.board, &self.side) {
-            (Some(moves), None, None) => position_after(self.game, moves).map_err(|e| match e {
-                AnalysisError::Finished => ApiError::InvalidRequest(e.to_string()),
-                AnalysisError::Parse(_) | AnalysisError::Move { .. } => {
-                    ApiError::IllegalMove(e.to_string())
-                }
-            }),
+            (Some(moves), None, None) => Ok(position_after(self.game, moves)?),
             (None, Some(board), Some(side)) => {
                 let side = side_of(self.game, side)?;
                 let rows: Vec<&str> = board.iter().map(String::as_str).collect();
-                AnyPosition::from_rows(self.game, &rows, side)
-                    .map_err(|e| ApiError::InvalidRequest(e.to_string()))
+                Ok(AnyPosition::from_rows(self.game, &rows, side)?)
             }
-            _ => Err(ApiError::InvalidRequest(
-                "give either `moves`, or `board` and `side`".to_owned(),
-            )),
+            _ => Err(Invalid::PositionShape.into()),
         }
     }
 }
@@ -148,11 +143,12 @@ fn side_of(game: GameId, letter: &str) -> Result<Side, ApiError> {
         .into_iter()
         .find(|&s| letter.eq_ignore_ascii_case(&start.color(s).to_string()))
         .ok_or_else(|| {
-            ApiError::InvalidRequest(format!(
-                "side must be `{}` or `{}` in {game}",
-                start.color(Side::First),
-                start.color(Side::Second)
-            ))
+            Invalid::Side {
+                first: start.color(Side::First),
+                second: start.color(Side::Second),
+                game,
+            }
+            .into()
         })
 }
 
@@ -164,14 +160,12 @@ pub async fn position(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     app.limiter.check(&auth.player)?;
-    let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let query = query.map_err(input::query_error)?;
     let budget = query.budget(DEFAULT_BUDGET_MS)?;
     let body = input::body(payload).await?;
     let pos = input::json::<PositionBody>(&body)?.position()?;
     if pos.outcome().is_some() {
-        return Err(ApiError::InvalidRequest(
-            AnalysisError::Finished.to_string(),
-        ));
+        return Err(AnalysisError::Finished.into());
     }
     let analysis = budgeted(&app, auth.player, budget, move |stop| {
         let limits = Limits {
@@ -180,8 +174,7 @@ pub async fn position(
         };
         Analyser::new().analyse(&pos, &limits)
     })
-    .await?
-    .map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    .await??;
     let Analysis {
         score,
         best_moves,
@@ -203,14 +196,12 @@ pub async fn of_match(
     query: Result<web::Query<BudgetQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     app.limiter.check(&auth.player)?;
-    let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let query = query.map_err(input::query_error)?;
     let budget = query.budget(DEFAULT_MATCH_BUDGET_MS)?;
     let loaded = play::open(&app, &auth, &path).await?;
     let m = loaded.get()?;
     if !m.is_finished() {
-        return Err(ApiError::MatchActive(
-            "the match is still being played: only finished matches are analysed",
-        ));
+        return Err(ApiError::MatchActive(Active::Analysis));
     }
     let (game, moves) = (m.game, m.moves.clone());
     let plies = budgeted(&app, auth.player, budget, move |stop| {

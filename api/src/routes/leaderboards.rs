@@ -6,11 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use domain::games::GameId;
-
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
+use crate::input;
 use crate::state::AppState;
 
 #[derive(Deserialize, JsonSchema)]
@@ -44,14 +43,9 @@ pub async fn get(
     path: web::Path<String>,
     query: Result<web::Query<BoardQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    let game: GameId = path
-        .parse()
-        .map_err(|_| ApiError::InvalidRequest(format!("unknown game `{}`", path.as_str())))?;
-    let q = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
-    let limit = q.limit.unwrap_or(50);
-    if !(1..=500).contains(&limit) {
-        return Err(ApiError::InvalidRequest("limit must be 1 to 500".into()));
-    }
+    let game = input::game(&path)?;
+    let q = query.map_err(input::query_error)?;
+    let limit = input::limit(q.limit)?;
     let client = app.pool.get().await.map_err(unexpected)?;
     let entries = projections::queries::leaderboard(&client, game, limit)
         .await

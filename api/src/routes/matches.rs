@@ -19,6 +19,7 @@ use crate::idempotency::{self, Body};
 use crate::input;
 use crate::metrics::Limit;
 use crate::play;
+use crate::reasons::{Illegal, Invalid};
 use crate::state::AppState;
 use crate::views::{EventView, PlyJson};
 
@@ -125,7 +126,7 @@ pub async fn post_move(
     seated_command(app, auth, req, path, payload, |body, seat| {
         let m: MoveBody = input::json(body)?;
         if m.mv.len() > 8 {
-            return Err(ApiError::IllegalMove(format!("`{}` is not a move", m.mv)));
+            return Err(ApiError::IllegalMove(Illegal::NotAMove(m.mv)));
         }
         Ok((
             Action::PlayMove {
@@ -314,7 +315,7 @@ pub async fn replay(
     path: web::Path<String>,
     query: Result<web::Query<PlyQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    let query = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+    let query = query.map_err(input::query_error)?;
     let (loaded, events) = play::open_with_events(&app, &auth, &path).await?;
     let m = loaded.get()?;
     let hide = !m.settings.shows_legal_moves(m.game);
@@ -324,9 +325,10 @@ pub async fn replay(
         .collect::<Result<Vec<_>, _>>()?;
     let mut plies = replay::plies(&stamped);
     if let Some(n) = query.ply {
-        let one = plies.into_iter().nth(n as usize).ok_or_else(|| {
-            ApiError::InvalidRequest(format!("ply {n} is past the end of the match"))
-        })?;
+        let one = plies
+            .into_iter()
+            .nth(n as usize)
+            .ok_or_else(|| ApiError::InvalidRequest(Invalid::PlyPastEnd(n)))?;
         plies = vec![one];
     }
     let plies: Vec<PlyJson> = plies.into_iter().map(|p| PlyJson::new(p, hide)).collect();

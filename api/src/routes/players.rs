@@ -20,6 +20,7 @@ use crate::error::ApiError;
 use crate::error::unexpected;
 use crate::idempotency;
 use crate::input;
+use crate::reasons::{Missing, Refused, Unauthenticated};
 use crate::state::AppState;
 
 #[derive(Deserialize, JsonSchema)]
@@ -203,9 +204,7 @@ async fn signed_up_once(
 pub async fn refresh(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     app.limiter.check(&auth.player)?;
     if auth.external {
-        return Err(ApiError::Forbidden(
-            "a token of an external issuer is refreshed by that issuer".into(),
-        ));
+        return Err(ApiError::Forbidden(Refused::ExternalRefresh));
     }
     let token = app.keys.issue(auth.player, auth.role, app.now())?;
     Ok(HttpResponse::Ok().json(Token { token }))
@@ -226,7 +225,7 @@ pub async fn get(
         )
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound("player"))?;
+        .ok_or(ApiError::NotFound(Missing::Player))?;
     let name: String = row.get(0);
     let mut stored = projections::queries::ratings_of(&client, player)
         .await
@@ -274,11 +273,8 @@ pub async fn matches(
     query: Result<web::Query<HistoryQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     let player: PlayerId = input::id(&path)?;
-    let q = query.map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
-    let limit = q.limit.unwrap_or(50);
-    if !(1..=500).contains(&limit) {
-        return Err(ApiError::InvalidRequest("limit must be 1 to 500".into()));
-    }
+    let q = query.map_err(input::query_error)?;
+    let limit = input::limit(q.limit)?;
     let client = app.pool.get().await.map_err(unexpected)?;
     exists(&client, player).await?;
     let rows = projections::queries::history(&client, player, q.game, q.before, limit)
@@ -317,9 +313,7 @@ pub async fn rating_history(
 ) -> Result<HttpResponse, ApiError> {
     let (raw_player, raw_game) = path.into_inner();
     let player: PlayerId = input::id(&raw_player)?;
-    let game: GameId = raw_game
-        .parse()
-        .map_err(|_| ApiError::InvalidRequest(format!("unknown game `{raw_game}`")))?;
+    let game = input::game(&raw_game)?;
     let client = app.pool.get().await.map_err(unexpected)?;
     exists(&client, player).await?;
     let points = projections::queries::rating_points(&client, player, game)
@@ -345,7 +339,7 @@ async fn exists(client: &deadpool_postgres::Client, player: PlayerId) -> Result<
         )
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound("player"))?;
+        .ok_or(ApiError::NotFound(Missing::Player))?;
     Ok(())
 }
 
@@ -359,8 +353,6 @@ pub async fn name_of(app: &AppState, player: PlayerId) -> Result<String, ApiErro
         )
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::Unauthorized(
-            "the token's player does not exist".into(),
-        ))?;
+        .ok_or(ApiError::Unauthorized(Unauthenticated::UnknownPlayer))?;
     Ok(row.get(0))
 }

@@ -19,6 +19,7 @@ use crate::error::unexpected;
 use crate::idempotency::{self, Body};
 use crate::input;
 use crate::play;
+use crate::reasons::{Active, Invalid, Missing, Refused};
 use crate::state::AppState;
 
 /// Invite codes: no letters or digits that read alike (0/O, 1/I/L).
@@ -128,9 +129,7 @@ async fn load_as_member(app: &AppState, raw_id: &str, player: PlayerId) -> Resul
     if room.is_member(player) {
         Ok(room)
     } else {
-        Err(ApiError::Forbidden(
-            "you are not a member of this room".into(),
-        ))
+        Err(ApiError::Forbidden(Refused::NotRoomMember))
     }
 }
 
@@ -143,18 +142,18 @@ async fn load(app: &AppState, room_id: Uuid) -> Result<Room, ApiError> {
         )
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound("room"))?;
+        .ok_or(ApiError::NotFound(Missing::Room))?;
     Room::from_row(&row)
 }
 
 fn room_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::InvalidRequest(format!("`{raw}` is not a room id")))
+    Uuid::parse_str(raw).map_err(|_| ApiError::InvalidRequest(Invalid::RoomId(raw.to_owned())))
 }
 
 fn settings_for(game: GameId, settings: Settings) -> Result<Settings, ApiError> {
     settings
         .validate_for(game)
-        .map_err(|e| ApiError::InvalidRequest(e.to_string()))?;
+        .map_err(|e| ApiError::InvalidRequest(e.into()))?;
     Ok(settings)
 }
 
@@ -242,7 +241,7 @@ pub async fn join(
     idempotency::command(app, auth, &req, payload, |_, _body| async move {
         let code = path.trim().to_ascii_uppercase();
         if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
-            return Err(ApiError::NotFound("room"));
+            return Err(ApiError::NotFound(Missing::Room));
         }
         let client = app.pool.get().await.map_err(unexpected)?;
         let joined = client
@@ -265,7 +264,7 @@ pub async fn join(
                     )
                     .await
                     .map_err(unexpected)?
-                    .ok_or(ApiError::NotFound("room"))?;
+                    .ok_or(ApiError::NotFound(Missing::Room))?;
                 let room = Room::from_row(&row)?;
                 if !room.is_member(auth.player) {
                     return Err(ApiError::RoomFull);
@@ -310,9 +309,7 @@ pub async fn patch(
         let room = load_as_member(app, &path, auth.player).await?;
         let settings = settings_for(room.game, patch.settings)?;
         if match_active(app, &room).await? {
-            return Err(ApiError::MatchActive(
-                "settings change between matches, not during one",
-            ));
+            return Err(ApiError::MatchActive(Active::Settings));
         }
         let client = app.pool.get().await.map_err(unexpected)?;
         let row = client
@@ -353,9 +350,7 @@ pub async fn start(
         input::cpu_level(level)?;
         let room = load_as_member(app, &path, auth.player).await?;
         if match_active(app, &room).await? {
-            return Err(ApiError::MatchActive(
-                "a match is already being played in this room",
-            ));
+            return Err(ApiError::MatchActive(Active::RoomPlaying));
         }
         let (first_seat, first_rule) = match room.last_first_seat {
             Some(last) if room.settings.alternate_first => {
@@ -392,9 +387,7 @@ pub async fn start(
             .await
             .map_err(unexpected)?;
         if reserved == 0 {
-            return Err(ApiError::MatchActive(
-                "a match is already being played in this room",
-            ));
+            return Err(ApiError::MatchActive(Active::RoomPlaying));
         }
         let seats = [
             Occupant::Human {

@@ -19,6 +19,7 @@ use crate::error::ApiError;
 use crate::input;
 use crate::live::{self, Viewer};
 use crate::play::{self, Loaded};
+use crate::reasons::Invalid;
 use crate::state::AppState;
 
 /// A comment line this often keeps proxies from closing an idle stream.
@@ -41,9 +42,7 @@ pub async fn stream(
             .to_str()
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
-            .ok_or_else(|| {
-                ApiError::InvalidRequest("Last-Event-ID must be a version number".into())
-            })?,
+            .ok_or_else(|| ApiError::InvalidRequest(Invalid::LastEventId))?,
     };
     let viewer = app.live.view(auth.player, id)?;
     let loaded = play::load(&app, id).await?;

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{EndReason, Game, GameId, GameOutcome, ParseError, Side};
+use super::{BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side};
 
 pub(crate) const WIDTH: u8 = 7;
 pub(crate) const HEIGHT: u8 = 6;
@@ -166,19 +166,19 @@ impl Game for FourInARow {
     /// before its opponent's last disc).
     fn from_rows(rows: &[&str], to_move: Side) -> Result<Self, ParseError> {
         if rows.len() != usize::from(HEIGHT) {
-            return Err(ParseError::BadBoard(format!(
-                "expected {HEIGHT} rows, got {}",
-                rows.len()
-            )));
+            return Err(ParseError::BadBoard(BoardError::Rows {
+                expected: usize::from(HEIGHT),
+                got: rows.len(),
+            }));
         }
         let mut pos = FourInARow::start();
         for (i, line) in rows.iter().enumerate() {
             if line.chars().count() != usize::from(WIDTH) {
-                return Err(ParseError::BadBoard(format!(
-                    "row {} has {} cells, expected {WIDTH}",
-                    i + 1,
-                    line.chars().count()
-                )));
+                return Err(ParseError::BadBoard(BoardError::RowLength {
+                    row: i + 1,
+                    got: line.chars().count(),
+                    expected: usize::from(WIDTH),
+                }));
             }
             // The first string is the top row.
             let row = HEIGHT - 1 - i as u8;
@@ -192,18 +192,17 @@ impl Game for FourInARow {
                     }
                     'Y' => pos.mask |= bit,
                     _ => {
-                        return Err(ParseError::BadBoard(format!(
-                            "`{ch}` is not one of `.`, `R`, `Y`"
-                        )));
+                        return Err(ParseError::BadBoard(BoardError::Cell {
+                            found: ch,
+                            allowed: ['.', 'R', 'Y'],
+                        }));
                     }
                 }
             }
         }
         let floating = pos.mask & !BOTTOM & !(pos.mask << 1);
         if floating != 0 {
-            return Err(ParseError::BadBoard(
-                "a disc floats above an empty cell".to_owned(),
-            ));
+            return Err(ParseError::BadBoard(BoardError::Floating));
         }
         let [red, yellow] = pos.discs();
         let fits = match to_move {
@@ -211,15 +210,14 @@ impl Game for FourInARow {
             Side::Second => red == yellow + 1,
         };
         if !fits {
-            return Err(ParseError::BadBoard(format!(
-                "{red} red and {yellow} yellow discs cannot have {} to move",
-                Self::COLORS[to_move.index()]
-            )));
+            return Err(ParseError::BadBoard(BoardError::DiscCounts {
+                red,
+                yellow,
+                to_move: Self::COLORS[to_move.index()],
+            }));
         }
         if has_four(pos.board(to_move)) {
-            return Err(ParseError::BadBoard(
-                "the side to move already has four in a row".to_owned(),
-            ));
+            return Err(ParseError::BadBoard(BoardError::AlreadyFour));
         }
         Ok(pos)
     }
@@ -741,8 +739,8 @@ mod tests {
         ];
         for (rows, side, message) in cases {
             assert_eq!(
-                FourInARow::from_rows(rows, side),
-                Err(ParseError::BadBoard(message.to_owned())),
+                FourInARow::from_rows(rows, side).map_err(|e| e.to_string()),
+                Err(format!("bad board: {message}")),
                 "{rows:?}"
             );
         }

@@ -128,7 +128,39 @@ pub enum ParseError {
     #[error("`{0}` is not a move of this game")]
     BadMove(String),
     #[error("bad board: {0}")]
-    BadBoard(String),
+    BadBoard(BoardError),
+}
+
+/// Why a board (SPEC §1 board notation) cannot be a position of its game.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BoardError {
+    #[error("expected {expected} rows, got {got}")]
+    Rows { expected: usize, got: usize },
+    /// `row` counts from 1, the top row first.
+    #[error("row {row} has {got} cells, expected {expected}")]
+    RowLength {
+        row: usize,
+        got: usize,
+        expected: usize,
+    },
+    #[error("`{found}` is not one of `{}`, `{}`, `{}`", .allowed[0], .allowed[1], .allowed[2])]
+    Cell { found: char, allowed: [char; 3] },
+    /// Four in a Row: a disc above an empty cell.
+    #[error("a disc floats above an empty cell")]
+    Floating,
+    /// Four in a Row: red starts, so the counts fix the side to move.
+    #[error("{red} red and {yellow} yellow discs cannot have {to_move} to move")]
+    DiscCounts {
+        red: u32,
+        yellow: u32,
+        to_move: char,
+    },
+    /// Four in a Row: the game would have ended before the opponent's last disc.
+    #[error("the side to move already has four in a row")]
+    AlreadyFour,
+    /// Reversi: the four start discs are never removed.
+    #[error("the four centre squares d4, e4, d5, e5 are never empty")]
+    EmptyCentre,
 }
 
 /// A rules engine. Implementations are small `Copy` bitboard positions, so search and perft can

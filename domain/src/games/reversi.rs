@@ -9,7 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{EndReason, Game, GameId, GameOutcome, ParseError, Side};
+use super::{BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side};
 
 /// Every square but the a and h columns.
 const INNER_COLUMNS: u64 = 0x7E7E_7E7E_7E7E_7E7E;
@@ -235,19 +235,19 @@ impl Game for Reversi {
     /// Rejects boards with an empty centre square: the four start discs are never removed.
     fn from_rows(rows: &[&str], to_move: Side) -> Result<Self, ParseError> {
         if rows.len() != 8 {
-            return Err(ParseError::BadBoard(format!(
-                "expected 8 rows, got {}",
-                rows.len()
-            )));
+            return Err(ParseError::BadBoard(BoardError::Rows {
+                expected: 8,
+                got: rows.len(),
+            }));
         }
         let mut boards = [0u64; 2];
         for (row, line) in rows.iter().enumerate() {
             if line.chars().count() != 8 {
-                return Err(ParseError::BadBoard(format!(
-                    "row {} has {} squares, expected 8",
-                    row + 1,
-                    line.chars().count()
-                )));
+                return Err(ParseError::BadBoard(BoardError::RowLength {
+                    row: row + 1,
+                    got: line.chars().count(),
+                    expected: 8,
+                }));
             }
             for (col, ch) in line.chars().enumerate() {
                 let bit = 1u64 << (row * 8 + col);
@@ -256,17 +256,16 @@ impl Game for Reversi {
                     'B' => boards[0] |= bit,
                     'W' => boards[1] |= bit,
                     _ => {
-                        return Err(ParseError::BadBoard(format!(
-                            "`{ch}` is not one of `.`, `B`, `W`"
-                        )));
+                        return Err(ParseError::BadBoard(BoardError::Cell {
+                            found: ch,
+                            allowed: ['.', 'B', 'W'],
+                        }));
                     }
                 }
             }
         }
         if (boards[0] | boards[1]) & CENTRE != CENTRE {
-            return Err(ParseError::BadBoard(
-                "the four centre squares d4, e4, d5, e5 are never empty".to_owned(),
-            ));
+            return Err(ParseError::BadBoard(BoardError::EmptyCentre));
         }
         let [black, white] = boards;
         Ok(match to_move {
@@ -809,7 +808,7 @@ mod tests {
         empty_centre[3] = "...W....";
         let cases: [(&[&str], &str); 4] = [
             (&start[..7], "expected 8 rows, got 7"),
-            (&short_row, "row 8 has 7 squares, expected 8"),
+            (&short_row, "row 8 has 7 cells, expected 8"),
             (&bad_letter, "`b` is not one of `.`, `B`, `W`"),
             (
                 &empty_centre,
@@ -818,8 +817,8 @@ mod tests {
         ];
         for (rows, message) in cases {
             assert_eq!(
-                Reversi::from_rows(rows, Side::First),
-                Err(ParseError::BadBoard(message.to_owned())),
+                Reversi::from_rows(rows, Side::First).map_err(|e| e.to_string()),
+                Err(format!("bad board: {message}")),
                 "{rows:?}"
             );
         }
