@@ -64,7 +64,7 @@ pub struct SettingInfo {
 
 /// The catalogue in one language: Four in a Row, then Reversi.
 pub fn catalogue(lang: Lang) -> Result<Catalogue, ApiError> {
-    let texts = texts::of(lang)?;
+    let texts = texts::of(lang).map_err(ApiError::from)?;
     Ok(Catalogue {
         games: vec![
             game_entry(texts, GameId::FourInARow, &texts.four_in_a_row),

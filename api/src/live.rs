@@ -23,12 +23,11 @@ use tokio::sync::{Notify, broadcast};
 
 use domain::ids::{MatchId, PlayerId};
 use domain::matches::evolve;
-use eventlog::{Checkpoint, RecordedEvent};
+use eventlog::{Checkpoint, EventLog, RecordedEvent};
 
 use crate::error::ApiError;
 use crate::error::unexpected;
-use crate::play::{self, Loaded};
-use crate::state::AppState;
+use crate::loaded::{Loaded, stamped};
 use crate::views::EventView;
 
 /// Frames a viewer may fall behind by before its stream is closed (it resumes with
@@ -126,7 +125,7 @@ impl Live {
 
     /// Called after this instance commits events: the tail reads them for the projections, and
     /// the match's viewers here get them now.
-    pub fn committed(&self, app: &AppState, id: MatchId, written: &[RecordedEvent]) {
+    pub fn committed(&self, log: &EventLog, id: MatchId, written: &[RecordedEvent]) {
         self.wake();
         let Some(watch) = self.watch_of(id) else {
             return;
@@ -137,9 +136,9 @@ impl Live {
             .filter(|e| e.stream == stream)
             .cloned()
             .collect();
-        let app = app.clone();
+        let log = log.clone();
         tokio::spawn(async move {
-            if let Err(e) = watch.apply(&app, id, &events).await {
+            if let Err(e) = watch.apply(&log, id, &events).await {
                 tracing::warn!(match_id = %id, error = %e, "live fan-out failed");
             }
         });
@@ -199,7 +198,7 @@ impl Live {
     }
 
     /// Hands a batch read by the tail to the watches and the projection leaders.
-    async fn deliver(&self, app: &AppState, batch: projections::Batch) {
+    async fn deliver(&self, log: &EventLog, batch: projections::Batch) {
         let mut by_match: HashMap<MatchId, Vec<RecordedEvent>> = HashMap::new();
         {
             let watches = self.lock_watches();
@@ -215,7 +214,7 @@ impl Live {
         }
         for (id, events) in by_match {
             if let Some(watch) = self.watch_of(id)
-                && let Err(e) = watch.apply(app, id, &events).await
+                && let Err(e) = watch.apply(log, id, &events).await
             {
                 tracing::warn!(match_id = %id, error = %e, "live fan-out failed");
             }
@@ -237,17 +236,20 @@ impl Watch {
     /// The match as last sent. The first viewer reads it from the log, under the watch's lock,
     /// so that an event committed meanwhile is either in that read or applied after it.
     /// Viewers send their own history up to this version and the channel's frames after it.
-    /// The first viewer also gets the events it read, for its history.
-    pub async fn current(
+    /// The first viewer also gets the events it read (`load`: the match and its events), for
+    /// its history.
+    pub async fn current<Load>(
         &self,
-        app: &AppState,
-        id: MatchId,
-    ) -> Result<(Loaded, Option<Vec<RecordedEvent>>), ApiError> {
+        load: Load,
+    ) -> Result<(Loaded, Option<Vec<RecordedEvent>>), ApiError>
+    where
+        Load: Future<Output = Result<(Loaded, Vec<RecordedEvent>), ApiError>>,
+    {
         let mut folded = self.folded.lock().await;
         if let Some(f) = folded.as_ref() {
             return Ok((f.clone(), None));
         }
-        let (loaded, events) = play::load_with_events(app, id).await?;
+        let (loaded, events) = load.await?;
         *folded = Some(loaded.clone());
         Ok((loaded, Some(events)))
     }
@@ -256,7 +258,7 @@ impl Watch {
     /// version; reads the missing ones first after a gap.
     async fn apply(
         &self,
-        app: &AppState,
+        log: &EventLog,
         id: MatchId,
         events: &[RecordedEvent],
     ) -> Result<(), ApiError> {
@@ -271,8 +273,7 @@ impl Watch {
             None => return Ok(()),
             Some(first) if first.version == next => events,
             Some(_) => {
-                read = app
-                    .log
+                read = log
                     .read_stream_after(&id.stream(), next - 1)
                     .await
                     .map_err(unexpected)?;
@@ -283,7 +284,7 @@ impl Watch {
             if e.version as u64 != loaded.state.version() + 1 {
                 continue;
             }
-            evolve(&mut loaded.state, &play::stamped(e)?);
+            evolve(&mut loaded.state, &stamped(e)?);
             let frame = frame(loaded, e)?;
             // No receiver is fine: the last viewer just left.
             let _ = self.frames.send(Arc::new(frame));
@@ -315,9 +316,9 @@ fn match_of(stream: &str) -> Option<MatchId> {
 
 /// The instance's one reader of the log: from the end of the log at start, reads whatever has
 /// committed each time this instance commits and at least every `poll`.
-pub async fn run_tail(app: AppState, poll: Duration) {
+pub async fn run_tail(log: EventLog, live: Arc<Live>, poll: Duration) {
     let mut at = loop {
-        match app.log.last_checkpoint().await {
+        match log.last_checkpoint().await {
             Ok(c) => break c,
             Err(e) => {
                 tracing::warn!(error = %e, "the log reader cannot start");
@@ -327,16 +328,16 @@ pub async fn run_tail(app: AppState, poll: Duration) {
     };
     loop {
         // A wake-up that came while reading (or in the gap) is kept by `Notify` for this wait.
-        let _ = tokio::time::timeout(poll, app.live.wake.notified()).await;
-        at = read_on(&app, at).await;
+        let _ = tokio::time::timeout(poll, live.wake.notified()).await;
+        at = read_on(&log, &live, at).await;
         tokio::time::sleep(TAIL_GAP).await;
     }
 }
 
 /// Reads and delivers everything committed after `at`; where it got to.
-async fn read_on(app: &AppState, mut at: Checkpoint) -> Checkpoint {
+async fn read_on(log: &EventLog, live: &Live, mut at: Checkpoint) -> Checkpoint {
     loop {
-        let events = match app.log.read_all_after(at, TAIL_BATCH).await {
+        let events = match log.read_all_after(at, TAIL_BATCH).await {
             Ok(events) => events,
             Err(e) => {
                 tracing::warn!(error = %e, "the log reader failed");
@@ -347,16 +348,15 @@ async fn read_on(app: &AppState, mut at: Checkpoint) -> Checkpoint {
             return at;
         };
         let full = events.len() as i64 == TAIL_BATCH;
-        app.live
-            .deliver(
-                app,
-                projections::Batch {
-                    from: at,
-                    to: last,
-                    events,
-                },
-            )
-            .await;
+        live.deliver(
+            log,
+            projections::Batch {
+                from: at,
+                to: last,
+                events,
+            },
+        )
+        .await;
         at = last;
         if !full {
             return at;

@@ -13,19 +13,20 @@ use domain::cpu;
 use domain::games::AnyPosition;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
-    Action, Command, CreateMatch, Match, MatchEvent, MatchState, MovedBy, Occupant, Presence,
-    Stamped, decide, evolve, strong_solo_player,
+    Action, Command, CreateMatch, Match, MatchState, MovedBy, Occupant, Presence, Stamped, decide,
+    evolve, strong_solo_player,
 };
-use eventlog::{AppendError, AppendOutcome, Hash, NewEvent, RecordedEvent, StreamAppend};
+use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
 use crate::auth::Auth;
-use crate::cache::{Cached, Names};
+use crate::cache::Cached;
 use crate::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
 use crate::error::{ApiError, unexpected};
 use crate::idempotency::KeyRecord;
 use crate::input;
+pub use crate::loaded::{Loaded, stamped};
 use crate::metrics::Limit;
-use crate::reasons::{Missing, Refused};
+use crate::reasons::Missing;
 use crate::state::AppState;
 use crate::views::MatchView;
 
@@ -36,57 +37,16 @@ pub const STAND_IN_LEVEL: u8 = 2;
 /// search for a second, so its moves are commands of their own.
 pub const INLINE_CPU_LEVEL: u8 = 4;
 
-/// A match as the command path knows it: its folded state and its players' names.
-#[derive(Clone)]
-pub struct Loaded {
-    pub id: MatchId,
-    pub state: MatchState,
-    pub names: Arc<Names>,
-    /// The hash of the match's event at `state.version()`, when known: a command on it then
-    /// takes the log's fast path ([`eventlog::HeadAppend`]).
-    pub head: Option<Hash>,
-}
-
-impl Loaded {
-    pub fn get(&self) -> Result<&Match, ApiError> {
-        self.state.get().ok_or(ApiError::NotFound(Missing::Match))
-    }
-
-    /// The seat of a player who must have one (a `forbidden` answer otherwise).
-    pub fn seat_required(&self, player: PlayerId) -> Result<Seat, ApiError> {
-        self.seat_of(player)
-            .ok_or_else(|| ApiError::Forbidden(Refused::NoSeat))
-    }
-
-    /// The seat of a player in this match, if they have one.
-    pub fn seat_of(&self, player: PlayerId) -> Option<Seat> {
-        let m = self.state.get()?;
-        Seat::BOTH
-            .into_iter()
-            .find(|&s| m.seat(s).player_id() == Some(player))
-    }
-
-    /// The match view.
-    pub fn view(&self) -> Result<MatchView, ApiError> {
-        let m = self.get()?;
-        Ok(MatchView::new(
-            self.id,
-            m,
-            self.state.version(),
-            &self.names,
-        ))
-    }
-
-    fn remember(&self, app: &AppState) {
-        app.cache.put(
-            self.id,
-            Cached {
-                state: self.state.clone(),
-                names: self.names.clone(),
-                head: self.head,
-            },
-        );
-    }
+/// Keeps `loaded` in the instance's match cache.
+fn remember(app: &AppState, loaded: &Loaded) {
+    app.cache.put(
+        loaded.id,
+        Cached {
+            state: loaded.state.clone(),
+            names: loaded.names.clone(),
+            head: loaded.head,
+        },
+    );
 }
 
 /// The match as it is in the log now: the cached state brought up to date by one read of the
@@ -111,7 +71,7 @@ pub async fn load(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
         head: newer.last().map(|e| e.hash).or(cached.head),
     };
     if !newer.is_empty() {
-        loaded.remember(app);
+        remember(app, &loaded);
     }
     Ok(loaded)
 }
@@ -175,18 +135,8 @@ pub async fn load_with_events(
         names,
         head: events.last().map(|e| e.hash),
     };
-    loaded.remember(app);
+    remember(app, &loaded);
     Ok((loaded, events))
-}
-
-/// A stored event as the domain reads it.
-pub fn stamped(e: &RecordedEvent) -> Result<Stamped, ApiError> {
-    let event = MatchEvent::decode(&e.event_type, e.schema_version, &e.data)
-        .map_err(|err| ApiError::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))?;
-    Ok(Stamped {
-        at: e.recorded_at,
-        event,
-    })
 }
 
 /// Which view a stored answer holds.
@@ -358,8 +308,8 @@ async fn decide_and_commit(
         match app.committer.submit(job).await {
             Ok(AppendOutcome::Appended(written)) => {
                 decided.last.head = written.last().map(|e| e.hash);
-                decided.last.remember(app);
-                app.live.committed(app, cmd.id, &written);
+                remember(app, &decided.last);
+                app.live.committed(&app.log, cmd.id, &written);
                 return Ok(Done {
                     own: decided.own,
                     last: decided.last,

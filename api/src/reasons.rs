@@ -1,8 +1,5 @@
-//! Why a request was refused, as data: the typed reasons inside [`ApiError`]'s variants, each
-//! rendered in the client's language from the texts ([`crate::texts`]), never a sentence built
-//! in code.
-//!
-//! [`ApiError`]: crate::error::ApiError
+//! Why a request was refused, as data: the typed reasons inside `ApiError`'s variants, each
+//! rendered in the client's language from the texts, never a sentence built in code.
 
 use domain::games::{BoardError, GameId, MoveError, ParseError};
 use domain::ids::{IdError, Seat};

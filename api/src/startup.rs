@@ -138,7 +138,8 @@ impl Application {
         let server = server.disable_signals().run();
         // The log reader runs everywhere: open streams follow other instances through it.
         tokio::spawn(crate::live::run_tail(
-            state.clone(),
+            state.log.clone(),
+            state.live.clone(),
             Duration::from_millis(config.live.log_poll_ms),
         ));
         let mut background = Vec::new();

@@ -2,8 +2,8 @@
 //! `api/texts/pt.json`): the game catalogue's prose and the problem documents' titles and
 //! details. Portuguese is Brazilian Portuguese ("você") throughout.
 //!
-//! A detail is a template whose `{name}` placeholders are filled from a typed reason
-//! ([`crate::reasons`]); the data files hold the same templates, with the same placeholders, in
+//! A detail is a template whose `{name}` placeholders are filled from a typed reason (the
+//! `reasons` module); the data files hold the same templates, with the same placeholders, in
 //! every language (checked at start-up and by the tests).
 
 use std::collections::HashMap;
@@ -11,7 +11,6 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::error::ApiError;
 use crate::lang::Lang;
 
 /// The texts of one language, as its data file (`api/texts/<lang>.json`) holds them.
@@ -67,8 +66,8 @@ const FILES: [(Lang, &str); 2] = [
 ];
 
 /// The texts of `lang`, read from its data file once. A file that does not parse is refused at
-/// start-up ([`check`]) and by the tests; here it is an unexpected error, never a panic.
-pub fn of(lang: Lang) -> Result<&'static Texts, ApiError> {
+/// start-up ([`check`]) and by the tests; here it is an error, never a panic.
+pub fn of(lang: Lang) -> anyhow::Result<&'static Texts> {
     static TEXTS: OnceLock<Result<Vec<(Lang, Texts)>, String>> = OnceLock::new();
     let all = TEXTS.get_or_init(|| {
         FILES
@@ -80,21 +79,19 @@ pub fn of(lang: Lang) -> Result<&'static Texts, ApiError> {
             })
             .collect()
     });
-    let all = all
-        .as_ref()
-        .map_err(|e| ApiError::Unexpected(anyhow::anyhow!("{e}")))?;
+    let all = all.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
     all.iter()
         .find(|(l, _)| *l == lang)
         .map(|(_, t)| t)
-        .ok_or_else(|| ApiError::Unexpected(anyhow::anyhow!("no texts for {}", lang.tag())))
+        .ok_or_else(|| anyhow::anyhow!("no texts for {}", lang.tag()))
 }
 
 /// Whether every language's texts parse and hold the same problem templates with the same
 /// placeholders (start-up refuses to serve without them).
 pub fn check() -> anyhow::Result<()> {
-    let en = of(Lang::En).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let en = of(Lang::En)?;
     for (lang, _) in FILES {
-        let texts = of(lang).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let texts = of(lang)?;
         for (what, ours, english) in [
             ("title", &texts.problems.titles, &en.problems.titles),
             ("detail", &texts.problems.details, &en.problems.details),

@@ -277,7 +277,7 @@ async fn write_pairing(
                 actual: actual as u64,
             });
         }
-        Ok(AppendOutcome::Appended(written)) => app.live.committed(app, id, &written),
+        Ok(AppendOutcome::Appended(written)) => app.live.committed(&app.log, id, &written),
         Ok(AppendOutcome::AlreadyApplied(_)) => return Ok(None),
         Err(e) => return Err(unexpected(e)),
     }

@@ -2,11 +2,11 @@
 //! handler and describes it in the OpenAPI document served at `/openapi.json`.
 
 use crate::error::ApiError;
-use crate::openapi::Reply::{EventStream, Html, Json, Prometheus};
-use crate::openapi::{Reply, SchemaFn, of};
 use crate::ratelimit::ByAddress;
 use actix_web::dev::ResourceDef;
 use actix_web::{HttpResponse, web};
+use openapi::Reply::{EventStream, Html, Json, Prometheus};
+use openapi::{Reply, SchemaFn, of};
 
 pub mod admin;
 pub mod analysis;
@@ -14,6 +14,7 @@ pub mod games;
 pub mod health;
 pub mod leaderboards;
 pub mod matches;
+pub mod openapi;
 pub mod players;
 pub mod queue;
 pub mod rooms;
@@ -201,7 +202,7 @@ async fn openapi(_: ByAddress) -> HttpResponse {
     static DOCUMENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     HttpResponse::Ok().content_type("application/json").body(
         DOCUMENT
-            .get_or_init(|| crate::openapi::document().to_string())
+            .get_or_init(|| openapi::document().to_string())
             .as_str(),
     )
 }
@@ -209,7 +210,7 @@ async fn openapi(_: ByAddress) -> HttpResponse {
 async fn docs(_: ByAddress) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
-        .body(crate::openapi::docs_page())
+        .body(openapi::docs_page())
 }
 
 #[cfg(test)]

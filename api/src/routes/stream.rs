@@ -48,7 +48,10 @@ pub async fn stream(
     let loaded = play::load(&app, id).await?;
     let seat = loaded.seat_of(auth.player);
     play::presence(&app, loaded, auth.player).await?;
-    let (current, read) = viewer.watch.current(&app, id).await?;
+    let (current, read) = viewer
+        .watch
+        .current(play::load_with_events(&app, id))
+        .await?;
     let history = history(&app, id, after, &current, read).await?;
     let (tx, mut rx) = mpsc::channel::<web::Bytes>(16);
     let app = app.get_ref().clone();

@@ -7,7 +7,7 @@ use schemars::generate::{Contract, SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
-use crate::routes::{KEYED, RouteDoc, table};
+use super::{KEYED, RouteDoc, table};
 
 /// Writes the schema of a type (a `$ref` for a named one, in a response generator).
 pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
@@ -242,7 +242,7 @@ fn responses_of(r: &RouteDoc, routes: &[RouteDoc], generator: &mut SchemaGenerat
     if r.path == "/readyz" {
         responses.insert(
             "503".into(),
-            json!({"description": "not ready", "content": {"application/json": {"schema": of::<crate::routes::health::Readiness>(generator).to_value()}}}),
+            json!({"description": "not ready", "content": {"application/json": {"schema": of::<super::health::Readiness>(generator).to_value()}}}),
         );
     }
     let problem = json!({"application/problem+json": {"schema": of::<crate::error::Problem>(generator).to_value()}});

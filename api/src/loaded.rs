@@ -1,0 +1,65 @@
+//! A match as the command path and the live streams know it: its folded state, its players'
+//! names and the hash of its last event; and how a stored event is read back into the domain.
+
+use std::sync::Arc;
+
+use domain::ids::{MatchId, PlayerId, Seat};
+use domain::matches::{Match, MatchEvent, MatchState, Stamped};
+use eventlog::{Hash, RecordedEvent};
+
+use crate::cache::Names;
+use crate::error::ApiError;
+use crate::reasons::{Missing, Refused};
+use crate::views::MatchView;
+
+/// A match as the command path knows it: its folded state and its players' names.
+#[derive(Clone)]
+pub struct Loaded {
+    pub id: MatchId,
+    pub state: MatchState,
+    pub names: Arc<Names>,
+    /// The hash of the match's event at `state.version()`, when known: a command on it then
+    /// takes the log's fast path ([`eventlog::HeadAppend`]).
+    pub head: Option<Hash>,
+}
+
+impl Loaded {
+    pub fn get(&self) -> Result<&Match, ApiError> {
+        self.state.get().ok_or(ApiError::NotFound(Missing::Match))
+    }
+
+    /// The seat of a player who must have one (a `forbidden` answer otherwise).
+    pub fn seat_required(&self, player: PlayerId) -> Result<Seat, ApiError> {
+        self.seat_of(player)
+            .ok_or_else(|| ApiError::Forbidden(Refused::NoSeat))
+    }
+
+    /// The seat of a player in this match, if they have one.
+    pub fn seat_of(&self, player: PlayerId) -> Option<Seat> {
+        let m = self.state.get()?;
+        Seat::BOTH
+            .into_iter()
+            .find(|&s| m.seat(s).player_id() == Some(player))
+    }
+
+    /// The match view.
+    pub fn view(&self) -> Result<MatchView, ApiError> {
+        let m = self.get()?;
+        Ok(MatchView::new(
+            self.id,
+            m,
+            self.state.version(),
+            &self.names,
+        ))
+    }
+}
+
+/// A stored event as the domain reads it.
+pub fn stamped(e: &RecordedEvent) -> Result<Stamped, ApiError> {
+    let event = MatchEvent::decode(&e.event_type, e.schema_version, &e.data)
+        .map_err(|err| ApiError::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))?;
+    Ok(Stamped {
+        at: e.recorded_at,
+        event,
+    })
+}
