@@ -204,7 +204,7 @@ impl Live {
             let watches = self.lock_watches();
             if !watches.is_empty() {
                 for e in &batch.events {
-                    if let Some(id) = match_of(&e.stream)
+                    if let Some(id) = MatchId::of_stream(&e.stream)
                         && watches.contains_key(&id)
                     {
                         by_match.entry(id).or_default().push(e.clone());
@@ -305,13 +305,6 @@ pub fn frame(loaded: &Loaded, e: &RecordedEvent) -> Result<Frame, ApiError> {
         )),
         finished: m.is_finished(),
     })
-}
-
-fn match_of(stream: &str) -> Option<MatchId> {
-    stream
-        .strip_prefix("match-")
-        .and_then(|s| uuid::Uuid::parse_str(s).ok())
-        .map(MatchId::from_uuid)
 }
 
 /// The instance's one reader of the log: from the end of the log at start, reads whatever has

@@ -6,6 +6,7 @@
 //! derives from the match version, with that version expected, so even a lease that expired
 //! mid-work cannot make a timeout fire twice or the CPU move twice.
 
+use std::collections::HashMap;
 use std::time::Duration as StdDuration;
 
 use time::Duration;
@@ -78,35 +79,46 @@ pub struct Repair {
     pub removed: usize,
 }
 
-/// Active matches whose work row is missing or older than their last event.
-const STALE: &str = "SELECT substr(s.stream_id, 7)::uuid, w.match_id IS NULL \
-    FROM streams s \
-    JOIN events e ON e.stream_id = s.stream_id AND e.version = s.version \
-    LEFT JOIN match_work w ON w.match_id = substr(s.stream_id, 7)::uuid \
-    WHERE s.stream_id LIKE 'match-%' AND e.event_type <> 'match_ended' \
-      AND (w.match_id IS NULL OR w.version < s.version)";
-
-/// Rows whose match is finished, or has no stream at all.
-const ORPHANS: &str = "SELECT w.match_id FROM match_work w \
-    LEFT JOIN streams s ON s.stream_id = 'match-' || w.match_id::text \
-    LEFT JOIN events e ON e.stream_id = s.stream_id AND e.version = s.version \
-    WHERE s.stream_id IS NULL OR e.event_type = 'match_ended'";
-
 /// Rebuilds every missing or stale work row from the log, and removes the rows of finished
 /// matches, so that no crash can strand a match without its deadlines. Safe while the server
 /// runs: a row is only ever replaced by one computed from a newer version.
+///
+/// The work rows are read before the log's open matches: a match created in between is seen
+/// open without a row (and gets one, computed from the log), never as a row without a match.
 pub async fn repair_work(app: &AppState) -> Result<Repair, ApiError> {
     let now = app.now();
-    let (stale, orphans) = {
+    let rows: HashMap<Uuid, i64> = {
         let client = app.pool.get().await.map_err(unexpected)?;
-        let stale = client.query(STALE, &[]).await.map_err(unexpected)?;
-        let orphans = client.query(ORPHANS, &[]).await.map_err(unexpected)?;
-        (stale, orphans)
+        client
+            .query("SELECT match_id, version FROM match_work", &[])
+            .await
+            .map_err(unexpected)?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect()
     };
+    let open: HashMap<Uuid, i64> = app
+        .log
+        .open_streams(MatchId::STREAM_PREFIX, "match_ended")
+        .await
+        .map_err(unexpected)?
+        .into_iter()
+        .filter_map(|(stream, version)| Some((MatchId::of_stream(&stream)?.as_uuid(), version)))
+        .collect();
+    // Rows whose match is finished, or has no stream at all.
+    let orphans: Vec<Uuid> = rows
+        .keys()
+        .filter(|id| !open.contains_key(id))
+        .copied()
+        .collect();
     let mut report = Repair::default();
-    for row in stale {
-        let id = MatchId::from_uuid(row.get::<_, Uuid>(0));
-        let missing: bool = row.get(1);
+    for (&id, &version) in &open {
+        let missing = match rows.get(&id) {
+            None => true,
+            Some(&row) if row < version => false,
+            Some(_) => continue,
+        };
+        let id = MatchId::from_uuid(id);
         let loaded = play::load_fresh(app, id).await?;
         let Some(mut work) = play::work_row(app, &loaded, None, now) else {
             continue;
@@ -126,10 +138,12 @@ pub async fn repair_work(app: &AppState) -> Result<Repair, ApiError> {
         }
     }
     if !orphans.is_empty() {
-        let ids: Vec<Uuid> = orphans.iter().map(|r| r.get(0)).collect();
         let client = app.pool.get().await.map_err(unexpected)?;
         report.removed = client
-            .execute("DELETE FROM match_work WHERE match_id = ANY($1)", &[&ids])
+            .execute(
+                "DELETE FROM match_work WHERE match_id = ANY($1)",
+                &[&orphans],
+            )
             .await
             .map_err(unexpected)? as usize;
     }

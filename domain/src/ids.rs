@@ -64,9 +64,20 @@ impl MatchId {
         MatchId(Uuid::new_v5(&command_id, b"match"))
     }
 
+    /// The prefix of every match stream's id.
+    pub const STREAM_PREFIX: &'static str = "match-";
+
     /// The event-log stream of this match.
     pub fn stream(&self) -> String {
-        format!("match-{}", self.0)
+        format!("{}{}", Self::STREAM_PREFIX, self.0)
+    }
+
+    /// The match whose stream `stream` is, if it is a match stream.
+    pub fn of_stream(stream: &str) -> Option<MatchId> {
+        stream
+            .strip_prefix(Self::STREAM_PREFIX)
+            .and_then(|s| Uuid::parse_str(s).ok())
+            .map(MatchId)
     }
 }
 

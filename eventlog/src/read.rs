@@ -113,7 +113,25 @@ const LAST_CHECKPOINT: &str = "SELECT e.tx::text::bigint, e.position FROM events
     WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot()) \
     ORDER BY e.tx DESC, e.position DESC LIMIT 1";
 
+/// The streams of a kind whose last event is not of a closing type.
+const OPEN_STREAMS: &str = "SELECT s.stream_id, s.version FROM streams s \
+    JOIN events e ON e.stream_id = s.stream_id AND e.version = s.version \
+    WHERE starts_with(s.stream_id, $1) AND e.event_type <> $2";
+
 impl EventLog {
+    /// The streams whose id starts with `prefix` and whose last event is not of type
+    /// `closing`, with their versions: the open aggregates of a kind (the matches not yet
+    /// ended), for a repair that compares them with what other tables say.
+    pub async fn open_streams(
+        &self,
+        prefix: &str,
+        closing: &str,
+    ) -> Result<Vec<(String, i64)>, Error> {
+        let client = self.pool.get().await?;
+        let rows = client.query(OPEN_STREAMS, &[&prefix, &closing]).await?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
     /// The checkpoint of the last event below the commit horizon ([`Checkpoint::START`] for an
     /// empty log): [`EventLog::read_all_after`] from it reads only what commits from now on,
     /// never skipping a transaction still running.

@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
-use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId};
@@ -56,9 +55,7 @@ pub async fn finished_matches(log: &EventLog) -> Result<(Vec<Finished>, u64), Er
                 MatchEvent::MatchEnded(end) => {
                     let (Some(c), Some(id)) = (
                         created.remove(&e.stream),
-                        e.stream
-                            .strip_prefix("match-")
-                            .and_then(|s| Uuid::parse_str(s).ok()),
+                        MatchId::of_stream(&e.stream).map(|id| id.as_uuid()),
                     ) else {
                         continue;
                     };

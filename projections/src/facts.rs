@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, Seat};
@@ -63,14 +62,10 @@ fn decode(e: &RecordedEvent) -> Result<MatchEvent, Error> {
 }
 
 fn match_id_of(stream: &str, position: i64) -> Result<MatchId, Error> {
-    stream
-        .strip_prefix("match-")
-        .and_then(|s| Uuid::parse_str(s).ok())
-        .map(MatchId::from_uuid)
-        .ok_or_else(|| Error::Event {
-            position,
-            reason: format!("`{stream}` is not a match stream"),
-        })
+    MatchId::of_stream(stream).ok_or_else(|| Error::Event {
+        position,
+        reason: format!("`{stream}` is not a match stream"),
+    })
 }
 
 /// The finished matches of a batch, in log order. The `match_created` of a match that ended in

@@ -232,3 +232,39 @@ async fn for_each_after_folds_every_committed_event_and_returns_the_last_checkpo
     assert_eq!(seen, ids(&expected));
     assert_eq!(end, expected[14].checkpoint());
 }
+
+#[tokio::test]
+async fn open_streams_are_those_of_the_kind_whose_last_event_does_not_close_them() {
+    let db = TestDb::migrated(2).await;
+    let append = |stream: &'static str, events| {
+        let log = db.log.clone();
+        async move {
+            log.append(Uuid::new_v4(), to_stream(stream, 0, events))
+                .await
+                .expect("append");
+        }
+    };
+    append("match-open", moves(0, 2)).await;
+    let mut closed = moves(0, 1);
+    closed.push(crate::support::event("match_ended", serde_json::json!({})));
+    append("match-closed", closed).await;
+    append("ticket-open", moves(0, 1)).await;
+    // A closing event before the last one does not close the stream.
+    let mut reopened = vec![crate::support::event("match_ended", serde_json::json!({}))];
+    reopened.extend(moves(1, 2));
+    append("match-reopened", reopened).await;
+
+    let mut open = db
+        .log
+        .open_streams("match-", "match_ended")
+        .await
+        .expect("open streams");
+    open.sort();
+    assert_eq!(
+        open,
+        [
+            ("match-open".to_owned(), 2),
+            ("match-reopened".to_owned(), 3)
+        ]
+    );
+}
