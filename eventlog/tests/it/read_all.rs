@@ -239,9 +239,11 @@ async fn open_streams_are_those_of_the_kind_whose_last_event_does_not_close_them
     let append = |stream: &'static str, events| {
         let log = db.log.clone();
         async move {
-            log.append(Uuid::new_v4(), to_stream(stream, 0, events))
+            let outcome = log
+                .append(Uuid::new_v4(), to_stream(stream, 0, events))
                 .await
                 .expect("append");
+            assert!(matches!(outcome, AppendOutcome::Appended(_)));
         }
     };
     append("match-open", moves(0, 2)).await;
