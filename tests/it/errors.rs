@@ -3,155 +3,28 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use crate::helpers::{Player, Res, TestApp, spawn_app};
 
 #[tokio::test]
-async fn every_match_error_has_its_code_and_writes_nothing() {
+async fn every_match_error_has_its_status_and_code_and_writes_nothing() {
     let app = spawn_app().await;
     let (ada, bob, eve) = (
         app.player("Ada").await,
         app.player("Bob").await,
         app.player("Eve").await,
     );
-    let room = app.room(&ada, &bob, "four_in_a_row", json!({})).await;
-    let room_id = room["room_id"].as_str().expect("room id");
-    let started = app
-        .post(
-            &format!("/v1/rooms/{room_id}/matches"),
-            &ada.token,
-            json!({}),
-        )
-        .await;
-    let id = started.body["match_id"]
-        .as_str()
-        .expect("match id")
-        .to_owned();
-    let moves = format!("/v1/matches/{id}/moves");
-
-    let checks = [
-        (
-            app.post(&moves, &bob.token, json!({"move": "4"})).await,
-            StatusCode::CONFLICT,
-            "not_your_turn",
-        ),
-        (
-            app.post(&moves, &ada.token, json!({"move": "9"})).await,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "illegal_move",
-        ),
-        (
-            app.post(&moves, &ada.token, json!({"move": "d3"})).await,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "illegal_move",
-        ),
-        (
-            app.post(&moves, &ada.token, json!({"move": 4})).await,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_request",
-        ),
-        (
-            app.post(&moves, &ada.token, json!({"mov": "4"})).await,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_request",
-        ),
-        (
-            app.post(
-                &moves,
-                &ada.token,
-                json!({"move": "4", "expected_version": 7}),
-            )
-            .await,
-            StatusCode::CONFLICT,
-            "version_conflict",
-        ),
-        (
-            app.post(&moves, &eve.token, json!({"move": "4"})).await,
-            StatusCode::FORBIDDEN,
-            "forbidden",
-        ),
-        (
-            app.post(&moves, "not-a-token", json!({"move": "4"})).await,
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-        ),
-        (
-            app.post(
-                "/v1/matches/not-a-uuid/moves",
-                &ada.token,
-                json!({"move": "4"}),
-            )
-            .await,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_request",
-        ),
-        (
-            app.post(
-                &format!("/v1/matches/{}/moves", uuid::Uuid::new_v4()),
-                &ada.token,
-                json!({"move": "4"}),
-            )
-            .await,
-            StatusCode::NOT_FOUND,
-            "not_found",
-        ),
-        (
-            app.get("/v1/nothing-here", &ada.token).await,
-            StatusCode::NOT_FOUND,
-            "not_found",
-        ),
-        (
-            app.post("/v1/matches", &ada.token, json!({"game": "chess"}))
-                .await,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_request",
-        ),
-        (
-            app.post(
-                "/v1/matches",
-                &ada.token,
-                json!({"game": "reversi", "settings": {"turn_seconds": 45}}),
-            )
-            .await,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_request",
-        ),
-    ];
-    for (res, status, code) in &checks {
-        assert_eq!((res.status, res.code()), (*status, *code), "{:?}", res.body);
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    for (ask, status, code) in failing_asks(&id, &ada, &bob, &eve) {
+        let res = ask.send(&app, "en").await;
+        if code.is_empty() {
+            continue;
+        }
+        let place = format!("{} {}: {:?}", ask.method, ask.path, res.body);
+        assert_eq!((res.status, res.code()), (status, code), "{place}");
         for field in ["type", "title", "status", "detail", "code"] {
-            assert!(
-                !res.body[field].is_null(),
-                "{field} missing in {:?}",
-                res.body
-            );
+            assert!(!res.body[field].is_null(), "{field} missing in {place}");
         }
     }
-    let not_json = app
-        .send(
-            app.http
-                .post(format!("{}{moves}", app.base))
-                .bearer_auth(&ada.token)
-                .header("content-type", "application/json")
-                .body("{\"move\":"),
-        )
-        .await;
-    assert_eq!(
-        (not_json.status, not_json.code()),
-        (StatusCode::BAD_REQUEST, "invalid_request")
-    );
-    let huge = app
-        .send(
-            app.http
-                .post(format!("{}{moves}", app.base))
-                .bearer_auth(&ada.token)
-                .header("content-type", "application/json")
-                .body(format!("{{\"move\":\"{}\"}}", "4".repeat(100_000))),
-        )
-        .await;
-    assert_eq!(
-        (huge.status, huge.code()),
-        (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
-    );
     // Nothing of the above reached the log.
     assert_eq!(app.events(&ada, &id).await.len(), 1);
 }
@@ -202,6 +75,223 @@ struct Ask {
     key: Option<&'static str>,
 }
 
+impl Ask {
+    fn post(path: &str, token: &str, body: &str) -> Ask {
+        Ask {
+            method: reqwest::Method::POST,
+            path: path.to_owned(),
+            token: Some(token.to_owned()),
+            body: Some(body.to_owned()),
+            key: None,
+        }
+    }
+
+    fn get(path: &str, token: Option<&str>) -> Ask {
+        Ask {
+            method: reqwest::Method::GET,
+            path: path.to_owned(),
+            token: token.map(str::to_owned),
+            body: None,
+            key: None,
+        }
+    }
+
+    /// Sends this request asking for `lang`.
+    async fn send(&self, app: &TestApp, lang: &str) -> Res {
+        let mut req = app
+            .http
+            .request(self.method.clone(), format!("{}{}", app.base, self.path))
+            .header("accept-language", lang);
+        if let Some(token) = &self.token {
+            req = req.bearer_auth(token);
+        }
+        if let Some(body) = &self.body {
+            req = req
+                .header("content-type", "application/json")
+                .body(body.clone());
+        }
+        if let Some(key) = self.key {
+            req = req.header("idempotency-key", key);
+        }
+        app.send(req).await
+    }
+}
+
+/// Requests that fail, each with the code it fails with, on the room match `id` of Ada (to
+/// move) and Bob, with Eve outside it; an empty code is a request that succeeds (the first use
+/// of an `Idempotency-Key`).
+fn failing_asks(
+    id: &str,
+    ada: &Player,
+    bob: &Player,
+    eve: &Player,
+) -> Vec<(Ask, StatusCode, &'static str)> {
+    let moves = format!("/v1/matches/{id}/moves");
+    let (ada, bob, eve) = (ada.token.as_str(), bob.token.as_str(), eve.token.as_str());
+    vec![
+        (
+            Ask::post(
+                &moves,
+                ada,
+                &format!(r#"{{"move":"{}"}}"#, "4".repeat(100_000)),
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+        ),
+        (
+            Ask::post(&moves, ada, r#"{"move":"d3"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "illegal_move",
+        ),
+        (
+            Ask::post("/v1/matches", ada, r#"{"game":"chess"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::post(&moves, ada, r#"{"move":"9"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "illegal_move",
+        ),
+        (
+            Ask::post(&moves, ada, r#"{"move":4}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::post(&moves, ada, r#"{"mov":"4"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::post(&moves, ada, r#"{"move":"#),
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+        ),
+        (
+            Ask::post(&moves, bob, r#"{"move":"4"}"#),
+            StatusCode::CONFLICT,
+            "not_your_turn",
+        ),
+        (
+            Ask::post(&moves, ada, r#"{"move":"4","expected_version":7}"#),
+            StatusCode::CONFLICT,
+            "version_conflict",
+        ),
+        (
+            Ask::post(&moves, eve, r#"{"move":"4"}"#),
+            StatusCode::FORBIDDEN,
+            "forbidden",
+        ),
+        (
+            Ask::post(&moves, "not-a-token", r#"{"move":"4"}"#),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            Ask::get(&format!("/v1/matches/{id}"), None),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            Ask::post("/v1/matches/not-a-uuid/moves", ada, r#"{"move":"4"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::get(&format!("/v1/matches/{}", uuid::Uuid::new_v4()), Some(ada)),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            Ask::get("/v1/nothing-here", Some(ada)),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            Ask::get("/v1/admin/flags", Some(ada)),
+            StatusCode::FORBIDDEN,
+            "forbidden",
+        ),
+        (
+            Ask::get("/v1/leaderboards/chess", Some(ada)),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::get("/v1/leaderboards/reversi?limit=0", Some(ada)),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::get("/v1/leaderboards/reversi?limit=x", Some(ada)),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::post(
+                "/v1/matches",
+                ada,
+                r#"{"game":"reversi","settings":{"turn_seconds":45}}"#,
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::post(
+                "/v1/analysis",
+                ada,
+                r#"{"game":"four_in_a_row","board":["......."],"side":"R"}"#,
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::post(
+                "/v1/analysis",
+                ada,
+                r#"{"game":"four_in_a_row","moves":"4444449"}"#,
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "illegal_move",
+        ),
+        (
+            Ask::get(&format!("/v1/matches/{id}/analysis"), Some(ada)),
+            StatusCode::CONFLICT,
+            "match_active",
+        ),
+        (
+            Ask::get(&format!("/v1/matches/{id}/replay?ply=99"), Some(ada)),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask {
+                key: Some("same-key"),
+                ..Ask::post("/v1/matches", eve, r#"{"game":"reversi"}"#)
+            },
+            StatusCode::OK,
+            "",
+        ),
+        (
+            Ask {
+                key: Some("same-key"),
+                ..Ask::post("/v1/matches", eve, r#"{"game":"four_in_a_row"}"#)
+            },
+            StatusCode::CONFLICT,
+            "idempotency_key_reused",
+        ),
+        (
+            Ask {
+                method: reqwest::Method::DELETE,
+                ..Ask::get("/v1/games", None)
+            },
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+    ]
+}
+
 #[tokio::test]
 async fn errors_read_the_same_in_both_languages() {
     let app = spawn_app().await;
@@ -211,149 +301,14 @@ async fn errors_read_the_same_in_both_languages() {
         app.player("Eve").await,
     );
     let id = app.room_match(&ada, &bob, "four_in_a_row").await;
-    let moves = format!("/v1/matches/{id}/moves");
-    let post = |path: &str, token: &str, body: &str| Ask {
-        method: reqwest::Method::POST,
-        path: path.to_owned(),
-        token: Some(token.to_owned()),
-        body: Some(body.to_owned()),
-        key: None,
-    };
-    let get = |path: &str, token: Option<&str>| Ask {
-        method: reqwest::Method::GET,
-        path: path.to_owned(),
-        token: token.map(str::to_owned),
-        body: None,
-        key: None,
-    };
-    let asks = [
-        (post(&moves, &ada.token, r#"{"move":"9"}"#), "illegal_move"),
-        (post(&moves, &ada.token, r#"{"move":4}"#), "invalid_request"),
-        (
-            post(&moves, &ada.token, r#"{"mov":"4"}"#),
-            "invalid_request",
-        ),
-        (post(&moves, &ada.token, r#"{"move":"#), "invalid_request"),
-        (post(&moves, &bob.token, r#"{"move":"4"}"#), "not_your_turn"),
-        (
-            post(&moves, &ada.token, r#"{"move":"4","expected_version":7}"#),
-            "version_conflict",
-        ),
-        (post(&moves, &eve.token, r#"{"move":"4"}"#), "forbidden"),
-        (
-            post(&moves, "not-a-token", r#"{"move":"4"}"#),
-            "unauthorized",
-        ),
-        (get(&format!("/v1/matches/{id}"), None), "unauthorized"),
-        (
-            post(
-                "/v1/matches/not-a-uuid/moves",
-                &ada.token,
-                r#"{"move":"4"}"#,
-            ),
-            "invalid_request",
-        ),
-        (
-            get(
-                &format!("/v1/matches/{}", uuid::Uuid::new_v4()),
-                Some(&ada.token),
-            ),
-            "not_found",
-        ),
-        (get("/v1/nothing-here", Some(&ada.token)), "not_found"),
-        (get("/v1/admin/flags", Some(&ada.token)), "forbidden"),
-        (
-            get("/v1/leaderboards/chess", Some(&ada.token)),
-            "invalid_request",
-        ),
-        (
-            get("/v1/leaderboards/reversi?limit=0", Some(&ada.token)),
-            "invalid_request",
-        ),
-        (
-            get("/v1/leaderboards/reversi?limit=x", Some(&ada.token)),
-            "invalid_request",
-        ),
-        (
-            post(
-                "/v1/matches",
-                &ada.token,
-                r#"{"game":"reversi","settings":{"turn_seconds":45}}"#,
-            ),
-            "invalid_request",
-        ),
-        (
-            post(
-                "/v1/analysis",
-                &ada.token,
-                r#"{"game":"four_in_a_row","board":["......."],"side":"R"}"#,
-            ),
-            "invalid_request",
-        ),
-        (
-            post(
-                "/v1/analysis",
-                &ada.token,
-                r#"{"game":"four_in_a_row","moves":"4444449"}"#,
-            ),
-            "illegal_move",
-        ),
-        (
-            get(&format!("/v1/matches/{id}/analysis"), Some(&ada.token)),
-            "match_active",
-        ),
-        (
-            get(&format!("/v1/matches/{id}/replay?ply=99"), Some(&ada.token)),
-            "invalid_request",
-        ),
-        (
-            Ask {
-                key: Some("same-key"),
-                ..post("/v1/matches", &eve.token, r#"{"game":"reversi"}"#)
-            },
-            "",
-        ),
-        (
-            Ask {
-                key: Some("same-key"),
-                ..post("/v1/matches", &eve.token, r#"{"game":"four_in_a_row"}"#)
-            },
-            "idempotency_key_reused",
-        ),
-        (
-            Ask {
-                method: reqwest::Method::DELETE,
-                ..get("/v1/games", None)
-            },
-            "method_not_allowed",
-        ),
-    ];
-    for (ask, code) in &asks {
-        let mut answers = Vec::new();
-        for lang in ["en", "pt-BR"] {
-            let mut req = app
-                .http
-                .request(ask.method.clone(), format!("{}{}", app.base, ask.path))
-                .header("accept-language", lang);
-            if let Some(token) = &ask.token {
-                req = req.bearer_auth(token);
-            }
-            if let Some(body) = &ask.body {
-                req = req
-                    .header("content-type", "application/json")
-                    .body(body.clone());
-            }
-            if let Some(key) = ask.key {
-                req = req.header("idempotency-key", key);
-            }
-            answers.push(app.send(req).await);
-        }
-        let [en, pt] = [&answers[0], &answers[1]];
+    for (ask, _, code) in failing_asks(&id, &ada, &bob, &eve) {
+        let en = ask.send(&app, "en").await;
+        let pt = ask.send(&app, "pt-BR").await;
         if code.is_empty() {
             continue;
         }
         let place = format!("{} {}: {:?} / {:?}", ask.method, ask.path, en.body, pt.body);
-        assert_eq!((en.code(), pt.code()), (*code, *code), "{place}");
+        assert_eq!((en.code(), pt.code()), (code, code), "{place}");
         assert_eq!(en.status, pt.status, "{place}");
         assert_eq!(en.headers["content-language"], "en", "{place}");
         assert_eq!(pt.headers["content-language"], "pt-BR", "{place}");
@@ -361,31 +316,22 @@ async fn errors_read_the_same_in_both_languages() {
             assert_ne!(en.body[field], pt.body[field], "{field} of {place}");
         }
     }
-    let pt = |ask: Ask| {
-        let app = &app;
-        async move {
-            let mut req = app
-                .http
-                .request(ask.method, format!("{}{}", app.base, ask.path))
-                .header("accept-language", "pt");
-            if let Some(token) = ask.token {
-                req = req.bearer_auth(token);
-            }
-            if let Some(body) = ask.body {
-                req = req.header("content-type", "application/json").body(body);
-            }
-            app.send(req).await
-        }
-    };
-    let illegal = pt(post(&moves, &ada.token, r#"{"move":"9"}"#)).await;
+    let moves = format!("/v1/matches/{id}/moves");
+    let illegal = Ask::post(&moves, &ada.token, r#"{"move":"9"}"#)
+        .send(&app, "pt")
+        .await;
     assert_eq!(illegal.body["title"], "Jogada ilegal");
     assert_eq!(illegal.body["detail"], "`9` não é uma jogada deste jogo");
-    let active = pt(get(&format!("/v1/matches/{id}/analysis"), Some(&ada.token))).await;
+    let active = Ask::get(&format!("/v1/matches/{id}/analysis"), Some(&ada.token))
+        .send(&app, "pt")
+        .await;
     assert_eq!(
         active.body["detail"],
         "A partida ainda está em andamento: só partidas encerradas são analisadas"
     );
-    let field = pt(post(&moves, &ada.token, r#"{"mov":"4"}"#)).await;
+    let field = Ask::post(&moves, &ada.token, r#"{"mov":"4"}"#)
+        .send(&app, "pt")
+        .await;
     let detail = field.body["detail"].as_str().expect("a detail");
     assert!(
         detail.starts_with("Campo desconhecido: `mov`; esperava"),
