@@ -658,7 +658,7 @@ mod tests {
     }
 
     #[test]
-    fn the_original_unit_tests_pass() {
+    fn simple_graphs_and_negative_weights() {
         assert_eq!(mates(0, &[], false), Vec::<i64>::new());
         check(&[(0, 1, 1)], false, &[1, 0]);
         check(&[(1, 2, 10), (2, 3, 11)], false, &[-1, -1, 3, 2]);
@@ -671,6 +671,10 @@ mod tests {
         let neg = [(1, 2, 2), (1, 3, -2), (2, 3, 1), (2, 4, -1), (3, 4, -6)];
         check(&neg, false, &[-1, 2, 1, -1, -1]);
         check(&neg, true, &[-1, 3, 4, 1, 2]);
+    }
+
+    #[test]
+    fn an_s_blossom_used_for_augmentation() {
         // S-blossom, used for augmentation.
         check(
             &[(1, 2, 8), (1, 3, 9), (2, 3, 10), (3, 4, 7)],
@@ -689,6 +693,10 @@ mod tests {
             false,
             &[-1, 6, 3, 2, 5, 4, 1],
         );
+    }
+
+    #[test]
+    fn an_s_blossom_relabelled_as_t() {
         // S-blossom relabelled as T-blossom.
         check(
             &[
@@ -726,6 +734,10 @@ mod tests {
             false,
             &[-1, 2, 1, 6, 5, 4, 3],
         );
+    }
+
+    #[test]
+    fn a_nested_s_blossom() {
         // Nested S-blossom.
         check(
             &[
@@ -740,6 +752,10 @@ mod tests {
             false,
             &[-1, 3, 4, 1, 2, 6, 5],
         );
+    }
+
+    #[test]
+    fn an_s_blossom_relabelled_as_s_inside_a_nested_one() {
         // S-blossom relabelled as S, included in a nested S-blossom.
         check(
             &[
@@ -756,6 +772,10 @@ mod tests {
             false,
             &[-1, 2, 1, 4, 3, 6, 5, 8, 7],
         );
+    }
+
+    #[test]
+    fn a_nested_s_blossom_augmented_and_expanded_recursively() {
         // Nested S-blossom, augment, expand recursively.
         check(
             &[
@@ -773,6 +793,10 @@ mod tests {
             false,
             &[-1, 2, 1, 5, 6, 3, 4, 8, 7],
         );
+    }
+
+    #[test]
+    fn an_s_blossom_relabelled_as_t_and_expanded() {
         // S-blossom relabelled as T, expanded.
         check(
             &[
@@ -788,6 +812,10 @@ mod tests {
             false,
             &[-1, 6, 3, 2, 8, 7, 1, 5, 4],
         );
+    }
+
+    #[test]
+    fn a_nested_s_blossom_relabelled_as_t_and_expanded() {
         // Nested S-blossom relabelled as T, expanded.
         check(
             &[
@@ -804,6 +832,10 @@ mod tests {
             false,
             &[-1, 8, 3, 2, 7, 6, 5, 4, 1],
         );
+    }
+
+    #[test]
+    fn a_blossom_relabelled_as_t_in_two_ways_expanded_and_augmented() {
         // Blossom relabelled as T in more than one way, expanded, augmented.
         let nasty = |e48: i64, e57: i64| {
             [
@@ -824,6 +856,10 @@ mod tests {
         check(&nasty(26, 40), false, &nasty_mates);
         // ... such that a new least-slack S-to-free edge is produced.
         check(&nasty(28, 26), false, &nasty_mates);
+    }
+
+    #[test]
+    fn a_nested_blossom_relabelled_as_t_in_two_ways_with_the_inner_one_on_the_path() {
         // Nested blossom relabelled as T in more than one way, expanded so that the inner
         // blossom ends up on an augmenting path.
         check(
@@ -845,6 +881,10 @@ mod tests {
             false,
             &[-1, 8, 3, 2, 6, 9, 4, 10, 1, 5, 7, 12, 11],
         );
+    }
+
+    #[test]
+    fn a_nested_s_blossom_relabelled_as_s_and_expanded_recursively() {
         // Nested S-blossom relabelled as S, expanded recursively.
         check(
             &[
