@@ -62,19 +62,24 @@ pub struct SettingInfo {
     pub description: &'static str,
 }
 
-/// The catalogue in one language: Four in a Row, then Reversi.
+/// The catalogue in one language, in the order of `GameId::ALL` (Four in a Row, then Reversi).
 pub fn catalogue(lang: Lang) -> Result<Catalogue, ApiError> {
     let texts = texts::of(lang).map_err(ApiError::from)?;
     Ok(Catalogue {
-        games: vec![
-            game_entry(texts, GameId::FourInARow, &texts.four_in_a_row),
-            game_entry(texts, GameId::Reversi, &texts.reversi),
-        ],
+        games: GameId::ALL
+            .iter()
+            .map(|&game| game_entry(texts, game))
+            .collect::<Result<_, _>>()?,
     })
 }
 
-fn game_entry(all: &'static Texts, game: GameId, texts: &'static GameTexts) -> GameEntry {
-    GameEntry {
+fn game_entry(all: &'static Texts, game: GameId) -> Result<GameEntry, ApiError> {
+    // Present for every game: checked at start-up (`texts::check`).
+    let texts: &'static GameTexts = all
+        .games
+        .get(game.as_str())
+        .ok_or_else(|| anyhow::anyhow!("no texts for {game}"))?;
+    Ok(GameEntry {
         id: game.as_str(),
         name: &texts.name,
         summary: &texts.summary,
@@ -92,7 +97,7 @@ fn game_entry(all: &'static Texts, game: GameId, texts: &'static GameTexts) -> G
             .collect(),
         settings: settings(&all.settings, Settings::can_hide_legal_moves(game)),
         cpu_levels: domain::cpu::LEVELS.collect(),
-    }
+    })
 }
 
 /// SPEC §2: the house rules, in the order of its table; values and defaults from the domain's

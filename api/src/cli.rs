@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use domain::games::{
-    AnyPosition, FourInARow, Game, GameId, PerftMode, Reversi, Side, perft, split_moves,
-};
+use domain::games::{AnyPosition, GameId, PerftMode, Side, split_moves};
 
 use crate::auth::{Keys, Role};
 use crate::config::{AuthConfig, DatabaseConfig, ServeConfig};
@@ -454,10 +452,7 @@ fn run_perft(game: &str, depth: u32, leaves: bool) -> anyhow::Result<()> {
         PerftMode::EndedGameDropped
     };
     let started = Instant::now();
-    let nodes = match game.parse::<GameId>()? {
-        GameId::FourInARow => perft(&FourInARow::start(), depth, mode),
-        GameId::Reversi => perft(&Reversi::start(), depth, mode),
-    };
+    let nodes = AnyPosition::start(game.parse::<GameId>()?).perft(depth, mode);
     let secs = started.elapsed().as_secs_f64();
     println!(
         "perft {game} {depth}: {nodes} ({secs:.3} s, {:.1} M leaves/s)",

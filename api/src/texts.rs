@@ -11,14 +11,16 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use domain::games::GameId;
+
 use crate::lang::Lang;
 
 /// The texts of one language, as its data file (`api/texts/<lang>.json`) holds them.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Texts {
-    pub four_in_a_row: GameTexts,
-    pub reversi: GameTexts,
+    /// Each game's texts, by its wire id: one entry per game of `GameId::ALL`.
+    pub games: HashMap<String, GameTexts>,
     pub settings: SettingTexts,
     /// The questions about the product (leaving, turn limits, resigning, ranked results) that
     /// both games share; they follow each game's own questions.
@@ -86,12 +88,23 @@ pub fn of(lang: Lang) -> anyhow::Result<&'static Texts> {
         .ok_or_else(|| anyhow::anyhow!("no texts for {}", lang.tag()))
 }
 
-/// Whether every language's texts parse and hold the same problem templates with the same
-/// placeholders (start-up refuses to serve without them).
+/// Whether every language's texts parse, describe exactly the games discs serves, and hold
+/// the same problem templates with the same placeholders (start-up refuses to serve without
+/// them).
 pub fn check() -> anyhow::Result<()> {
     let en = of(Lang::En)?;
     for (lang, _) in FILES {
         let texts = of(lang)?;
+        let mut games: Vec<&str> = texts.games.keys().map(String::as_str).collect();
+        games.sort_unstable();
+        let mut served: Vec<&str> = GameId::ALL.iter().map(|g| g.as_str()).collect();
+        served.sort_unstable();
+        if games != served {
+            anyhow::bail!(
+                "the {} texts describe the games {games:?}, not {served:?}",
+                lang.tag()
+            );
+        }
         for (what, ours, english) in [
             ("title", &texts.problems.titles, &en.problems.titles),
             ("detail", &texts.problems.details, &en.problems.details),

@@ -33,7 +33,7 @@ pub enum FirstChoice {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = super::openapi::legal_moves_shown_in_four_in_a_row)]
+#[schemars(transform = super::openapi::legal_moves_hidden_where_the_game_allows)]
 pub struct NewSolo {
     game: GameId,
     #[serde(default = "default_level")]

@@ -7,6 +7,9 @@ use schemars::generate::{Contract, SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
+use domain::games::GameId;
+use domain::matches::Settings;
+
 use super::{KEYED, RouteDoc, table};
 
 /// Writes the schema of a type (a `$ref` for a named one, in a response generator).
@@ -29,14 +32,19 @@ pub enum Reply {
     Prometheus,
 }
 
-/// Schema transform of the bodies that pick a game and settings: legal moves can be hidden in
-/// Reversi only (`show_legal_moves: false` with Four in a Row is refused).
-pub fn legal_moves_shown_in_four_in_a_row(schema: &mut Schema) {
+/// Schema transform of the bodies that pick a game and settings: legal moves can be hidden
+/// only in the games that have that setting ([`Settings::can_hide_legal_moves`]: Reversi;
+/// `show_legal_moves: false` with Four in a Row is refused).
+pub fn legal_moves_hidden_where_the_game_allows(schema: &mut Schema) {
+    let (hiding, showing): (Vec<GameId>, Vec<GameId>) = GameId::ALL
+        .into_iter()
+        .partition(|&g| Settings::can_hide_legal_moves(g));
+    let ids = |games: Vec<GameId>| games.into_iter().map(GameId::as_str).collect::<Vec<_>>();
     schema.insert(
         "oneOf".into(),
         json!([
-            {"properties": {"game": {"enum": ["reversi"]}}},
-            {"properties": {"game": {"enum": ["four_in_a_row"]},
+            {"properties": {"game": {"enum": ids(hiding)}}},
+            {"properties": {"game": {"enum": ids(showing)},
                             "settings": {"properties": {"show_legal_moves": {"enum": [true]}}}}}
         ]),
     );
@@ -46,7 +54,7 @@ pub fn legal_moves_shown_in_four_in_a_row(schema: &mut Schema) {
 fn path_parameter(name: &str) -> Value {
     match name {
         "id" | "room_id" | "ticket" => json!({"type": "string", "format": "uuid"}),
-        "game" => json!({"type": "string", "enum": domain::games::GameId::ALL.map(|g| g.as_str())}),
+        "game" => json!({"type": "string", "enum": GameId::ALL.map(|g| g.as_str())}),
         "code" => json!({"type": "string", "pattern": "^[ABCDEFGHJKMNPQRSTUVWXYZ2-9]{6}$",
                          "description": "a room's invite code"}),
         "name" => json!({"type": "string",

@@ -159,7 +159,7 @@ fn settings_for(game: GameId, settings: Settings) -> Result<Settings, ApiError> 
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = super::openapi::legal_moves_shown_in_four_in_a_row)]
+#[schemars(transform = super::openapi::legal_moves_hidden_where_the_game_allows)]
 pub struct NewRoom {
     game: GameId,
     #[serde(default)]

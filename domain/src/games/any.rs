@@ -36,6 +36,11 @@ impl AnyPosition {
         })
     }
 
+    /// The leaves of the game tree `depth` plies below this position (see [`super::perft`]).
+    pub fn perft(&self, depth: u32, mode: super::PerftMode) -> u64 {
+        dispatch!(self, p => super::perft(p, depth, mode))
+    }
+
     pub fn game(&self) -> GameId {
         match self {
             AnyPosition::FourInARow(_) => FourInARow::ID,
