@@ -9,12 +9,13 @@
 //! empties to the winner). A Reversi side that must pass gets the negated score of the position
 //! after the pass and no best moves; a finished position gets the score its result stands for.
 
+use std::any::Any;
+use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
+use crate::games::any::dispatch;
 use crate::games::{AnyPosition, GameId, MoveError, ParseError, Side, split_moves};
-use crate::search::four_in_a_row::Solver;
-use crate::search::reversi::Engine;
-use crate::search::{Limits, Verdict};
+use crate::search::{Engine, Limits, Verdict};
 
 /// The verdict on one position, moves in canonical notation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,20 +60,14 @@ pub enum AnalysisError {
     Move { ply: usize, error: MoveError },
 }
 
-/// The engines of both games, each created when first needed and kept, so that the plies of one
-/// game share what their transposition tables learned.
+/// The analysers of the games ([`Engine::Analyser`]), each created when first needed and kept,
+/// so that the plies of one game share what their transposition tables learned.
 #[derive(Default)]
 pub struct Analyser {
-    four_in_a_row: Option<Solver>,
-    reversi: Option<Engine>,
+    by_game: HashMap<GameId, Box<dyn Any + Send>>,
 }
 
 impl Analyser {
-    /// Four in a Row table slots (8 bytes each: 32 MiB, touched lazily).
-    pub const FOUR_IN_A_ROW_ENTRIES: usize = 1 << 22;
-    /// Reversi table size in bytes.
-    pub const REVERSI_TABLE_BYTES: usize = 32 << 20;
-
     pub fn new() -> Analyser {
         Analyser::default()
     }
@@ -155,24 +150,24 @@ impl Analyser {
     /// `with_moves: false` spares Four in a Row the per-move searches; the Reversi engine finds
     /// its moves as it goes.
     fn judge(&mut self, pos: &AnyPosition, limits: &Limits, with_moves: bool) -> Analysis {
-        match pos {
-            AnyPosition::FourInARow(p) => {
-                let solver = self
-                    .four_in_a_row
-                    .get_or_insert_with(|| Solver::new(Analyser::FOUR_IN_A_ROW_ENTRIES));
-                let verdict = if with_moves {
-                    solver.solve(p, limits)
-                } else {
-                    solver.score(p, limits)
-                };
-                canonical(verdict)
-            }
-            AnyPosition::Reversi(p) => {
-                let engine = self
-                    .reversi
-                    .get_or_insert_with(|| Engine::new(Analyser::REVERSI_TABLE_BYTES));
-                canonical(engine.analyse(p, limits))
-            }
+        dispatch!(pos, p => canonical(self.judge_in(p, limits, with_moves)))
+    }
+
+    fn judge_in<G: Engine>(
+        &mut self,
+        pos: &G,
+        limits: &Limits,
+        with_moves: bool,
+    ) -> Verdict<G::Move> {
+        let analyser = self
+            .by_game
+            .entry(G::ID)
+            .or_insert_with(|| Box::new(G::analyser()));
+        match analyser.downcast_mut::<G::Analyser>() {
+            Some(analyser) => G::judge(analyser, pos, limits, with_moves),
+            // Only `G::analyser()` is ever stored under `G::ID`; were it not, a fresh one
+            // gives the same verdict.
+            None => G::judge(&mut G::analyser(), pos, limits, with_moves),
         }
     }
 }

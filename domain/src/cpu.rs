@@ -6,16 +6,16 @@
 //!
 //! - Level 1 plays a uniformly random legal move.
 //! - Level 2 (also the stand-in for absent players) wins when it can, blocks an immediate loss,
-//!   and otherwise draws a move weighted to the centre in Four in a Row and to its own mobility
-//!   (and away from the opponent's) in Reversi.
+//!   and otherwise draws a move weighted by the game's [`Engine::weak_weight`] (to the centre
+//!   in Four in a Row, to its own mobility and away from the opponent's in Reversi).
 //! - Levels 3 to 5 are the search engines of [`crate::search`]: 3 a shallow search, 4 a deep one,
 //!   5 the exact solvers wherever their budgets reach (see `search::four_in_a_row::choose` and
 //!   `search::reversi::choose`). Level 5 can take up to about a second: callers on an async
 //!   executor run it on a blocking thread.
 
-use crate::games::{AnyPosition, FourInARow, Game, Reversi};
-use crate::search;
-use crate::search::SplitMix64;
+use crate::games::any::dispatch;
+use crate::games::{AnyPosition, Game};
+use crate::search::{Engine, SplitMix64};
 
 /// The levels a CPU seat can play at (1 weakest .. 5 strongest, SPEC §2): the very range the
 /// match aggregate accepts.
@@ -27,16 +27,14 @@ pub const DEFAULT_LEVEL: u8 = crate::matches::CPU_DEFAULT_LEVEL;
 /// The CPU's move in `position` at `level`, in canonical notation, or `None` when the side to
 /// move has no move (the game is over or a pass is due). Levels above 5 play as 5.
 pub fn choose_move(position: &AnyPosition, level: u8, seed: u32) -> Option<String> {
-    let wide = u64::from(seed);
-    match position {
-        AnyPosition::FourInARow(p) if level >= 3 => {
-            search::four_in_a_row::choose(p, level.min(5), wide).map(|m| m.to_string())
-        }
-        AnyPosition::Reversi(p) if level >= 3 => {
-            search::reversi::choose(p, level.min(5), wide).map(|m| m.to_string())
-        }
-        AnyPosition::FourInARow(p) => choose(p, level, seed, centre_weight).map(|m| m.to_string()),
-        AnyPosition::Reversi(p) => choose(p, level, seed, mobility_weight).map(|m| m.to_string()),
+    dispatch!(position, p => choose_in(p, level, seed).map(|m| m.to_string()))
+}
+
+fn choose_in<G: Engine>(pos: &G, level: u8, seed: u32) -> Option<G::Move> {
+    if level >= 3 {
+        pos.search_choice(level.min(5), u64::from(seed))
+    } else {
+        choose(pos, level, seed, G::weak_weight)
     }
 }
 
@@ -98,21 +96,6 @@ fn opponent_wins_next<G: Game>(pos: &G, mv: G::Move) -> bool {
             .outcome()
             .is_some_and(|o| o.winner == Some(me.other()))
     })
-}
-
-/// Four in a Row: central columns take part in more lines.
-fn centre_weight(_: &FourInARow, column: <FourInARow as Game>::Move) -> u64 {
-    [1, 2, 4, 6, 4, 2, 1][usize::from(column.index())]
-}
-
-/// Reversi: prefer moves that keep our options open and close the opponent's; corners are gold.
-fn mobility_weight(pos: &Reversi, square: <Reversi as Game>::Move) -> u64 {
-    let mut next = *pos;
-    next.play(square);
-    let theirs = u64::from(next.legal_count());
-    let corner = matches!(square.index(), 0 | 7 | 56 | 63);
-    let base = 64u64.saturating_sub(theirs * 4).max(2);
-    if corner { base * 8 } else { base }
 }
 
 /// The generator for one decision: SplitMix64 keyed by (seed, ply, side), a fresh, reproducible

@@ -1,51 +1,70 @@
 //! `AnyPosition`: a position of whichever game a match plays, chosen at run time.
 //!
 //! The match aggregate and the API work in notation strings; this enum parses them with the right
-//! engine. Adding a game adds one variant here and one arm to the `dispatch!` macro.
+//! engine. Its variants, and every `match` on them ([`dispatch!`]), follow the list of games
+//! ([`super::for_each_game`]).
 
-use super::{FourInARow, Game, GameId, GameOutcome, ParseError, Reversi, Side};
+use super::{Game, GameId, GameOutcome, ParseError, Side, for_each_game};
 
-/// A position of one of the games, for code that learns the game at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AnyPosition {
-    FourInARow(FourInARow),
-    Reversi(Reversi),
-}
+macro_rules! define_any_position {
+    (; $($variant:ident, $wire:literal, $rules:path;)*) => {
+        /// A position of one of the games, for code that learns the game at run time.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum AnyPosition {
+            $($variant($rules),)*
+        }
 
-macro_rules! dispatch {
-    ($self:expr, $pos:ident => $body:expr) => {
-        match $self {
-            AnyPosition::FourInARow($pos) => $body,
-            AnyPosition::Reversi($pos) => $body,
+        impl AnyPosition {
+            pub fn start(game: GameId) -> AnyPosition {
+                match game {
+                    $(GameId::$variant => AnyPosition::$variant(<$rules as Game>::start()),)*
+                }
+            }
+
+            pub fn from_rows(
+                game: GameId,
+                rows: &[&str],
+                to_move: Side,
+            ) -> Result<Self, ParseError> {
+                Ok(match game {
+                    $(GameId::$variant => {
+                        AnyPosition::$variant(<$rules as Game>::from_rows(rows, to_move)?)
+                    })*
+                })
+            }
         }
     };
 }
+for_each_game!(define_any_position);
+
+/// `$body` with `$pos` bound to the position inside an [`AnyPosition`], whatever its game: the
+/// one `match` on the games that generic code needs.
+macro_rules! dispatch {
+    ($self:expr, $pos:ident => $body:expr) => {{
+        #[allow(unused_imports)] // In scope already where the macro is defined.
+        use $crate::games::any::dispatch_arms;
+        $crate::games::for_each_game!(dispatch_arms($self, $pos, $body))
+    }};
+}
+pub(crate) use dispatch;
+
+macro_rules! dispatch_arms {
+    (($self:expr, $pos:ident, $body:expr); $($variant:ident, $wire:literal, $rules:path;)*) => {
+        match $self {
+            $($crate::games::AnyPosition::$variant($pos) => $body,)*
+        }
+    };
+}
+pub(crate) use dispatch_arms;
 
 impl AnyPosition {
-    pub fn start(game: GameId) -> AnyPosition {
-        match game {
-            GameId::FourInARow => AnyPosition::FourInARow(FourInARow::start()),
-            GameId::Reversi => AnyPosition::Reversi(Reversi::start()),
-        }
-    }
-
-    pub fn from_rows(game: GameId, rows: &[&str], to_move: Side) -> Result<Self, ParseError> {
-        Ok(match game {
-            GameId::FourInARow => AnyPosition::FourInARow(FourInARow::from_rows(rows, to_move)?),
-            GameId::Reversi => AnyPosition::Reversi(Reversi::from_rows(rows, to_move)?),
-        })
-    }
-
     /// The leaves of the game tree `depth` plies below this position (see [`super::perft`]).
     pub fn perft(&self, depth: u32, mode: super::PerftMode) -> u64 {
         dispatch!(self, p => super::perft(p, depth, mode))
     }
 
     pub fn game(&self) -> GameId {
-        match self {
-            AnyPosition::FourInARow(_) => FourInARow::ID,
-            AnyPosition::Reversi(_) => Reversi::ID,
-        }
+        dispatch!(self, p => game_of(p))
     }
 
     /// The colour letter of a side in this game (`R`/`Y`, `B`/`W`).
@@ -115,6 +134,10 @@ pub enum MoveError {
     GameOver,
 }
 
+fn game_of<G: Game>(_: &G) -> GameId {
+    G::ID
+}
+
 fn color_of<G: Game>(_: &G, side: Side) -> char {
     G::COLORS[side.index()]
 }
@@ -134,10 +157,7 @@ fn check<G: Game>(pos: &G, mv: &str) -> Result<G::Move, MoveError> {
 /// per move in Four in a Row, a letter and a digit in Reversi. Legality is not checked here.
 pub fn split_moves(game: GameId, moves: &str) -> Result<Vec<String>, ParseError> {
     let chars: Vec<char> = moves.trim().chars().collect();
-    let width = match game {
-        GameId::FourInARow => 1,
-        GameId::Reversi => 2,
-    };
+    let width = game.move_chars();
     if !chars.len().is_multiple_of(width) {
         return Err(ParseError::BadMove(moves.to_owned()));
     }

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side};
+use super::{Board, BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side};
 
 pub(crate) const WIDTH: u8 = 7;
 pub(crate) const HEIGHT: u8 = 6;
@@ -156,6 +156,12 @@ impl Game for FourInARow {
 
     const ID: GameId = GameId::FourInARow;
     const COLORS: [char; 2] = ['R', 'Y'];
+    const BOARD: Board = Board {
+        columns: WIDTH,
+        rows: HEIGHT,
+    };
+    const MOVE_CHARS: usize = 1;
+    const CAN_HIDE_LEGAL_MOVES: bool = false;
 
     fn start() -> Self {
         FourInARow { mask: 0, first: 0 }

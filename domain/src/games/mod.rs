@@ -18,14 +18,81 @@ pub use any::{AnyPosition, MoveError, split_moves};
 pub use four_in_a_row::{Column, FourInARow};
 pub use reversi::{Reversi, Square};
 
-/// The games discs serves, by their wire id.
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GameId {
-    FourInARow,
-    Reversi,
+/// Every game discs serves, in one list: its variant (of [`GameId`] and [`AnyPosition`]), its
+/// wire id and its rules type. A new game is its own modules (the rules under `games/`, the
+/// searches under `search/`, implementing [`Game`] and [`crate::search::Engine`]) and one line
+/// here; everything that depends on the game follows this list.
+///
+/// Calls `$callback!` with the arguments given in parentheses (if any), a `;`, then
+/// `Variant, "wire_id", RulesType;` for each game.
+macro_rules! for_each_game {
+    ($callback:ident $( ( $($args:tt)* ) )?) => {
+        $callback! { $( ( $($args)* ) )? ;
+            FourInARow, "four_in_a_row", $crate::games::four_in_a_row::FourInARow;
+            Reversi, "reversi", $crate::games::reversi::Reversi;
+        }
+    };
 }
+pub(crate) use for_each_game;
+
+macro_rules! define_game_id {
+    (; $($variant:ident, $wire:literal, $rules:path;)*) => {
+        /// The games discs serves, by their wire id.
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum GameId {
+            $(
+                #[serde(rename = $wire)]
+                $variant,
+            )*
+        }
+
+        impl GameId {
+            /// Every game, in the order of the list.
+            pub const ALL: [GameId; [$(GameId::$variant),*].len()] = [$(GameId::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(GameId::$variant => $wire,)*
+                }
+            }
+
+            /// The board the game is played on.
+            pub fn board(self) -> Board {
+                match self {
+                    $(GameId::$variant => <$rules as Game>::BOARD,)*
+                }
+            }
+
+            /// Characters per move in the game's notation (a game record is its moves run
+            /// together).
+            pub fn move_chars(self) -> usize {
+                match self {
+                    $(GameId::$variant => <$rules as Game>::MOVE_CHARS,)*
+                }
+            }
+
+            /// Whether the game has the setting `show_legal_moves` (its players may hide the
+            /// legal moves).
+            pub fn can_hide_legal_moves(self) -> bool {
+                match self {
+                    $(GameId::$variant => <$rules as Game>::CAN_HIDE_LEGAL_MOVES,)*
+                }
+            }
+        }
+
+        impl FromStr for GameId {
+            type Err = ParseError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($wire => Ok(GameId::$variant),)*
+                    _ => Err(ParseError::UnknownGame(s.to_owned())),
+                }
+            }
+        }
+    };
+}
+for_each_game!(define_game_id);
 
 /// The size of a game's board, as `match_created` records it (schema version 2 on).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,45 +101,9 @@ pub struct Board {
     pub rows: u8,
 }
 
-impl GameId {
-    pub const ALL: [GameId; 2] = [GameId::FourInARow, GameId::Reversi];
-
-    /// The board the game is played on.
-    pub fn board(self) -> Board {
-        match self {
-            GameId::FourInARow => Board {
-                columns: four_in_a_row::WIDTH,
-                rows: four_in_a_row::HEIGHT,
-            },
-            GameId::Reversi => Board {
-                columns: 8,
-                rows: 8,
-            },
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GameId::FourInARow => "four_in_a_row",
-            GameId::Reversi => "reversi",
-        }
-    }
-}
-
 impl fmt::Display for GameId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for GameId {
-    type Err = ParseError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "four_in_a_row" => Ok(GameId::FourInARow),
-            "reversi" => Ok(GameId::Reversi),
-            _ => Err(ParseError::UnknownGame(s.to_owned())),
-        }
     }
 }
 
@@ -176,6 +207,12 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     const ID: GameId;
     /// The colour letters of the first and second player in board strings (`R`/`Y`, `B`/`W`).
     const COLORS: [char; 2];
+    /// The board the game is played on.
+    const BOARD: Board;
+    /// Characters per move in the game's notation (`4`: one; `d3`: two).
+    const MOVE_CHARS: usize;
+    /// Whether the players may hide the legal moves (the setting `show_legal_moves`).
+    const CAN_HIDE_LEGAL_MOVES: bool;
 
     fn start() -> Self;
     /// Reads a board in the notation of SPEC §1 (rows as strings) with the given side to move.

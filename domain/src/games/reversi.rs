@@ -9,7 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side};
+use super::{Board, BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side};
 
 /// Every square but the a and h columns.
 const INNER_COLUMNS: u64 = 0x7E7E_7E7E_7E7E_7E7E;
@@ -221,6 +221,12 @@ impl Game for Reversi {
 
     const ID: GameId = GameId::Reversi;
     const COLORS: [char; 2] = ['B', 'W'];
+    const BOARD: Board = Board {
+        columns: 8,
+        rows: 8,
+    };
+    const MOVE_CHARS: usize = 2;
+    const CAN_HIDE_LEGAL_MOVES: bool = true;
 
     fn start() -> Self {
         let white = (1 << 27) | (1 << 36); // d4, e5

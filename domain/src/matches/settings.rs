@@ -102,9 +102,9 @@ pub enum SettingsError {
 
 impl Settings {
     /// Whether `game` has the setting `show_legal_moves`: hiding the legal moves is a Reversi
-    /// setting (Four in a Row always shows them).
+    /// setting (Four in a Row always shows them); each game's rules say ([`GameId::can_hide_legal_moves`]).
     pub fn can_hide_legal_moves(game: GameId) -> bool {
-        game == GameId::Reversi
+        game.can_hide_legal_moves()
     }
 
     /// Whether these settings apply to a match of `game` (see [`Settings::can_hide_legal_moves`]).

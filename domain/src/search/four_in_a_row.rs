@@ -21,7 +21,7 @@
 use crate::games::four_in_a_row::{BOARD, BOARD_COLUMN, BOTTOM, HEIGHT, STRIDE, WIDTH};
 use crate::games::{Column, FourInARow, Game};
 
-use super::{Limits, SplitMix64, Verdict};
+use super::{Engine, Limits, SplitMix64, Verdict};
 
 pub mod book;
 
@@ -971,6 +971,39 @@ fn most_promising(p: &Pos, moves: u64) -> u64 {
     match search.root(p, LEVEL5_PREFERENCE_DEPTH, &order, 0) {
         Some(root) if root.candidates != 0 => root.candidates,
         _ => moves,
+    }
+}
+
+/// Four in a Row table slots of the analysis (8 bytes each: 32 MiB, touched lazily).
+pub const ANALYSIS_ENTRIES: usize = 1 << 22;
+
+impl Engine for FourInARow {
+    type Analyser = Solver;
+
+    fn analyser() -> Solver {
+        Solver::new(ANALYSIS_ENTRIES)
+    }
+
+    fn judge(
+        solver: &mut Solver,
+        pos: &Self,
+        limits: &Limits,
+        with_moves: bool,
+    ) -> Verdict<Column> {
+        if with_moves {
+            solver.solve(pos, limits)
+        } else {
+            solver.score(pos, limits)
+        }
+    }
+
+    fn search_choice(&self, level: u8, seed: u64) -> Option<Column> {
+        choose(self, level, seed)
+    }
+
+    /// Central columns take part in more lines.
+    fn weak_weight(&self, column: Column) -> u64 {
+        [1, 2, 4, 6, 4, 2, 1][usize::from(column.index())]
     }
 }
 

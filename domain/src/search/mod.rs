@@ -41,6 +41,31 @@ impl Limits<'_> {
     }
 }
 
+/// What the CPU and the analysis need of a game: its own search code, behind one trait, so
+/// that `cpu.rs` and `analysis.rs` name no game.
+pub trait Engine: crate::games::Game {
+    /// What the analysis of this game keeps between positions (its transposition table).
+    type Analyser: Send + 'static;
+
+    /// A fresh analyser, its tables at the sizes the analysis uses.
+    fn analyser() -> Self::Analyser;
+
+    /// The verdict on a position (finished ones included). `with_moves: false` may skip
+    /// finding every best move when only the score is needed.
+    fn judge(
+        analyser: &mut Self::Analyser,
+        pos: &Self,
+        limits: &Limits,
+        with_moves: bool,
+    ) -> Verdict<Self::Move>;
+
+    /// The CPU's choice at the searching levels (3–5), node-bounded and seeded.
+    fn search_choice(&self, level: u8, seed: u64) -> Option<Self::Move>;
+
+    /// How much the weak levels (1–2) like a legal move (higher: more often).
+    fn weak_weight(&self, mv: Self::Move) -> u64;
+}
+
 /// A search's answer for the side to move.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict<M> {

@@ -24,7 +24,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::{Limits, SplitMix64, Verdict};
 use crate::games::reversi::{flips, moves};
-use crate::games::{Reversi, Square};
+use crate::games::{Game, Reversi, Square};
 
 /// Evaluation units per disc.
 pub const SCALE: i32 = 100;
@@ -1028,6 +1028,41 @@ pub fn choose(pos: &Reversi, level_number: u8, seed: u64) -> Option<Square> {
     }
     near.sort_unstable();
     rng.pick(&near).map(square)
+}
+
+/// Reversi table size of the analysis, in bytes.
+pub const ANALYSIS_TABLE_BYTES: usize = 32 << 20;
+
+impl super::Engine for Reversi {
+    type Analyser = Engine;
+
+    fn analyser() -> Engine {
+        Engine::new(ANALYSIS_TABLE_BYTES)
+    }
+
+    /// The engine finds its best moves as it goes: `with_moves` changes nothing.
+    fn judge(
+        engine: &mut Engine,
+        pos: &Self,
+        limits: &Limits,
+        _with_moves: bool,
+    ) -> Verdict<Square> {
+        engine.analyse(pos, limits)
+    }
+
+    fn search_choice(&self, level: u8, seed: u64) -> Option<Square> {
+        choose(self, level, seed)
+    }
+
+    /// Prefer moves that keep our options open and close the opponent's; corners are gold.
+    fn weak_weight(&self, square: Square) -> u64 {
+        let mut next = *self;
+        next.play(square);
+        let theirs = u64::from(next.legal_count());
+        let corner = matches!(square.index(), 0 | 7 | 56 | 63);
+        let base = 64u64.saturating_sub(theirs * 4).max(2);
+        if corner { base * 8 } else { base }
+    }
 }
 
 #[cfg(test)]
