@@ -199,6 +199,7 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     use super::*;
+    use crate::games::Symmetry;
 
     const L2_R1: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -331,6 +332,65 @@ mod tests {
             assert!(!p.best_moves.is_empty(), "{p:?}");
             assert!((-64..=64).contains(&p.score_before), "{p:?}");
             assert!((-64..=64).contains(&p.score_after), "{p:?}");
+        }
+    }
+
+    /// A late position of each game and its canonical image get the same score, and the image's
+    /// best moves, mapped back, are the position's own.
+    #[test]
+    fn a_position_and_its_canonical_image_have_corresponding_best_moves() {
+        // Random games stopped at a ply where the solvers are quick (24 empty cells of 42, 12
+        // empty squares of 64); the games that end before it are dropped.
+        let late = [(GameId::FourInARow, 18), (GameId::Reversi, 48)];
+        let mut analyser = Analyser::new();
+        for (game, ply) in late {
+            let mut rng = crate::rng::SplitMix64(7);
+            let mut positions = Vec::new();
+            for _ in 0..40 {
+                if positions.len() == 6 {
+                    break;
+                }
+                let mut pos = AnyPosition::start(game);
+                while pos.outcome().is_none() && pos.ply() < ply {
+                    if pos.must_pass() {
+                        pos.pass();
+                        continue;
+                    }
+                    let legal = pos.legal_moves();
+                    pos.play(&legal[rng.index(legal.len())]).expect("legal");
+                }
+                if pos.outcome().is_none() {
+                    positions.push(pos);
+                }
+            }
+            assert_eq!(positions.len(), 6, "{game}");
+            let mut turned = 0;
+            for pos in positions {
+                let (_, s) = pos.canonical();
+                turned += usize::from(s != Symmetry::Identity);
+                let rows = s.rows(&pos.rows());
+                let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+                let image =
+                    AnyPosition::from_rows(game, &rows, pos.side_to_move()).expect("an image");
+                let direct = analyser
+                    .analyse(&pos, &Limits::UNLIMITED)
+                    .expect("analysed");
+                let via = analyser
+                    .analyse(&image, &Limits::UNLIMITED)
+                    .expect("analysed");
+                assert!(direct.exact && via.exact);
+                assert_eq!(via.score, direct.score, "{pos:?} through {s:?}");
+                let mut mapped: Vec<String> = via
+                    .best_moves
+                    .iter()
+                    .map(|m| pos.move_from_canonical(m, s).expect("a move"))
+                    .collect();
+                let mut best = direct.best_moves.clone();
+                mapped.sort();
+                best.sort();
+                assert_eq!(mapped, best, "{pos:?} through {s:?}");
+            }
+            assert!(turned > 0, "{game}: no position was turned to be canonical");
         }
     }
 

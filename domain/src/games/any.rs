@@ -4,7 +4,7 @@
 //! engine. Its variants, and every `match` on them ([`dispatch!`]), follow the list of games
 //! ([`super::for_each_game`]).
 
-use super::{Game, GameId, GameOutcome, ParseError, Side, for_each_game};
+use super::{Game, GameId, GameOutcome, ParseError, Side, Symmetry, for_each_game};
 
 macro_rules! define_any_position {
     (; $($variant:ident, $wire:literal, $rules:path;)*) => {
@@ -61,6 +61,21 @@ impl AnyPosition {
     /// The leaves of the game tree `depth` plies below this position (see [`super::perft`]).
     pub fn perft(&self, depth: u32, mode: super::PerftMode) -> u64 {
         dispatch!(self, p => super::perft(p, depth, mode))
+    }
+
+    /// The canonical form of this position under its game's symmetries
+    /// ([`Game::SYMMETRIES`]): a key naming the game, the board and the side to move of the
+    /// image with the smallest key, and the symmetry that takes this position to that image.
+    /// A position and each of its images have the same key: what a cache of solved positions
+    /// is keyed by.
+    pub fn canonical(&self) -> (String, Symmetry) {
+        dispatch!(self, p => canonical_of(p))
+    }
+
+    /// A move of the canonical image (`s` from [`AnyPosition::canonical`]), in this position's
+    /// orientation.
+    pub fn move_from_canonical(&self, mv: &str, s: Symmetry) -> Result<String, ParseError> {
+        dispatch!(self, p => move_back(p, mv, s))
     }
 
     pub fn game(&self) -> GameId {
@@ -134,6 +149,26 @@ pub enum MoveError {
     GameOver,
 }
 
+fn canonical_of<G: Game>(pos: &G) -> (String, Symmetry) {
+    let rows = pos.rows();
+    let side = G::COLORS[pos.side_to_move().index()];
+    G::SYMMETRIES
+        .iter()
+        .map(|&s| (format!("{}:{}:{side}", G::ID, s.rows(&rows).join("/")), s))
+        .min()
+        .unwrap_or_else(|| {
+            (
+                format!("{}:{}:{side}", G::ID, rows.join("/")),
+                Symmetry::Identity,
+            )
+        })
+}
+
+fn move_back<G: Game>(_: &G, mv: &str, s: Symmetry) -> Result<String, ParseError> {
+    let m: G::Move = mv.parse()?;
+    Ok(G::transform_move(m, s.inverse()).to_string())
+}
+
 fn game_of<G: Game>(_: &G) -> GameId {
     G::ID
 }
@@ -167,6 +202,90 @@ pub fn split_moves(game: GameId, moves: &str) -> Result<Vec<String>, ParseError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The image of `pos` through `s`, as a position of its game.
+    fn image<G: Game>(pos: &G, s: Symmetry) -> G {
+        let rows = s.rows(&pos.rows());
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        G::from_rows(&rows, pos.side_to_move()).expect("an image of a position is a position")
+    }
+
+    /// Through each symmetry of its game, a position maps to a position with the same key, the
+    /// same outcome, and the images of its legal moves as legal moves; and every symmetry is
+    /// undone by its inverse.
+    fn symmetries_hold<G: Game>(seed: u64) {
+        let mut seen = 0;
+        super::super::random_positions::<G>(20, seed, |pos| {
+            let key = canonical_of(pos).0;
+            for &s in G::SYMMETRIES {
+                let img = image(pos, s);
+                assert_eq!(canonical_of(&img).0, key, "{pos:?} through {s:?}");
+                assert_eq!(img.outcome(), pos.outcome(), "{pos:?} through {s:?}");
+                assert_eq!(img.must_pass(), pos.must_pass(), "{pos:?} through {s:?}");
+                let mut mapped: Vec<String> = pos
+                    .legal_moves()
+                    .map(|m| G::transform_move(m, s).to_string())
+                    .collect();
+                let mut legal: Vec<String> = img.legal_moves().map(|m| m.to_string()).collect();
+                mapped.sort();
+                legal.sort();
+                assert_eq!(mapped, legal, "{pos:?} through {s:?}");
+                for m in pos.legal_moves() {
+                    assert_eq!(G::transform_move(G::transform_move(m, s), s.inverse()), m);
+                }
+                assert_eq!(image(&img, s.inverse()), *pos, "{s:?} then its inverse");
+            }
+            seen += 1;
+        });
+        assert!(seen > 20 * 7, "{seen} positions");
+    }
+
+    #[test]
+    fn four_in_a_row_positions_and_their_mirror_images_correspond() {
+        symmetries_hold::<super::super::FourInARow>(11);
+    }
+
+    #[test]
+    fn reversi_positions_and_their_eight_images_correspond() {
+        symmetries_hold::<super::super::Reversi>(12);
+    }
+
+    #[test]
+    fn the_canonical_key_names_the_game_board_and_side_and_moves_map_back() {
+        let pos = AnyPosition::start(GameId::FourInARow);
+        let (key, s) = pos.canonical();
+        assert_eq!(
+            key,
+            "four_in_a_row:......./......./......./......./......./.......:R"
+        );
+        assert_eq!(s, Symmetry::Identity);
+        let mut right = AnyPosition::start(GameId::FourInARow);
+        right.play("7").expect("legal");
+        let mut left = AnyPosition::start(GameId::FourInARow);
+        left.play("1").expect("legal");
+        let ((right_key, right_s), (left_key, left_s)) = (right.canonical(), left.canonical());
+        assert_eq!(right_key, left_key);
+        assert_ne!(right_s, left_s);
+        // The same canonical move is column 2 in one and column 6 in the other.
+        let canonical_move = "2";
+        let from_right = right
+            .move_from_canonical(canonical_move, right_s)
+            .expect("a move");
+        let from_left = left
+            .move_from_canonical(canonical_move, left_s)
+            .expect("a move");
+        assert_eq!(
+            [from_right.as_str(), from_left.as_str()]
+                .map(|m| m.parse::<u8>().expect("a column"))
+                .iter()
+                .sum::<u8>(),
+            8,
+            "{from_right} and {from_left} mirror each other"
+        );
+        let reversi = AnyPosition::start(GameId::Reversi);
+        assert!(reversi.canonical().0.starts_with("reversi:"));
+        assert!(reversi.canonical().0.ends_with(":B"));
+    }
 
     #[test]
     fn moves_in_any_case_come_back_canonical() {

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{Board, BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side};
+use super::{Board, BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side, Symmetry};
 
 pub(crate) const WIDTH: u8 = 7;
 pub(crate) const HEIGHT: u8 = 6;
@@ -162,6 +162,13 @@ impl Game for FourInARow {
     };
     const MOVE_CHARS: usize = 1;
     const CAN_HIDE_LEGAL_MOVES: bool = false;
+    /// Gravity fixes up and down: only the mirror image is the same game.
+    const SYMMETRIES: &'static [Symmetry] = &[Symmetry::Identity, Symmetry::MirrorColumns];
+
+    fn transform_move(column: Column, s: Symmetry) -> Column {
+        let (x, _) = s.cell(column.0, 0, WIDTH, HEIGHT);
+        Column(x)
+    }
 
     fn start() -> Self {
         FourInARow { mask: 0, first: 0 }

@@ -213,6 +213,13 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     const MOVE_CHARS: usize;
     /// Whether the players may hide the legal moves (the setting `show_legal_moves`).
     const CAN_HIDE_LEGAL_MOVES: bool;
+    /// The symmetries of the board under which the rules are the same (the identity first):
+    /// a position and its image have the same value, their moves corresponding.
+    const SYMMETRIES: &'static [Symmetry];
+
+    /// `mv` as seen through `s` (one of [`Game::SYMMETRIES`]): the move of the image that
+    /// corresponds to it.
+    fn transform_move(mv: Self::Move, s: Symmetry) -> Self::Move;
 
     fn start() -> Self;
     /// Reads a board in the notation of SPEC §1 (rows as strings) with the given side to move.
@@ -240,6 +247,88 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     fn outcome(&self) -> Option<GameOutcome>;
     /// Discs on the board of the first and of the second player.
     fn discs(&self) -> [u32; 2];
+}
+
+/// A symmetry of the board (of the square's eight, the dihedral group D4), acting on cells
+/// `(column, row)`, rows counted from the top as in the board notation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Symmetry {
+    Identity,
+    /// Left and right exchanged.
+    MirrorColumns,
+    /// Top and bottom exchanged.
+    MirrorRows,
+    Rotate180,
+    /// About the top-left to bottom-right diagonal.
+    Transpose,
+    /// About the other diagonal.
+    AntiTranspose,
+    /// A quarter turn clockwise.
+    Rotate90,
+    /// A quarter turn anticlockwise.
+    Rotate270,
+}
+
+impl Symmetry {
+    /// All eight (a square board's).
+    pub const ALL: [Symmetry; 8] = [
+        Symmetry::Identity,
+        Symmetry::MirrorColumns,
+        Symmetry::MirrorRows,
+        Symmetry::Rotate180,
+        Symmetry::Transpose,
+        Symmetry::AntiTranspose,
+        Symmetry::Rotate90,
+        Symmetry::Rotate270,
+    ];
+
+    /// The symmetry that undoes this one.
+    pub fn inverse(self) -> Symmetry {
+        match self {
+            Symmetry::Rotate90 => Symmetry::Rotate270,
+            Symmetry::Rotate270 => Symmetry::Rotate90,
+            s => s,
+        }
+    }
+
+    /// Where the cell `(column, row)` of a `columns` × `rows` board goes. The diagonal ones
+    /// and the quarter turns are for square boards only (`columns == rows`).
+    pub fn cell(self, column: u8, row: u8, columns: u8, rows: u8) -> (u8, u8) {
+        let (x, y) = (column, row);
+        let (last_x, last_y) = (columns - 1, rows - 1);
+        match self {
+            Symmetry::Identity => (x, y),
+            Symmetry::MirrorColumns => (last_x - x, y),
+            Symmetry::MirrorRows => (x, last_y - y),
+            Symmetry::Rotate180 => (last_x - x, last_y - y),
+            Symmetry::Transpose => (y, x),
+            Symmetry::AntiTranspose => (last_y - y, last_x - x),
+            Symmetry::Rotate90 => (last_y - y, x),
+            Symmetry::Rotate270 => (y, last_x - x),
+        }
+    }
+
+    /// A board in the notation of SPEC §1 (rows as strings, the top row first) seen through
+    /// this symmetry.
+    pub fn rows(self, rows: &[String]) -> Vec<String> {
+        let grid: Vec<Vec<char>> = rows.iter().map(|r| r.chars().collect()).collect();
+        let (height, width) = (grid.len() as u8, grid.first().map_or(0, Vec::len) as u8);
+        let (out_width, out_height) = match self {
+            Symmetry::Transpose
+            | Symmetry::AntiTranspose
+            | Symmetry::Rotate90
+            | Symmetry::Rotate270 => (height, width),
+            _ => (width, height),
+        };
+        let mut out = vec![vec!['.'; usize::from(out_width)]; usize::from(out_height)];
+        for (y, line) in grid.iter().enumerate() {
+            for (x, &c) in line.iter().enumerate() {
+                let (nx, ny) = self.cell(x as u8, y as u8, width, height);
+                out[usize::from(ny)][usize::from(nx)] = c;
+            }
+        }
+        out.into_iter().map(|r| r.into_iter().collect()).collect()
+    }
 }
 
 /// How perft treats a game that ends before the requested depth.

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{Board, BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side};
+use super::{Board, BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side, Symmetry};
 
 /// Every square but the a and h columns.
 const INNER_COLUMNS: u64 = 0x7E7E_7E7E_7E7E_7E7E;
@@ -227,6 +227,14 @@ impl Game for Reversi {
     };
     const MOVE_CHARS: usize = 2;
     const CAN_HIDE_LEGAL_MOVES: bool = true;
+    /// Flips go along every line: the rules are the same under all eight of the square's
+    /// symmetries.
+    const SYMMETRIES: &'static [Symmetry] = &Symmetry::ALL;
+
+    fn transform_move(square: Square, s: Symmetry) -> Square {
+        let (x, y) = s.cell(square.0 % 8, square.0 / 8, 8, 8);
+        Square(y * 8 + x)
+    }
 
     fn start() -> Self {
         let white = (1 << 27) | (1 << 36); // d4, e5
