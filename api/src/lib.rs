@@ -24,6 +24,7 @@ pub mod reasons;
 pub mod requests;
 pub mod routes;
 pub mod searches;
+pub mod solved;
 pub mod startup;
 pub mod state;
 pub mod texts;

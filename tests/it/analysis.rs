@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use domain::analysis::position_after;
-use domain::games::GameId;
+use domain::games::{FourInARow, Game, GameId, Reversi, Symmetry};
 use domain::ids::PlayerId;
 
 use crate::helpers::{Player, TestApp, spawn_app, spawn_app_with};
@@ -111,6 +111,57 @@ async fn reversi_endgames_score_as_the_ffo_suite_says() {
     }
 }
 
+/// `body`'s board seen through `s`, the side to move unchanged.
+fn turned(body: &Value, s: Symmetry) -> Value {
+    let rows: Vec<String> = strings(&body["board"]);
+    json!({"game": body["game"], "board": s.rows(&rows), "side": body["side"]})
+}
+
+#[tokio::test]
+async fn a_solved_position_answers_its_images_from_the_shared_cache() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let (moves, score) = sample(L2_R1, 1).remove(0);
+    let four = board_body(GameId::FourInARow, &moves);
+    let ffo_line = FFO_1_19.lines().next().expect("an FFO line");
+    let (reversi, reversi_score, _) = ffo(ffo_line);
+    // (position, its score, the symmetry its image is seen through, where the position's own
+    // answer comes from: searched the first time, from the cache once solved).
+    let cases = [
+        (four, score, Symmetry::MirrorColumns, "search"),
+        (reversi.clone(), reversi_score, Symmetry::Rotate90, "search"),
+        (reversi, reversi_score, Symmetry::Transpose, "cache"),
+    ];
+    for (body, score, s, source) in cases {
+        let first = app.analyse(&ada, body.clone(), Some(30_000)).await;
+        assert_eq!(first.status, StatusCode::OK, "{:?}", first.body);
+        assert_eq!(first.body["source"], source, "{s:?}");
+        assert_eq!(
+            (first.body["score"].as_i64(), first.body["exact"].as_bool()),
+            (Some(score), Some(true))
+        );
+        let image = app.analyse(&ada, turned(&body, s), Some(30_000)).await;
+        assert_eq!(image.status, StatusCode::OK, "{:?}", image.body);
+        assert_eq!(image.body["source"], "cache", "{s:?}: {:?}", image.body);
+        assert_eq!(image.body["score"], score);
+        assert_eq!(image.body["exact"], true);
+        // The image's best moves are the first answer's, seen through the same symmetry.
+        let mut expected: Vec<String> = strings(&first.body["best_moves"])
+            .iter()
+            .map(|m| match body["game"].as_str() {
+                Some("reversi") => {
+                    Reversi::transform_move(m.parse().expect("a square"), s).to_string()
+                }
+                _ => FourInARow::transform_move(m.parse().expect("a column"), s).to_string(),
+            })
+            .collect();
+        let mut found = strings(&image.body["best_moves"]);
+        expected.sort();
+        found.sort();
+        assert_eq!(found, expected, "{s:?}");
+    }
+}
+
 #[tokio::test]
 async fn a_reversi_side_that_must_pass_gets_the_negated_score_after_the_pass() {
     let app = spawn_app().await;
@@ -130,7 +181,7 @@ async fn a_reversi_side_that_must_pass_gets_the_negated_score_after_the_pass() {
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     assert_eq!(
         res.body,
-        json!({"score": -64, "best_moves": [], "exact": true})
+        json!({"score": -64, "best_moves": [], "exact": true, "source": "search"})
     );
     // The opening by moves, upper case accepted: moves come back canonical.
     let opening = app
@@ -159,8 +210,22 @@ async fn a_board_and_side_get_the_same_answer_as_the_moves_that_led_there() {
             .analyse(&ada, board_body(GameId::FourInARow, &moves), None)
             .await;
         assert_eq!(by_board.status, StatusCode::OK, "{:?}", by_board.body);
-        assert_eq!(by_board.body, by_moves.body, "{moves}");
+        for field in ["score", "best_moves", "exact"] {
+            assert_eq!(
+                by_board.body[field], by_moves.body[field],
+                "{moves}: {field}"
+            );
+        }
         assert_eq!(by_board.body["score"], score);
+        // The same position: solved by the first ask, the second is answered from the cache.
+        assert_eq!(
+            (
+                by_moves.body["source"].as_str(),
+                by_board.body["source"].as_str()
+            ),
+            (Some("search"), Some("cache")),
+            "{moves}"
+        );
     }
 }
 

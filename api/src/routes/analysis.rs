@@ -24,6 +24,7 @@ use crate::error::unexpected;
 use crate::input;
 use crate::play;
 use crate::reasons::{Active, Invalid};
+use crate::solved;
 use crate::state::AppState;
 
 /// `budget_ms` when the client names none, for one position.
@@ -101,6 +102,17 @@ pub struct PositionAnalysis {
     best_moves: Vec<String>,
     /// Whether `score` is proven under perfect play.
     exact: bool,
+    /// Where the answer comes from: `search` (searched now) or `cache` (solved before, this
+    /// position or one of its images under the game's symmetries).
+    source: Source,
+}
+
+/// Where an analysis comes from.
+#[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Search,
+    Cache,
 }
 
 /// A finished match judged ply by ply.
@@ -167,14 +179,26 @@ pub async fn position(
     if pos.outcome().is_some() {
         return Err(AnalysisError::Finished.into());
     }
-    let analysis = budgeted(&app, auth.player, budget, move |stop| {
-        let limits = Limits {
-            max_nodes: u64::MAX,
-            stop: Some(stop),
-        };
-        Analyser::new().analyse(&pos, &limits)
-    })
-    .await??;
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let (analysis, source) = match solved::lookup(&client, &pos).await? {
+        Some(known) => (known, Source::Cache),
+        None => {
+            drop(client);
+            let analysis = budgeted(&app, auth.player, budget, move |stop| {
+                let limits = Limits {
+                    max_nodes: u64::MAX,
+                    stop: Some(stop),
+                };
+                Analyser::new().analyse(&pos, &limits)
+            })
+            .await??;
+            if analysis.exact {
+                let client = app.pool.get().await.map_err(unexpected)?;
+                solved::store(&client, &pos, &analysis, app.now()).await?;
+            }
+            (analysis, Source::Search)
+        }
+    };
     let Analysis {
         score,
         best_moves,
@@ -184,6 +208,7 @@ pub async fn position(
         score,
         best_moves,
         exact,
+        source,
     }))
 }
 

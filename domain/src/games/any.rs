@@ -75,7 +75,12 @@ impl AnyPosition {
     /// A move of the canonical image (`s` from [`AnyPosition::canonical`]), in this position's
     /// orientation.
     pub fn move_from_canonical(&self, mv: &str, s: Symmetry) -> Result<String, ParseError> {
-        dispatch!(self, p => move_back(p, mv, s))
+        dispatch!(self, p => move_through(p, mv, s.inverse()))
+    }
+
+    /// A move of this position, in the orientation of its canonical image.
+    pub fn move_to_canonical(&self, mv: &str, s: Symmetry) -> Result<String, ParseError> {
+        dispatch!(self, p => move_through(p, mv, s))
     }
 
     pub fn game(&self) -> GameId {
@@ -164,9 +169,9 @@ fn canonical_of<G: Game>(pos: &G) -> (String, Symmetry) {
         })
 }
 
-fn move_back<G: Game>(_: &G, mv: &str, s: Symmetry) -> Result<String, ParseError> {
+fn move_through<G: Game>(_: &G, mv: &str, s: Symmetry) -> Result<String, ParseError> {
     let m: G::Move = mv.parse()?;
-    Ok(G::transform_move(m, s.inverse()).to_string())
+    Ok(G::transform_move(m, s).to_string())
 }
 
 fn game_of<G: Game>(_: &G) -> GameId {
@@ -282,6 +287,12 @@ mod tests {
             8,
             "{from_right} and {from_left} mirror each other"
         );
+        for (pos, s, mv) in [(&left, left_s, &from_left), (&right, right_s, &from_right)] {
+            assert_eq!(
+                pos.move_to_canonical(mv, s).expect("a move"),
+                canonical_move
+            );
+        }
         let reversi = AnyPosition::start(GameId::Reversi);
         assert!(reversi.canonical().0.starts_with("reversi:"));
         assert!(reversi.canonical().0.ends_with(":B"));
