@@ -328,23 +328,21 @@ impl JsonIssue {
         {
             return JsonIssue::DuplicateField(field);
         }
-        if let Some(rest) = message.strip_prefix("unknown field ")
-            && let Some((field, tail)) = quoted(rest)
-        {
-            let expected = tail
-                .strip_prefix(", expected ")
-                .unwrap_or("nothing")
-                .to_owned();
-            return JsonIssue::UnknownField { field, expected };
-        }
-        if let Some(rest) = message.strip_prefix("unknown variant ")
-            && let Some((found, tail)) = quoted(rest)
-        {
-            let expected = tail
-                .strip_prefix(", expected ")
-                .unwrap_or("nothing")
-                .to_owned();
-            return JsonIssue::UnknownVariant { found, expected };
+        // `unknown field `x`, expected …` (or `…, there are no fields`), the same for variants.
+        type Unknown = fn(String, String) -> JsonIssue;
+        let unknowns: [(&str, Unknown); 2] = [
+            ("unknown field ", |field, expected| {
+                JsonIssue::UnknownField { field, expected }
+            }),
+            ("unknown variant ", |found, expected| {
+                JsonIssue::UnknownVariant { found, expected }
+            }),
+        ];
+        for (prefix, make) in unknowns {
+            if let Some((name, tail)) = message.strip_prefix(prefix).and_then(quoted) {
+                let expected = tail.strip_prefix(", expected ").unwrap_or("nothing");
+                return make(name, expected.to_owned());
+            }
         }
         type Make = fn(String, String) -> JsonIssue;
         let forms: [(&str, Make); 3] = [
