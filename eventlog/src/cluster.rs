@@ -217,7 +217,8 @@ fn start(root: &Path, port: u16) -> Result<(), ClusterError> {
                 root.display()
             ))
             .arg("start"),
-    )?;
+    )
+    .map_err(|e| with_log_tail(e, &log))?;
     let hba = data.join("pg_hba.conf");
     let rules = fs::read_to_string(&hba).map_err(|source| io(&hba, source))?;
     if rules
@@ -312,6 +313,20 @@ fn run(action: &str, cmd: &mut Command) -> Result<(), ClusterError> {
                 String::from_utf8_lossy(&out.stderr)
             ),
         })
+    }
+}
+
+/// A failed command's error with the last lines of the server's log, which say why it failed.
+fn with_log_tail(error: ClusterError, log: &Path) -> ClusterError {
+    let ClusterError::Command { action, detail } = error else {
+        return error;
+    };
+    let text = fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(10)..].join("\n");
+    ClusterError::Command {
+        action,
+        detail: format!("{detail}\n{}:\n{tail}", log.display()),
     }
 }
 

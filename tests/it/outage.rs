@@ -39,6 +39,16 @@ impl Private {
     }
 }
 
+/// A port nothing listens on, below Linux's ephemeral range (32768–60999): a client
+/// connection cannot take it between the cluster's stop and its restart.
+fn free_port() -> u16 {
+    let first = 20_000 + (std::process::id() % 10_000) as u16;
+    (first..32_000)
+        .chain(20_000..first)
+        .find(|&port| std::net::TcpListener::bind(("127.0.0.1", port)).is_ok())
+        .expect("a free port below 32000")
+}
+
 /// A keyed move: its status, body and `Retry-After`.
 async fn keyed_move(
     app: &TestApp,
@@ -60,7 +70,7 @@ async fn keyed_move(
 async fn a_database_restart_gets_503s_and_the_service_comes_back_by_itself() {
     let private = Private {
         root: std::env::temp_dir().join(format!("discs-outage-{}", uuid::Uuid::new_v4().simple())),
-        port: 55_000 + (std::process::id() % 900) as u16,
+        port: free_port(),
     };
     let server = private.start().await;
     let url = format!(
