@@ -55,7 +55,7 @@ pub struct ServeConfig {
     /// Burst of state-changing calls allowed per player.
     #[arg(long, env = "DISCS_RATE_BURST", default_value_t = 100.0, value_parser = one_or_more)]
     pub rate_burst: f64,
-    /// CPU searches (moves of levels 3–5 and analyses) this instance runs at once (default: one
+    /// CPU searches (moves of levels 3–5, analyses and analysis jobs) this instance runs at once (default: one
     /// per core); analyses never take the last one.
     #[arg(long, env = "DISCS_SEARCHES", value_parser = at_least::<1>)]
     pub searches: Option<usize>,
@@ -65,6 +65,10 @@ pub struct ServeConfig {
     /// Analyses one player may run at once on an instance; beyond, 429 `rate_limited`.
     #[arg(long, env = "DISCS_ANALYSES_PER_PLAYER", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub analyses_per_player: u32,
+    /// How long one background analysis job (`/v1/analysis/jobs`) may search, in seconds,
+    /// before it answers with its best estimate.
+    #[arg(long, env = "DISCS_ANALYSIS_JOB_SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub analysis_job_seconds: u64,
     /// How long stored `Idempotency-Key` answers are kept, in hours (at least 24); older ones
     /// are purged by the background work.
     #[arg(long, env = "DISCS_IDEMPOTENCY_HOURS", default_value_t = 24)]

@@ -542,6 +542,7 @@ mod tests {
                 Missing::Ticket,
                 Missing::Projection,
                 Missing::Asset,
+                Missing::Job,
             ]
             .map(ApiError::NotFound),
         );

@@ -13,6 +13,7 @@ pub mod exposition;
 pub mod extract;
 pub mod idempotency;
 pub mod input;
+pub mod jobs;
 pub mod lang;
 pub mod live;
 pub mod loaded;

@@ -160,6 +160,7 @@ pub enum Missing {
     Ticket,
     Projection,
     Asset,
+    Job,
 }
 
 /// What is in progress (`match_active`).
@@ -520,6 +521,7 @@ impl Missing {
             Missing::Player => "not_found.player",
             Missing::Room => "not_found.room",
             Missing::Ticket => "not_found.ticket",
+            Missing::Job => "not_found.job",
             Missing::Projection => "not_found.projection",
             Missing::Asset => "not_found.asset",
         }

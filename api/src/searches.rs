@@ -1,14 +1,16 @@
-//! The instance's cap on concurrent CPU searches. CPU moves that search (levels 3–5) and
-//! analyses share `slots` (one per core by default); a move waits for one in a queue of bounded
-//! length, and beyond it is refused with 429 `rate_limited`. Analyses, which hold a slot for
-//! their whole budget, never wait and never take the last slot: a CPU player always has one;
-//! and one player runs at most `analyses_per_player` of them at once on an instance.
+//! The instance's cap on concurrent CPU searches. CPU moves that search (levels 3–5), analyses
+//! and background analysis jobs share `slots` (one per core by default); a move waits for one in
+//! a queue of bounded length, and beyond it is refused with 429 `rate_limited`. Analyses and
+//! jobs, which hold a slot for long, never take the last slot: a CPU player always has one.
+//! An analysis never waits, except for a job to give way: a job's search stops when an
+//! analysis needs its slot, and its runner queues for a slot again. One player runs at most
+//! `analyses_per_player` analyses at once on an instance.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 
 use domain::ids::PlayerId;
 
@@ -28,12 +30,62 @@ pub struct Searches {
     /// Analyses running per player, and how many one player may run.
     analyses: Mutex<HashMap<PlayerId, usize>>,
     analyses_per_player: usize,
+    /// The jobs searching now, which an analysis may ask to give way.
+    jobs: Mutex<Vec<Arc<Yield>>>,
+    /// Told when an analysis slot is released: jobs wait for one here, never in the
+    /// semaphore's queue, where they would come before an analysis asking later.
+    freed: Notify,
 }
 
-/// A held search slot (and, for an analysis, its analysis slot and its player's place).
+/// A job's search that an analysis may ask to give way: asking sets its stop flag.
+#[derive(Default)]
+pub struct Yield {
+    stop: Arc<AtomicBool>,
+    asked: AtomicBool,
+}
+
+/// A held slot of a background job, which gives way to an analysis that needs it.
+pub struct JobSlot<'a> {
+    _slot: Slot<'a>,
+    searches: &'a Searches,
+    job: Arc<Yield>,
+}
+
+impl JobSlot<'_> {
+    /// Whether an analysis asked this job to give way.
+    pub fn yielded(&self) -> bool {
+        self.job.asked.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for JobSlot<'_> {
+    fn drop(&mut self) {
+        self.searches
+            .running_jobs()
+            .retain(|j| !Arc::ptr_eq(j, &self.job));
+    }
+}
+
+/// A held search slot (and, for an analysis or a job, its analysis slot; for an analysis, its
+/// player's place).
 pub struct Slot<'a> {
     _slot: SemaphorePermit<'a>,
-    _analysis: Option<(SemaphorePermit<'a>, PlayerAnalysis<'a>)>,
+    _analysis: Option<AnalysisPermit<'a>>,
+    _player: Option<PlayerAnalysis<'a>>,
+}
+
+/// An analysis slot; its release wakes the jobs waiting for one.
+struct AnalysisPermit<'a> {
+    permit: Option<SemaphorePermit<'a>>,
+    freed: &'a Notify,
+}
+
+impl Drop for AnalysisPermit<'_> {
+    fn drop(&mut self) {
+        // Released first, so that a woken job finds it free (unless an analysis waits for it).
+        drop(self.permit.take());
+        self.freed.notify_waiters();
+    }
 }
 
 /// One of a player's running analyses, counted out when dropped.
@@ -77,7 +129,13 @@ impl Searches {
             refused: AtomicU64::new(0),
             analyses: Mutex::default(),
             analyses_per_player: analyses_per_player.max(1),
+            jobs: Mutex::default(),
+            freed: Notify::new(),
         }
+    }
+
+    fn running_jobs(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Yield>>> {
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn analyses(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, usize>> {
@@ -91,6 +149,7 @@ impl Searches {
             return Ok(Slot {
                 _slot: slot,
                 _analysis: None,
+                _player: None,
             });
         }
         if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
@@ -107,12 +166,14 @@ impl Searches {
         Ok(Slot {
             _slot: slot,
             _analysis: None,
+            _player: None,
         })
     }
 
-    /// A slot for an analysis of `player`, only if one is free now (and not the last one) and
-    /// the player runs fewer than `analyses_per_player`; 429 otherwise.
-    pub fn for_analysis(&self, player: PlayerId) -> Result<Slot<'_>, ApiError> {
+    /// A slot for an analysis of `player`, only if one is free now (and not the last one) or a
+    /// job holds it and gives way, and the player runs fewer than `analyses_per_player`; 429
+    /// otherwise.
+    pub async fn for_analysis(&self, player: PlayerId) -> Result<Slot<'_>, ApiError> {
         let mine = {
             let mut running = self.analyses();
             let n = running.entry(player).or_default();
@@ -126,15 +187,76 @@ impl Searches {
                 player,
             }
         };
-        let analysis = self
-            .analysis_slots
-            .try_acquire()
-            .map_err(|_| self.refuse())?;
+        let analysis = match self.analysis_slots.try_acquire() {
+            Ok(permit) => permit,
+            // A job holds the slot: it stops within a few thousand nodes and lets it go.
+            Err(_) if self.ask_a_job_to_yield() => self
+                .analysis_slots
+                .acquire()
+                .await
+                .map_err(|_| self.refuse())?,
+            Err(_) => return Err(self.refuse()),
+        };
         let slot = self.slots.try_acquire().map_err(|_| self.refuse())?;
         Ok(Slot {
             _slot: slot,
-            _analysis: Some((analysis, mine)),
+            _analysis: Some(AnalysisPermit {
+                permit: Some(analysis),
+                freed: &self.freed,
+            }),
+            _player: Some(mine),
         })
+    }
+
+    /// Asks one running job that was not asked yet to give its slot way; false when none.
+    fn ask_a_job_to_yield(&self) -> bool {
+        let jobs = self.running_jobs();
+        let Some(job) = jobs.iter().find(|j| !j.asked.load(Ordering::Acquire)) else {
+            return false;
+        };
+        job.asked.store(true, Ordering::Release);
+        job.stop.store(true, Ordering::Release);
+        true
+    }
+
+    /// A slot for a background job's search, waiting as long as it takes (behind moves and
+    /// analyses that asked before), and the stop flag of the search it runs: set when an
+    /// analysis asks the job to give way ([`JobSlot::yielded`]).
+    pub async fn for_job(&self) -> Result<(JobSlot<'_>, Arc<AtomicBool>), ApiError> {
+        let closed = |_| ApiError::RateLimited(RETRY_SECONDS);
+        let analysis = loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if let Ok(permit) = self.analysis_slots.try_acquire() {
+                break AnalysisPermit {
+                    permit: Some(permit),
+                    freed: &self.freed,
+                };
+            }
+            freed.await;
+        };
+        let slot = self.slots.acquire().await.map_err(closed)?;
+        let job = Arc::new(Yield::default());
+        self.running_jobs().push(Arc::clone(&job));
+        let stop = Arc::clone(&job.stop);
+        Ok((
+            JobSlot {
+                _slot: Slot {
+                    _slot: slot,
+                    _analysis: Some(analysis),
+                    _player: None,
+                },
+                searches: self,
+                job,
+            },
+            stop,
+        ))
+    }
+
+    /// How many jobs may search at once: as many as there are analysis slots.
+    pub fn job_runners(&self) -> usize {
+        (self.size - 1).max(1)
     }
 
     /// How many analyses one player may run at once.
@@ -174,21 +296,23 @@ mod tests {
     const ADA: PlayerId = PlayerId::from_uuid(uuid::Uuid::from_u128(1));
     const BOB: PlayerId = PlayerId::from_uuid(uuid::Uuid::from_u128(2));
 
-    #[test]
-    fn a_player_runs_at_most_their_share_of_analyses() {
+    #[tokio::test]
+    async fn a_player_runs_at_most_their_share_of_analyses() {
         let searches = Searches::new(8, 0, 2);
-        let first = searches.for_analysis(ADA).expect("a first analysis");
-        let second = searches.for_analysis(ADA).expect("a second one");
+        let first = searches.for_analysis(ADA).await.expect("a first analysis");
+        let second = searches.for_analysis(ADA).await.expect("a second one");
         assert!(matches!(
-            searches.for_analysis(ADA),
+            searches.for_analysis(ADA).await,
             Err(ApiError::RateLimited(1))
         ));
         let other = searches
             .for_analysis(BOB)
+            .await
             .expect("another player is not held back");
         drop(first);
         let third = searches
             .for_analysis(ADA)
+            .await
             .expect("a place freed by the first");
         assert_eq!(searches.stats().running, 3);
         assert_eq!(searches.stats().refused, 1);
@@ -199,9 +323,12 @@ mod tests {
     #[tokio::test]
     async fn moves_queue_up_to_the_bound_and_analyses_never_take_the_last_slot() {
         let searches = Searches::new(2, 1, 2);
-        let analysis = searches.for_analysis(ADA).expect("one analysis");
+        let analysis = searches.for_analysis(ADA).await.expect("one analysis");
         assert!(
-            matches!(searches.for_analysis(BOB), Err(ApiError::RateLimited(1))),
+            matches!(
+                searches.for_analysis(BOB).await,
+                Err(ApiError::RateLimited(1))
+            ),
             "the last slot is kept for moves"
         );
         let running = searches.for_move().await.expect("the last slot");
@@ -226,5 +353,44 @@ mod tests {
         );
         drop((slot, running));
         assert_eq!(searches.stats().running, 0);
+    }
+
+    #[tokio::test]
+    async fn a_job_waits_for_a_slot_and_gives_way_to_an_analysis() {
+        let searches = Searches::new(2, 4, 1);
+        let (job, stop) = searches.for_job().await.expect("a free slot");
+        assert!(!stop.load(Ordering::Acquire));
+        // A second job waits: analyses and jobs never take the last slot.
+        let mut second = Box::pin(searches.for_job());
+        assert!((&mut second).now_or_never().is_none(), "it waits");
+        // An analysis asks the running job to give way, and waits for its slot.
+        let mut analysis = Box::pin(searches.for_analysis(ADA));
+        assert!(
+            (&mut analysis).now_or_never().is_none(),
+            "it waits for the job"
+        );
+        assert!(
+            stop.load(Ordering::Acquire),
+            "the job's search is told to stop"
+        );
+        assert!(job.yielded());
+        drop(job);
+        let analysis = analysis.await.expect("the job's slot");
+        // The waiting job still waits: the analysis holds the slot.
+        assert!((&mut second).now_or_never().is_none());
+        // A running analysis is never asked to give way: a second one is refused.
+        assert!(matches!(
+            searches.for_analysis(BOB).await,
+            Err(ApiError::RateLimited(1))
+        ));
+        drop(analysis);
+        let (job, stop) = second.await.expect("the slot once the analysis ends");
+        assert!(!stop.load(Ordering::Acquire) && !job.yielded());
+        assert_eq!(searches.stats().running, 1);
+        drop(job);
+        assert!(
+            searches.running_jobs().is_empty(),
+            "nothing left registered"
+        );
     }
 }

@@ -1,9 +1,14 @@
 //! The shared cache of solved positions: every exact analysis is stored once, keyed by the
 //! canonical form of its position under the game's symmetries, and any instance answers that
-//! position, or any of its images, from it at once. The CPU levels never read it, so a CPU
-//! choice stays a pure function of the position and the match's seed.
+//! position, or any of its images, from it at once (`POST /v1/analysis`, match analyses and
+//! jobs). The CPU levels never read it, so a CPU choice stays a pure function of the position
+//! and the match's seed.
+
+use std::collections::HashMap;
 
 use deadpool_postgres::GenericClient;
+use schemars::JsonSchema;
+use serde::Serialize;
 use time::OffsetDateTime;
 
 use domain::analysis::Analysis;
@@ -11,34 +16,66 @@ use domain::games::AnyPosition;
 
 use crate::error::{ApiError, unexpected};
 
+/// Where an analysis comes from.
+#[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Searched now.
+    Search,
+    /// Solved before: this position or one of its images under the game's symmetries.
+    Cache,
+}
+
 /// The exact verdict on `pos` if it, or one of its images, was solved before: its best moves
 /// in `pos`'s orientation.
 pub async fn lookup(
     client: &impl GenericClient,
     pos: &AnyPosition,
 ) -> Result<Option<Analysis>, ApiError> {
-    let (key, s) = pos.canonical();
-    let row = client
-        .query_opt(
-            "SELECT score, best_moves FROM solved_positions WHERE key = $1",
-            &[&key],
+    Ok(lookup_all(client, std::slice::from_ref(pos))
+        .await?
+        .pop()
+        .flatten())
+}
+
+/// [`lookup`] for many positions in one query, in their order.
+pub async fn lookup_all(
+    client: &impl GenericClient,
+    positions: &[AnyPosition],
+) -> Result<Vec<Option<Analysis>>, ApiError> {
+    let keys: Vec<_> = positions.iter().map(AnyPosition::canonical).collect();
+    let wanted: Vec<&str> = keys.iter().map(|(key, _)| key.as_str()).collect();
+    let rows = client
+        .query(
+            "SELECT key, score, best_moves FROM solved_positions WHERE key = ANY($1)",
+            &[&wanted],
         )
         .await
         .map_err(unexpected)?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let canonical: Vec<String> = row.get(1);
-    let best_moves = canonical
+    let found: HashMap<String, (i32, Vec<String>)> = rows
         .iter()
-        .map(|m| pos.move_from_canonical(m, s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(unexpected)?;
-    Ok(Some(Analysis {
-        score: row.get(0),
-        best_moves,
-        exact: true,
-    }))
+        .map(|row| (row.get(0), (row.get(1), row.get(2))))
+        .collect();
+    positions
+        .iter()
+        .zip(&keys)
+        .map(|(pos, (key, s))| {
+            let Some((score, canonical)) = found.get(key) else {
+                return Ok(None);
+            };
+            let best_moves = canonical
+                .iter()
+                .map(|m| pos.move_from_canonical(m, *s))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(unexpected)?;
+            Ok(Some(Analysis {
+                score: *score,
+                best_moves,
+                exact: true,
+                nodes: 0,
+            }))
+        })
+        .collect()
 }
 
 /// Stores an exact verdict on `pos` (its best moves in `pos`'s orientation); an estimate is
@@ -49,27 +86,41 @@ pub async fn store(
     analysis: &Analysis,
     at: OffsetDateTime,
 ) -> Result<(), ApiError> {
-    if !analysis.exact {
+    store_all(client, &[(*pos, analysis.clone())], at).await
+}
+
+/// [`store`] for many positions in one statement; the estimates among them are left out.
+pub async fn store_all(
+    client: &impl GenericClient,
+    verdicts: &[(AnyPosition, Analysis)],
+    at: OffsetDateTime,
+) -> Result<(), ApiError> {
+    let (mut keys, mut games, mut scores, mut moves) = (vec![], vec![], vec![], vec![]);
+    for (pos, analysis) in verdicts.iter().filter(|(_, a)| a.exact) {
+        let (key, s) = pos.canonical();
+        let best_moves = analysis
+            .best_moves
+            .iter()
+            .map(|m| pos.move_to_canonical(m, s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(unexpected)?;
+        keys.push(key);
+        games.push(pos.game().as_str());
+        scores.push(analysis.score);
+        // Arrays of arrays must be rectangular in PostgreSQL: each list travels as one text.
+        moves.push(best_moves.join(" "));
+    }
+    if keys.is_empty() {
         return Ok(());
     }
-    let (key, s) = pos.canonical();
-    let best_moves = analysis
-        .best_moves
-        .iter()
-        .map(|m| pos.move_to_canonical(m, s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(unexpected)?;
     client
         .execute(
             "INSERT INTO solved_positions (key, game, score, best_moves, solved_at) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING",
-            &[
-                &key,
-                &pos.game().as_str(),
-                &analysis.score,
-                &best_moves,
-                &at,
-            ],
+             SELECT k, g, s, CASE WHEN m = '' THEN '{}'::text[] \
+                                  ELSE string_to_array(m, ' ') END, $5 \
+             FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[]) AS u(k, g, s, m) \
+             ON CONFLICT (key) DO NOTHING",
+            &[&keys, &games, &scores, &moves, &at],
         )
         .await
         .map_err(unexpected)?;

@@ -87,6 +87,9 @@ impl Application {
                 config.live.max_streams,
             )),
             waves: Arc::new(tokio::sync::Notify::new()),
+            jobs: Arc::new(crate::jobs::Jobs::new(Duration::from_secs(
+                config.analysis_job_seconds,
+            ))),
             metrics: Arc::new(crate::metrics::Metrics::default()),
             searches: Arc::new(crate::searches::Searches::new(
                 config.searches.unwrap_or_else(|| {
@@ -155,6 +158,10 @@ impl Application {
                 .clone()
                 .run_forever(interval, state.live.batches())
                 .await;
+            background.push(tokio::spawn(crate::jobs::run_forever(
+                state.clone(),
+                state.searches.job_runners(),
+            )));
             background.push(tokio::spawn(crate::ranked::waves_forever(
                 state.clone(),
                 Duration::from_millis(config.wave_interval_ms),

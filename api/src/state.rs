@@ -48,6 +48,8 @@ pub struct AppState {
     pub live: Arc<Live>,
     /// Wakes this instance's wave loop when a ticket opens here (the size trigger).
     pub waves: Arc<Notify>,
+    /// This instance's side of the background analysis jobs.
+    pub jobs: Arc<crate::jobs::Jobs>,
     pub metrics: Arc<Metrics>,
     /// The cap on concurrent CPU searches (moves and analyses).
     pub searches: Arc<Searches>,

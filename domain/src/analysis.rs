@@ -26,6 +26,18 @@ pub struct Analysis {
     pub best_moves: Vec<String>,
     /// Whether `score` is proven under perfect play.
     pub exact: bool,
+    /// Nodes searched for this verdict (0 when it was known before).
+    pub nodes: u64,
+}
+
+/// A game judged ply by ply ([`Analyser::analyse_game`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameAnalysis {
+    /// Each ply, from the point of view of the side that played it.
+    pub plies: Vec<PlyAnalysis>,
+    /// The verdict on the position before each ply (index 0: before ply 1), every best move
+    /// found: what a cache of solved positions keeps, and where a deeper search is owed.
+    pub before: Vec<(AnyPosition, Analysis)>,
 }
 
 /// One ply of a game, judged from the point of view of the side that played it.
@@ -85,7 +97,9 @@ impl Analyser {
     }
 
     /// Every ply of the game `moves` (passes omitted, as in a match record), each position
-    /// searched under `per_ply` nodes and the shared `stop` flag.
+    /// searched under `per_ply` nodes and the shared `stop` flag, except those whose verdict is
+    /// `known` (index i: the position before ply i + 1; index `moves.len()`: the position after
+    /// the last move), which are taken as they are.
     ///
     /// Positions are searched from the last to the first: late positions are cheap and what they
     /// leave in the tables speeds up the earlier ones, and a budget that runs out leaves the
@@ -98,34 +112,25 @@ impl Analyser {
         moves: &[String],
         per_ply: u64,
         stop: Option<&AtomicBool>,
-    ) -> Result<Vec<PlyAnalysis>, AnalysisError> {
-        let mut pos = AnyPosition::start(game);
-        let mut before = Vec::with_capacity(moves.len());
-        for (i, mv) in moves.iter().enumerate() {
-            if pos.outcome().is_none() && pos.must_pass() {
-                pos.pass();
-            }
-            let canonical = pos
-                .check_move(mv)
-                .map_err(|error| AnalysisError::Move { ply: i + 1, error })?;
-            before.push((pos, canonical.clone()));
-            pos.play(&canonical)
-                .map_err(|error| AnalysisError::Move { ply: i + 1, error })?;
-        }
+        known: &[Option<Analysis>],
+    ) -> Result<GameAnalysis, AnalysisError> {
+        let (before, end) = game_positions(game, moves)?;
         if before.is_empty() {
-            return Ok(Vec::new());
+            return Ok(GameAnalysis {
+                plies: Vec::new(),
+                before: Vec::new(),
+            });
         }
-        let limits = Limits {
-            max_nodes: per_ply,
-            stop,
-        };
-        // `pos` is now the position right after the last move (a due pass not yet made).
-        let end = self.judge(&pos, &limits, false);
-        let mut next: (Side, Analysis) = (pos.side_to_move(), end);
+        let limits = Limits::stoppable(per_ply, stop);
+        let known = |i: usize| known.get(i).cloned().flatten();
+        // The position right after the last move (a due pass not yet made).
+        let end_verdict = known(before.len()).unwrap_or_else(|| self.judge(&end, &limits, false));
+        let mut next: (Side, Analysis) = (end.side_to_move(), end_verdict);
         let mut plies = Vec::with_capacity(before.len());
+        let mut verdicts = Vec::with_capacity(before.len());
         for (i, (position, mv)) in before.iter().enumerate().rev() {
             let mover = position.side_to_move();
-            let here = self.judge(position, &limits, true);
+            let here = known(i).unwrap_or_else(|| self.judge(position, &limits, true));
             let (next_side, after) = &next;
             let score_after = if *next_side == mover {
                 after.score
@@ -140,10 +145,15 @@ impl Analyser {
                 best_moves: here.best_moves.clone(),
                 exact: here.exact && after.exact,
             });
+            verdicts.push((*position, here.clone()));
             next = (mover, here);
         }
         plies.reverse();
-        Ok(plies)
+        verdicts.reverse();
+        Ok(GameAnalysis {
+            plies,
+            before: verdicts,
+        })
     }
 
     /// The verdict on any position, finished ones included (the score of their result).
@@ -177,7 +187,30 @@ fn canonical<M: std::fmt::Display>(v: Verdict<M>) -> Analysis {
         score: v.score,
         best_moves: v.best_moves.iter().map(M::to_string).collect(),
         exact: v.exact,
+        nodes: v.nodes,
     }
+}
+
+/// The positions of a game record (passes omitted): the one before each ply with the move
+/// played there (canonical), and the one after the last move (a pass due there not yet made).
+pub fn game_positions(
+    game: GameId,
+    moves: &[String],
+) -> Result<(Vec<(AnyPosition, String)>, AnyPosition), AnalysisError> {
+    let mut pos = AnyPosition::start(game);
+    let mut before = Vec::with_capacity(moves.len());
+    for (i, mv) in moves.iter().enumerate() {
+        if pos.outcome().is_none() && pos.must_pass() {
+            pos.pass();
+        }
+        let canonical = pos
+            .check_move(mv)
+            .map_err(|error| AnalysisError::Move { ply: i + 1, error })?;
+        before.push((pos, canonical.clone()));
+        pos.play(&canonical)
+            .map_err(|error| AnalysisError::Move { ply: i + 1, error })?;
+    }
+    Ok((before, pos))
 }
 
 /// The position after a game record (passes made as they fall due), for analysis by moves.
@@ -237,10 +270,7 @@ mod tests {
     #[test]
     fn a_stop_flag_already_set_gives_an_estimate() {
         let stop = AtomicBool::new(true);
-        let limits = Limits {
-            max_nodes: u64::MAX,
-            stop: Some(&stop),
-        };
+        let limits = Limits::stoppable(u64::MAX, Some(&stop));
         let start = AnyPosition::start(GameId::FourInARow);
         let a = Analyser::new().analyse(&start, &limits).expect("a verdict");
         assert!(!a.exact);
@@ -252,8 +282,9 @@ mod tests {
         // Red stacks column 4 and wins with its 4th disc; yellow ignores the threat at ply 6.
         let record = moves(GameId::FourInARow, "4141414");
         let plies = Analyser::new()
-            .analyse_game(GameId::FourInARow, &record, 200_000, None)
-            .expect("a legal game");
+            .analyse_game(GameId::FourInARow, &record, 200_000, None, &[])
+            .expect("a legal game")
+            .plies;
         assert_eq!(plies.len(), 7);
         let numbers: Vec<u32> = plies.iter().map(|p| p.ply).collect();
         assert_eq!(numbers, [1, 2, 3, 4, 5, 6, 7]);
@@ -270,6 +301,60 @@ mod tests {
         assert_eq!(sixth.best_moves, ["4"], "only the block keeps yellow alive");
         for p in plies.iter().filter(|p| p.exact) {
             assert!(p.score_after <= p.score_before, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn known_verdicts_are_taken_as_they_are_and_the_others_are_searched() {
+        let record = moves(GameId::FourInARow, "4141414");
+        let searched = Analyser::new()
+            .analyse_game(GameId::FourInARow, &record, 200_000, None, &[])
+            .expect("a legal game");
+        assert_eq!(searched.before.len(), 7);
+        let (before, _) = game_positions(GameId::FourInARow, &record).expect("a legal game");
+        for ((pos, verdict), (at, _)) in searched.before.iter().zip(&before) {
+            assert_eq!(pos, at);
+            assert!(verdict.nodes > 0, "{verdict:?}");
+        }
+        assert!(searched.before[6].1.exact);
+        // A (planted) verdict for the position before ply 3 is used without a search: the
+        // score before ply 3 and after ply 2 come from it, and its nodes count nothing.
+        let planted = Analysis {
+            score: 5,
+            best_moves: vec!["1".into()],
+            exact: true,
+            nodes: 0,
+        };
+        let known = [None, None, Some(planted.clone())];
+        let judged = Analyser::new()
+            .analyse_game(GameId::FourInARow, &record, 200_000, None, &known)
+            .expect("a legal game");
+        assert_eq!(judged.before[2].1, planted);
+        assert_eq!(judged.plies[2].score_before, 5);
+        assert_eq!(judged.plies[2].best_moves, ["1"]);
+        assert_eq!(judged.plies[1].score_after, -5);
+        assert_eq!(judged.plies[6], searched.plies[6]);
+    }
+
+    #[test]
+    fn a_search_reports_its_progress_as_it_goes() {
+        let progress = std::sync::atomic::AtomicU64::new(0);
+        let limits = Limits {
+            progress: Some(&progress),
+            ..Limits::nodes(3_000_000)
+        };
+        for (game, record) in [(GameId::FourInARow, "44"), (GameId::Reversi, "f5d6c3")] {
+            progress.store(0, std::sync::atomic::Ordering::Relaxed);
+            let pos = position_after(game, record).expect("a position");
+            let a = Analyser::new().analyse(&pos, &limits).expect("a verdict");
+            let reported = progress.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(a.nodes > 100_000, "{game:?}: {a:?}");
+            // Reported every thousand nodes or so: never more than searched, and most of it.
+            assert!(
+                reported <= a.nodes && reported >= a.nodes / 2,
+                "{game:?}: {reported} reported, {} searched",
+                a.nodes
+            );
         }
     }
 
@@ -324,8 +409,9 @@ mod tests {
     fn a_reversi_game_is_judged_ply_by_ply() {
         let record = moves(GameId::Reversi, "f5d6c3d3c4f4");
         let plies = Analyser::new()
-            .analyse_game(GameId::Reversi, &record, 20_000, None)
-            .expect("a legal game");
+            .analyse_game(GameId::Reversi, &record, 20_000, None, &[])
+            .expect("a legal game")
+            .plies;
         let played: Vec<&str> = plies.iter().map(|p| p.mv.as_str()).collect();
         assert_eq!(played, ["f5", "d6", "c3", "d3", "c4", "f4"]);
         for p in &plies {
@@ -398,7 +484,7 @@ mod tests {
     fn a_bad_record_names_its_first_bad_move() {
         let record = moves(GameId::FourInARow, "44444444");
         let err = Analyser::new()
-            .analyse_game(GameId::FourInARow, &record, 1_000, None)
+            .analyse_game(GameId::FourInARow, &record, 1_000, None, &[])
             .expect_err("column 4 holds six discs");
         assert!(matches!(err, AnalysisError::Move { ply: 7, .. }), "{err}");
     }

@@ -86,6 +86,11 @@ uuid_id!(
     TicketId
 );
 
+uuid_id!(
+    /// A background analysis job (`/v1/analysis/jobs`).
+    JobId
+);
+
 impl TicketId {
     /// The event-log stream of this ticket.
     pub fn stream(&self) -> String {

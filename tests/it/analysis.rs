@@ -435,7 +435,7 @@ async fn an_instance_busy_with_analyses_refuses_one_more_with_a_429() {
     let mut held = Vec::new();
     for n in 1.. {
         let other = PlayerId::from_uuid(uuid::Uuid::from_u128(n));
-        match app.state.searches.for_analysis(other) {
+        match app.state.searches.for_analysis(other).await {
             Ok(slot) => held.push(slot),
             Err(_) => break,
         }
@@ -468,6 +468,7 @@ async fn a_player_with_an_analysis_running_gets_429_for_another_one() {
         .state
         .searches
         .for_analysis(ada_id)
+        .await
         .expect("a free slot");
     let body = json!({"game": "four_in_a_row", "moves": "44"});
     let refused = app.analyse(&ada, body.clone(), Some(50)).await;

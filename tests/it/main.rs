@@ -5,6 +5,7 @@ mod analysis;
 mod cli;
 mod errors;
 mod helpers;
+mod jobs;
 mod lifecycle;
 mod limits;
 mod live;

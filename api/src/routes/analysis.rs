@@ -9,22 +9,25 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use actix_web::{HttpResponse, web};
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use domain::analysis::{Analyser, Analysis, AnalysisError, PlyAnalysis, position_after};
+use domain::analysis::{Analyser, Analysis, AnalysisError, game_positions, position_after};
 use domain::games::{AnyPosition, GameId, Side};
-use domain::ids::PlayerId;
+use domain::ids::{JobId, PlayerId};
 use domain::search::Limits;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
+use crate::idempotency::{self, Body};
 use crate::input;
+use crate::jobs;
 use crate::play;
 use crate::reasons::{Active, Invalid};
-use crate::solved;
+use crate::solved::{self, Source};
 use crate::state::AppState;
 
 /// `budget_ms` when the client names none, for one position.
@@ -107,18 +110,14 @@ pub struct PositionAnalysis {
     source: Source,
 }
 
-/// Where an analysis comes from.
-#[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    Search,
-    Cache,
-}
-
 /// A finished match judged ply by ply.
 #[derive(Serialize, JsonSchema)]
 pub struct MatchAnalysis {
     plies: Vec<PlyJudged>,
+    /// The background jobs searching the positions this analysis left inexact, until they are
+    /// exact or their time cap is spent (`GET /v1/analysis/jobs/{job_id}`); asking again
+    /// answers their plies from the cache once they are solved.
+    jobs: Vec<JobId>,
 }
 
 /// One ply, from the point of view of the side that played it.
@@ -132,6 +131,9 @@ pub struct PlyJudged {
     score_after: i32,
     best_moves: Vec<String>,
     exact: bool,
+    /// `cache` when the position before the move was solved before (by any analysis, here or
+    /// on another instance), `search` when it was searched now.
+    source: Source,
 }
 
 impl PositionBody {
@@ -185,11 +187,7 @@ pub async fn position(
         None => {
             drop(client);
             let analysis = budgeted(&app, auth.player, budget, move |stop| {
-                let limits = Limits {
-                    max_nodes: u64::MAX,
-                    stop: Some(stop),
-                };
-                Analyser::new().analyse(&pos, &limits)
+                Analyser::new().analyse(&pos, &Limits::stoppable(u64::MAX, Some(stop)))
             })
             .await??;
             if analysis.exact {
@@ -203,6 +201,7 @@ pub async fn position(
         score,
         best_moves,
         exact,
+        ..
     } = analysis;
     Ok(HttpResponse::Ok().json(PositionAnalysis {
         score,
@@ -228,28 +227,79 @@ pub async fn of_match(
     if !m.is_finished() {
         return Err(ApiError::MatchActive(Active::Analysis));
     }
-    let (game, moves) = (m.game, m.moves.clone());
-    let plies = budgeted(&app, auth.player, budget, move |stop| {
-        Analyser::new().analyse_game(game, &moves, MATCH_PLY_NODES, Some(stop))
+    let (game, moves, match_id) = (m.game, m.moves.clone(), loaded.id);
+    // The record was replayed from the log: a move that does not replay is a broken log.
+    let (before, end) = game_positions(game, &moves).map_err(unexpected)?;
+    let mut positions: Vec<AnyPosition> = before.iter().map(|(pos, _)| *pos).collect();
+    positions.push(end);
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let known = solved::lookup_all(&client, &positions).await?;
+    drop(client);
+    let cached: Vec<bool> = known.iter().map(Option::is_some).collect();
+    let judged = budgeted(&app, auth.player, budget, move |stop| {
+        Analyser::new().analyse_game(game, &moves, MATCH_PLY_NODES, Some(stop), &known)
     })
     .await?
-    // The record was replayed from the log: a move that does not replay is a broken log.
     .map_err(unexpected)?;
-    let plies = plies.into_iter().map(PlyJudged::from).collect();
-    Ok(HttpResponse::Ok().json(MatchAnalysis { plies }))
-}
-
-impl From<PlyAnalysis> for PlyJudged {
-    fn from(p: PlyAnalysis) -> Self {
-        PlyJudged {
+    // What was solved now goes into the cache; what is still inexact is owed a deeper search.
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let solved_now: Vec<_> = (judged.before.iter().zip(&cached))
+        .filter(|(_, cached)| !**cached)
+        .map(|(verdict, _)| verdict.clone())
+        .collect();
+    solved::store_all(&client, &solved_now, app.now()).await?;
+    drop(client);
+    let owed: Vec<(JobId, AnyPosition)> = (judged.before.iter().enumerate())
+        .filter(|(_, (_, verdict))| !verdict.exact)
+        .map(|(i, (pos, _))| (jobs::match_job_id(match_id.as_uuid(), i + 1), *pos))
+        .collect();
+    let jobs = jobs::queue_missing(&app, auth.player, &owed).await?;
+    let plies = (judged.plies.into_iter().zip(cached))
+        .map(|(p, cached)| PlyJudged {
             ply: p.ply,
             mv: p.mv,
             score_before: p.score_before,
             score_after: p.score_after,
             best_moves: p.best_moves,
             exact: p.exact,
+            source: if cached {
+                Source::Cache
+            } else {
+                Source::Search
+            },
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(MatchAnalysis { plies, jobs }))
+}
+
+/// `POST /v1/analysis/jobs`: queues a search of a position (the body of `POST /v1/analysis`)
+/// that runs in the background until it is exact or its time cap is spent; 202 with the job.
+pub async fn create_job(
+    app: web::Data<AppState>,
+    auth: Auth,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        let pos = input::json::<PositionBody>(&body)?.position()?;
+        if pos.outcome().is_some() {
+            return Err(AnalysisError::Finished.into());
         }
-    }
+        let job = jobs::queue(app, auth.player, JobId::from_uuid(command_id), &pos).await?;
+        Ok((StatusCode::ACCEPTED, Body::of(&job)?))
+    })
+    .await
+}
+
+/// `GET /v1/analysis/jobs/{job_id}`: your job, its progress and, once done, its answer.
+pub async fn get_job(
+    app: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id: JobId = input::id(&path)?;
+    Ok(HttpResponse::Ok().json(jobs::own(&app, auth.player, id).await?))
 }
 
 /// Sets the flag when dropped: a request the client gave up on stops its search.
@@ -273,7 +323,7 @@ where
     T: Send + 'static,
     F: FnOnce(&AtomicBool) -> T + Send + 'static,
 {
-    let _slot = app.searches.for_analysis(player)?;
+    let _slot = app.searches.for_analysis(player).await?;
     tracing::info!(
         budget_ms = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
         "analysis search started"

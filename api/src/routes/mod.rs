@@ -84,7 +84,11 @@ impl Routes {
         }
     }
 
-    fn register(self, cfg: &mut web::ServiceConfig) {
+    fn register(mut self, cfg: &mut web::ServiceConfig) {
+        // A scope takes every path under its prefix: `/v1/analysis/jobs` must be tried before
+        // `/v1/analysis`, which would answer it 404.
+        self.groups
+            .sort_by_key(|(prefix, _)| std::cmp::Reverse(prefix.len()));
         for (prefix, routes) in self.groups {
             let mut scope = web::scope(prefix);
             let mut patterns: Vec<(ResourceDef, &'static str)> = Vec::new();
@@ -166,8 +170,10 @@ routes! {
     post "/v1/matches/{id}/heartbeat" => matches::heartbeat, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<crate::views::MatchView>), "Say you are here (writes no event).";
     get "/v1/matches/{id}/events" => matches::events, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<matches::Events>), "Every event of the match.";
     get "/v1/matches/{id}/replay" => matches::replay, 200, auth = true, body = NONE, query = Some(of::<matches::PlyQuery>), reply = Json(of::<matches::Replay>), "The match ply by ply.";
-    get "/v1/matches/{id}/analysis" => analysis::of_match, 200, auth = true, body = NONE, query = Some(of::<analysis::BudgetQuery>), reply = Json(of::<analysis::MatchAnalysis>), "A finished match ply by ply: each move's score before and after it for the mover, the best moves, whether exact (409 match_active while the match is played).";
+    get "/v1/matches/{id}/analysis" => analysis::of_match, 200, auth = true, body = NONE, query = Some(of::<analysis::BudgetQuery>), reply = Json(of::<analysis::MatchAnalysis>), "A finished match ply by ply: each move's score before and after it for the mover, the best moves, whether exact and whether answered from the shared cache of solved positions; the plies left inexact get background jobs (their ids in `jobs`) that make the analysis exact over time (409 match_active while the match is played).";
     post "/v1/analysis" => analysis::position, 200, auth = true, body = Some(of::<analysis::PositionBody>), query = Some(of::<analysis::BudgetQuery>), reply = Json(of::<analysis::PositionAnalysis>), "The score and every best move of a position given by moves or by board and side. An exact answer is kept in the cache of solved positions shared by all instances, which answers the position and its symmetric images at once (`source`: `cache` or `search`); it changes no game, so it takes no Idempotency-Key.";
+    post "/v1/analysis/jobs" => analysis::create_job, 202, auth = true, body = Some(of::<analysis::PositionBody>), query = NONE, reply = Json(of::<crate::jobs::JobView>), "Queue a deep analysis of a position (the body of POST /v1/analysis): any instance runs it in the background until its score is exact or its time cap (10 minutes by default) is spent; a job whose instance dies is taken up by another one. A position already solved is answered from the shared cache at once (the job is done as it is queued).";
+    get "/v1/analysis/jobs/{job_id}" => analysis::get_job, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<crate::jobs::JobView>), "Your analysis job: queued, running (with its progress: nodes, elapsed_ms), done (with its result, exact or the best estimate at the cap) or failed.";
     get "/v1/matches/{id}/stream" => stream::stream, 200, auth = true, body = NONE, query = NONE, reply = EventStream, "Server-sent events: each new event with the match view; resumable with Last-Event-ID.";
     get "/v1/admin/audits/ratings" => admin::audit_ratings, 200, auth = true, body = NONE, query = Some(of::<admin::AuditQuery>), reply = Json(of::<projections::audit::RatingsAudit>), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; a what-if without some players.";
     get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::Explained>), "Admin: a player's rating step by step, each with its match and event positions, and log_check: whether the ratings recomputed from the log give the same steps (else the first diverging match).";
@@ -183,7 +189,7 @@ routes! {
 /// The routes that honour an `Idempotency-Key` (their handlers go through
 /// `idempotency::command*`, or the sign-up's own keyed path): the only ones the document
 /// offers it on.
-pub const KEYED: [(&str, &str); 11] = [
+pub const KEYED: [(&str, &str); 12] = [
     ("post", "/v1/players"),
     ("post", "/v1/queue"),
     ("post", "/v1/rooms"),
@@ -195,6 +201,7 @@ pub const KEYED: [(&str, &str); 11] = [
     ("post", "/v1/matches/{id}/leave"),
     ("post", "/v1/matches/{id}/return"),
     ("post", "/v1/matches/{id}/resign"),
+    ("post", "/v1/analysis/jobs"),
 ];
 
 async fn openapi(_: ByAddress) -> HttpResponse {

@@ -53,7 +53,7 @@ pub fn legal_moves_hidden_where_the_game_allows(schema: &mut Schema) {
 /// The schema of a path parameter, by its name in the route table.
 fn path_parameter(name: &str) -> Value {
     match name {
-        "id" | "room_id" | "ticket" => json!({"type": "string", "format": "uuid"}),
+        "id" | "room_id" | "ticket" | "job_id" => json!({"type": "string", "format": "uuid"}),
         "game" => json!({"type": "string", "enum": GameId::ALL.map(|g| g.as_str())}),
         "code" => json!({"type": "string", "pattern": "^[ABCDEFGHJKMNPQRSTUVWXYZ2-9]{6}$",
                          "description": "a room's invite code"}),
@@ -87,6 +87,7 @@ fn links_of(r: &RouteDoc) -> Option<(&'static str, &'static str, &'static str)> 
         }
         ("post", "/v1/queue") => Some(("ticket", "ticket_id", "/v1/queue/{ticket}")),
         ("post", "/v1/rooms") => Some(("room_id", "room_id", "/v1/rooms/{room_id}")),
+        ("post", "/v1/analysis/jobs") => Some(("job_id", "job_id", "/v1/analysis/jobs/{job_id}")),
         _ => None,
     }
 }

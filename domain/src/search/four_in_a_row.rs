@@ -278,6 +278,8 @@ struct Run<'t, 'l> {
     /// The node count at which the run gives up (the limits' budget unless extended).
     max_nodes: u64,
     nodes: u64,
+    /// The node count last reported to the limits' progress.
+    reported: u64,
     aborted: bool,
 }
 
@@ -288,6 +290,7 @@ impl<'t, 'l> Run<'t, 'l> {
             limits,
             max_nodes: limits.max_nodes,
             nodes: 0,
+            reported: 0,
             aborted: false,
         }
     }
@@ -301,12 +304,18 @@ impl<'t, 'l> Run<'t, 'l> {
     /// Counts a node; false (and `aborted`) once the budget is spent or the caller said stop.
     fn enter(&mut self) -> bool {
         self.nodes += 1;
-        if self.nodes > self.max_nodes
-            || (self.nodes % STOP_CHECK_EVERY == 1 && self.limits.stopped())
+        if self.nodes > self.max_nodes || (self.nodes % STOP_CHECK_EVERY == 1 && self.checkpoint())
         {
             self.aborted = true;
         }
         !self.aborted
+    }
+
+    /// Reports the nodes visited since the last report; whether the caller said stop.
+    fn checkpoint(&mut self) -> bool {
+        let visited = self.nodes - self.reported;
+        self.reported = self.nodes;
+        self.limits.checkpoint(visited)
     }
 
     /// The score of `pos` if it lies in `(alpha, beta)`; otherwise a bound on the same side of the
@@ -1212,10 +1221,7 @@ mod tests {
     #[test]
     fn a_stop_flag_set_beforehand_gives_an_inexact_verdict_at_once() {
         let stop = AtomicBool::new(true);
-        let limits = Limits {
-            max_nodes: u64::MAX,
-            stop: Some(&stop),
-        };
+        let limits = Limits::stoppable(u64::MAX, Some(&stop));
         let (moves, pos, _) = lines(L1_R3, [1]).remove(0);
         let verdict = Solver::default().solve(&pos, &limits);
         assert!(!verdict.exact, "{moves}");

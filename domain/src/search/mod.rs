@@ -4,7 +4,7 @@
 //! machine) and may also be stopped early through a flag the caller owns (the API layer sets it
 //! when a `budget_ms` runs out). A stopped search says `exact: false`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub mod four_in_a_row;
 pub mod reversi;
@@ -18,26 +18,48 @@ pub struct Limits<'a> {
     pub max_nodes: u64,
     /// Set by the caller to stop the search as soon as it can (checked every few thousand nodes).
     pub stop: Option<&'a AtomicBool>,
+    /// Where the search adds the nodes it visits as it goes, each time it checks `stop`, for a
+    /// caller that reports progress while it runs (the exact total is the verdict's).
+    pub progress: Option<&'a AtomicU64>,
 }
 
-impl Limits<'_> {
+impl<'a> Limits<'a> {
     /// No bound at all: the search runs to the end.
     pub const UNLIMITED: Limits<'static> = Limits {
         max_nodes: u64::MAX,
         stop: None,
+        progress: None,
     };
 
     /// A node budget and no stop flag.
     pub fn nodes(max_nodes: u64) -> Limits<'static> {
         Limits {
             max_nodes,
-            stop: None,
+            ..Limits::UNLIMITED
+        }
+    }
+
+    /// A node budget and the caller's stop flag.
+    pub fn stoppable(max_nodes: u64, stop: Option<&'a AtomicBool>) -> Limits<'a> {
+        Limits {
+            max_nodes,
+            stop,
+            progress: None,
         }
     }
 
     /// Whether the caller asked the search to stop.
     pub fn stopped(&self) -> bool {
         self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// Reports `visited` more nodes (since the last call) and says whether the caller asked the
+    /// search to stop: what a search does every few thousand nodes.
+    pub fn checkpoint(&self, visited: u64) -> bool {
+        if let Some(p) = self.progress {
+            p.fetch_add(visited, Ordering::Relaxed);
+        }
+        self.stopped()
     }
 }
 

@@ -20,8 +20,6 @@
 //! Searches are bounded by node counts (and an optional stop flag), never by a clock, so a CPU
 //! move is the same on every machine.
 
-use std::sync::atomic::AtomicBool;
-
 use super::{Limits, SplitMix64, Verdict};
 use crate::games::reversi::{flips, moves};
 use crate::games::{Game, Reversi, Square};
@@ -368,10 +366,12 @@ impl Engine {
 /// One search: the table, the budget and the counters.
 struct Search<'a> {
     table: &'a mut Table,
-    stop: Option<&'a AtomicBool>,
+    limits: Limits<'a>,
     max_nodes: u64,
     nodes: u64,
     next_check: u64,
+    /// The node count last reported to the limits' progress.
+    reported: u64,
     aborted: bool,
 }
 
@@ -389,10 +389,11 @@ impl<'a> Search<'a> {
     fn new(table: &'a mut Table, limits: &Limits<'a>) -> Search<'a> {
         Search {
             table,
-            stop: limits.stop,
+            limits: *limits,
             max_nodes: limits.max_nodes,
             nodes: 0,
             next_check: 0,
+            reported: 0,
             aborted: false,
         }
     }
@@ -402,11 +403,9 @@ impl<'a> Search<'a> {
     fn out_of_budget(&mut self) -> bool {
         self.nodes += 1;
         if self.nodes >= self.next_check {
-            if self.nodes >= self.max_nodes
-                || self
-                    .stop
-                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
-            {
+            let visited = self.nodes - self.reported;
+            self.reported = self.nodes;
+            if self.nodes >= self.max_nodes || self.limits.checkpoint(visited) {
                 self.aborted = true;
             }
             self.next_check = self.nodes.saturating_add(CHECK_EVERY).min(self.max_nodes);
@@ -618,11 +617,7 @@ impl<'a> Search<'a> {
     /// out. `order` holds the root moves best first by the midgame estimate.
     fn solve_root(&mut self, p: u64, o: u64, order: &[RootMove]) -> Option<(i32, Vec<u8>)> {
         // The last few empties are solved without a look at the flag: look once first.
-        if self.aborted
-            || self
-                .stop
-                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
-        {
+        if self.aborted || self.limits.stopped() {
             self.aborted = true;
             return None;
         }
@@ -1307,10 +1302,7 @@ mod tests {
     fn a_stop_flag_set_beforehand_gives_an_estimate_with_a_legal_move() {
         let set = ffo_file(FFO_20_39);
         let stop = AtomicBool::new(true);
-        let limits = Limits {
-            max_nodes: u64::MAX,
-            stop: Some(&stop),
-        };
+        let limits = Limits::stoppable(u64::MAX, Some(&stop));
         for ffo in &set {
             let v = Engine::new(1 << 20).analyse(&ffo.pos, &limits);
             assert!(!v.exact);

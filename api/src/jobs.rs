@@ -1,0 +1,624 @@
+//! Deep analysis as background jobs (`/v1/analysis/jobs`): a position searched until its score
+//! is exact or its time cap is spent, on any instance, surviving the death of the one running it.
+//!
+//! A job is a row of `analysis_jobs`. An instance claims the oldest open job that no live lease
+//! holds (`FOR UPDATE SKIP LOCKED`), and while it searches it writes the job's progress (nodes,
+//! time spent) and renews its lease every second. A job whose lease ran out, because its instance
+//! died, is claimed again by another instance, which goes on from the time already spent; after
+//! [`MAX_ATTEMPTS`] claims it is given up as failed. Jobs search in the instance's search slots,
+//! behind CPU moves, and give way to an interactive analysis that needs the slot
+//! ([`Searches::for_job`](crate::searches::Searches::for_job)); they resume after it with the
+//! tables they had. An exact answer also goes into the shared cache of solved positions.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use deadpool_postgres::GenericClient;
+use schemars::JsonSchema;
+use serde::Serialize;
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+use domain::analysis::{Analyser, Analysis};
+use domain::games::{AnyPosition, GameId, Side};
+use domain::ids::{JobId, PlayerId};
+use domain::search::Limits;
+
+use crate::error::{ApiError, unexpected};
+use crate::reasons::Missing;
+use crate::solved;
+use crate::state::AppState;
+
+/// This instance's side of the jobs.
+pub struct Jobs {
+    /// This instance, as the owner of the jobs it claims.
+    pub instance: Uuid,
+    /// How long one job may search, its attempts together.
+    pub cap: Duration,
+    /// Wakes this instance's runner when a job is queued here.
+    pub wake: Notify,
+}
+
+impl Jobs {
+    pub fn new(cap: Duration) -> Jobs {
+        Jobs {
+            instance: Uuid::new_v4(),
+            cap,
+            wake: Notify::new(),
+        }
+    }
+}
+
+/// How long a claim holds unless it is renewed.
+pub const LEASE: Duration = Duration::from_secs(30);
+/// How often a running job writes its progress and renews its lease.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+/// Claims of one job (each ended by the death of its instance) before it is given up.
+pub const MAX_ATTEMPTS: i32 = 3;
+/// How often an idle runner looks for jobs queued on other instances.
+const POLL_EVERY: Duration = Duration::from_secs(1);
+
+/// Where a job stands.
+#[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Queued,
+    Running,
+    Done,
+    Failed,
+}
+
+impl Status {
+    fn of(s: &str) -> Result<Status, ApiError> {
+        Ok(match s {
+            "queued" => Status::Queued,
+            "running" => Status::Running,
+            "done" => Status::Done,
+            "failed" => Status::Failed,
+            other => return Err(ApiError::from(anyhow::anyhow!("job status {other:?}"))),
+        })
+    }
+}
+
+/// A job as its asker sees it.
+#[derive(Serialize, JsonSchema, Debug, Clone, PartialEq, Eq)]
+pub struct JobView {
+    pub job_id: JobId,
+    pub status: Status,
+    /// The answer once `done` (exact, or the best estimate when the time cap ran out); null
+    /// before, and for a failed job.
+    pub result: Option<JobResult>,
+    /// Nodes searched so far, all attempts together.
+    pub nodes: u64,
+    /// Search time spent so far in milliseconds, all attempts together.
+    pub elapsed_ms: u64,
+    /// Why a failed job failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The answer of a finished job, in the orientation of the position asked.
+#[derive(Serialize, JsonSchema, Debug, Clone, PartialEq, Eq)]
+pub struct JobResult {
+    /// In the game's convention, from the side to move's point of view.
+    pub score: i32,
+    /// Every move reaching `score` when `exact`; the best found otherwise; empty for a pass.
+    pub best_moves: Vec<String>,
+    /// Whether `score` is proven under perfect play.
+    pub exact: bool,
+}
+
+const VIEW_COLUMNS: &str = "job_id, status, score, best_moves, exact, nodes, elapsed_ms, error";
+
+fn view_of(row: &tokio_postgres::Row) -> Result<JobView, ApiError> {
+    let status = Status::of(row.get(1))?;
+    let score: Option<i32> = row.get(2);
+    Ok(JobView {
+        job_id: JobId::from_uuid(row.get(0)),
+        status,
+        result: score.map(|score| JobResult {
+            score,
+            best_moves: row.get(3),
+            exact: row.get(4),
+        }),
+        nodes: u64::try_from(row.get::<_, i64>(5)).unwrap_or(0),
+        elapsed_ms: u64::try_from(row.get::<_, i64>(6)).unwrap_or(0),
+        error: row.get(7),
+    })
+}
+
+fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::First => "first",
+        Side::Second => "second",
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Queues a job for `pos` (an unfinished position) on behalf of `player`, under `job_id`: a
+/// retry with the same id finds the job it queued. A position already solved is answered from
+/// the cache at once: its job is done as it is queued.
+pub async fn queue(
+    app: &AppState,
+    player: PlayerId,
+    job_id: JobId,
+    pos: &AnyPosition,
+) -> Result<JobView, ApiError> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let known = solved::lookup(&client, pos).await?;
+    insert(&client, app, player, job_id, pos, known.as_ref()).await?;
+    if known.is_none() {
+        app.jobs.wake.notify_one();
+    }
+    view(&client, job_id)
+        .await?
+        .ok_or_else(|| ApiError::from(anyhow::anyhow!("job {job_id} vanished as it was queued")))
+}
+
+/// Queues jobs for the positions of a match whose analysis was not exact, each under its own
+/// id (derived from the match and the ply: asking again queues nothing new), unless an open
+/// job already has the position. The ids of those of these jobs that exist, new or not.
+pub async fn queue_missing(
+    app: &AppState,
+    player: PlayerId,
+    positions: &[(JobId, AnyPosition)],
+) -> Result<Vec<JobId>, ApiError> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let mut queued = 0;
+    for (job_id, pos) in positions {
+        let (key, _) = pos.canonical();
+        let open = client
+            .query_opt(
+                "SELECT 1 FROM analysis_jobs WHERE key = $1 AND status IN ('queued', 'running')",
+                &[&key],
+            )
+            .await
+            .map_err(unexpected)?;
+        if open.is_none() {
+            queued += insert(&client, app, player, *job_id, pos, None).await?;
+        }
+    }
+    if queued > 0 {
+        app.jobs.wake.notify_one();
+    }
+    let ids: Vec<Uuid> = positions.iter().map(|(id, _)| id.as_uuid()).collect();
+    let existing: std::collections::HashSet<Uuid> = client
+        .query(
+            "SELECT job_id FROM analysis_jobs WHERE job_id = ANY($1)",
+            &[&ids],
+        )
+        .await
+        .map_err(unexpected)?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    Ok(positions
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| existing.contains(&id.as_uuid()))
+        .collect())
+}
+
+/// Inserts a job, done at once when `known`; how many rows were written (0 for a retry).
+async fn insert(
+    client: &impl GenericClient,
+    app: &AppState,
+    player: PlayerId,
+    job_id: JobId,
+    pos: &AnyPosition,
+    known: Option<&Analysis>,
+) -> Result<u64, ApiError> {
+    let (key, _) = pos.canonical();
+    let now = app.now();
+    let status = if known.is_some() { "done" } else { "queued" };
+    client
+        .execute(
+            "INSERT INTO analysis_jobs (job_id, player_id, game, board, side, key, status, \
+             cap_ms, score, best_moves, exact, created_at, finished_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+             ON CONFLICT (job_id) DO NOTHING",
+            &[
+                &job_id.as_uuid(),
+                &player.as_uuid(),
+                &pos.game().as_str(),
+                &pos.rows(),
+                &side_name(pos.side_to_move()),
+                &key,
+                &status,
+                &millis(app.jobs.cap).max(1),
+                &known.map(|k| k.score),
+                &known.map(|k| k.best_moves.clone()),
+                &known.map(|k| k.exact),
+                &now,
+                &known.map(|_| now),
+            ],
+        )
+        .await
+        .map_err(unexpected)
+}
+
+/// A job, if it exists.
+async fn view(client: &impl GenericClient, job_id: JobId) -> Result<Option<JobView>, ApiError> {
+    client
+        .query_opt(
+            &format!("SELECT {VIEW_COLUMNS} FROM analysis_jobs WHERE job_id = $1"),
+            &[&job_id.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?
+        .map(|row| view_of(&row))
+        .transpose()
+}
+
+/// `player`'s job `job_id` (404 for anyone else's: a job is its asker's).
+pub async fn own(app: &AppState, player: PlayerId, job_id: JobId) -> Result<JobView, ApiError> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let row = client
+        .query_opt(
+            &format!(
+                "SELECT {VIEW_COLUMNS} FROM analysis_jobs WHERE job_id = $1 AND player_id = $2"
+            ),
+            &[&job_id.as_uuid(), &player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?
+        .ok_or(ApiError::NotFound(Missing::Job))?;
+    view_of(&row)
+}
+
+/// A job this instance has claimed.
+#[derive(Debug)]
+pub struct Claimed {
+    pub job_id: JobId,
+    game: String,
+    board: Vec<String>,
+    side: String,
+    cap: Duration,
+    /// Nodes and time spent by earlier attempts.
+    nodes: u64,
+    elapsed: Duration,
+    /// This claim's number (1 for the first).
+    pub attempt: i32,
+}
+
+/// Claims the oldest open job no live lease holds: a queued one, or a running one whose
+/// instance stopped renewing its lease.
+pub async fn claim(app: &AppState) -> Result<Option<Claimed>, ApiError> {
+    let now = app.now();
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let row = client
+        .query_opt(
+            "UPDATE analysis_jobs j SET status = 'running', owner = $1, lease_until = $3, \
+             attempts = j.attempts + 1 \
+             FROM (SELECT job_id FROM analysis_jobs \
+                   WHERE status = 'queued' OR (status = 'running' AND lease_until < $2) \
+                   ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED) c \
+             WHERE j.job_id = c.job_id \
+             RETURNING j.job_id, j.game, j.board, j.side, j.cap_ms, j.nodes, j.elapsed_ms, \
+                       j.attempts",
+            &[&app.jobs.instance, &now, &(now + LEASE)],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(row.map(|row| Claimed {
+        job_id: JobId::from_uuid(row.get(0)),
+        game: row.get(1),
+        board: row.get(2),
+        side: row.get(3),
+        cap: Duration::from_millis(u64::try_from(row.get::<_, i64>(4)).unwrap_or(1)),
+        nodes: u64::try_from(row.get::<_, i64>(5)).unwrap_or(0),
+        elapsed: Duration::from_millis(u64::try_from(row.get::<_, i64>(6)).unwrap_or(0)),
+        attempt: row.get(7),
+    }))
+}
+
+impl Claimed {
+    fn position(&self) -> Result<AnyPosition, String> {
+        let game: GameId = self.game.parse().map_err(|e| format!("{e}"))?;
+        let side = match self.side.as_str() {
+            "first" => Side::First,
+            _ => Side::Second,
+        };
+        let rows: Vec<&str> = self.board.iter().map(String::as_str).collect();
+        AnyPosition::from_rows(game, &rows, side).map_err(|e| e.to_string())
+    }
+}
+
+/// How a claimed job's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Answered (exactly, or with the best estimate at its time cap).
+    Done,
+    /// Given up: its position is unusable, or too many instances died running it.
+    Failed,
+    /// Handed back to the queue: this instance is shutting down.
+    Released,
+    /// Another instance holds it now (this one's lease ran out).
+    Lost,
+}
+
+/// Why a running search was stopped.
+#[derive(Default)]
+struct Stops {
+    capped: AtomicBool,
+    shutdown: AtomicBool,
+    lost: AtomicBool,
+}
+
+/// Claims one job and runs it to its end; `None` when no job waits.
+pub async fn run_next(app: &AppState) -> Result<Option<(JobId, Ended)>, ApiError> {
+    let Some(job) = claim(app).await? else {
+        return Ok(None);
+    };
+    let id = job.job_id;
+    Ok(Some((id, run(app, job).await?)))
+}
+
+/// Runs a claimed job until it is exact, its cap is spent, the instance shuts down or the
+/// job is lost.
+pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, ApiError> {
+    if job.attempt > MAX_ATTEMPTS {
+        let why = format!(
+            "given up after {MAX_ATTEMPTS} attempts: each ended with the instance running it"
+        );
+        return fail(app, &job, &why).await;
+    }
+    let pos = match job.position() {
+        Ok(pos) => pos,
+        Err(why) => return fail(app, &job, &why).await,
+    };
+    if pos.outcome().is_some() {
+        return fail(app, &job, "the game is over in this position").await;
+    }
+    {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        if let Some(known) = solved::lookup(&client, &pos).await? {
+            return finish(app, &job, &known, job.nodes, job.elapsed).await;
+        }
+    }
+    let progress = Arc::new(AtomicU64::new(0));
+    let stops = Arc::new(Stops::default());
+    let mut analyser = Some(Analyser::new());
+    // Nodes and search time of this claim's searches that have ended (one per slot held).
+    let (mut searched, mut spent) = (0u64, Duration::ZERO);
+    let mut stopping = app.stopping.clone();
+    loop {
+        // Waiting for a slot, the job keeps its lease.
+        let (slot, stop) = {
+            let waiting = app.searches.for_job();
+            tokio::pin!(waiting);
+            let mut tick = tokio::time::interval(PROGRESS_EVERY);
+            tick.tick().await;
+            loop {
+                tokio::select! {
+                    got = &mut waiting => break got?,
+                    _ = tick.tick() => {
+                        let (nodes, elapsed) = (job.nodes + searched, job.elapsed + spent);
+                        if !renew(app, &job, nodes, elapsed).await.unwrap_or(true) {
+                            return Ok(Ended::Lost);
+                        }
+                    }
+                    () = stopped(&mut stopping) => {
+                        let (nodes, elapsed) = (job.nodes + searched, job.elapsed + spent);
+                        return release(app, &job, nodes, elapsed).await;
+                    }
+                }
+            }
+        };
+        let started = Instant::now();
+        let (flag, counter) = (Arc::clone(&stop), Arc::clone(&progress));
+        let mut a = analyser.take().unwrap_or_default();
+        let mut search = tokio::task::spawn_blocking(move || {
+            let limits = Limits {
+                max_nodes: u64::MAX,
+                stop: Some(&flag),
+                progress: Some(&counter),
+            };
+            let out = a.analyse(&pos, &limits);
+            (a, out)
+        });
+        let mut tick = tokio::time::interval(PROGRESS_EVERY);
+        tick.tick().await;
+        let out = loop {
+            tokio::select! {
+                out = &mut search => break out,
+                _ = tick.tick() => {}
+                () = stopped(&mut stopping) => {
+                    stops.shutdown.store(true, Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed);
+                    break (&mut search).await;
+                }
+            }
+            let elapsed = job.elapsed + spent + started.elapsed();
+            if elapsed >= job.cap {
+                stops.capped.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
+            }
+            let nodes = job.nodes + searched + progress.load(Ordering::Relaxed);
+            match renew(app, &job, nodes, elapsed).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    stops.lost.store(true, Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed);
+                }
+                // A database out of reach: the search goes on, the lease may lapse.
+                Err(e) => tracing::warn!(job = %job.job_id, error = %e, "job progress not written"),
+            }
+        };
+        spent += started.elapsed();
+        let yielded = slot.yielded();
+        drop(slot);
+        let (a, analysed) = out.map_err(unexpected)?;
+        analyser = Some(a);
+        progress.store(0, Ordering::Relaxed);
+        let analysis = match analysed {
+            Ok(analysis) => analysis,
+            Err(e) => return fail(app, &job, &e.to_string()).await,
+        };
+        searched += analysis.nodes;
+        let (nodes, elapsed) = (job.nodes + searched, job.elapsed + spent);
+        if stops.lost.load(Ordering::Relaxed) {
+            return Ok(Ended::Lost);
+        }
+        if stops.shutdown.load(Ordering::Relaxed) && !analysis.exact {
+            return release(app, &job, nodes, elapsed).await;
+        }
+        // Exact, out of time, or (which an unbounded search never does) an estimate for no
+        // reason: the answer. Only a search stopped for an analysis goes on.
+        if analysis.exact || !yielded || stops.capped.load(Ordering::Relaxed) {
+            if analysis.exact {
+                let client = app.pool.get().await.map_err(unexpected)?;
+                solved::store(&client, &pos, &analysis, app.now()).await?;
+            }
+            return finish(app, &job, &analysis, nodes, elapsed).await;
+        }
+        // Stopped for an interactive analysis: take a slot again, behind it.
+    }
+}
+
+/// Returns once the instance is shutting down.
+async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
+    // The guard it returns is not held across the caller's awaits.
+    let _ = stopping.wait_for(|s| *s).await;
+}
+
+/// Runs `UPDATE analysis_jobs SET {set}` on `job` if this instance still holds it, `$1` and
+/// `$2` being the job and the instance, `params` from `$3` on; whether it did.
+async fn update_own(
+    app: &AppState,
+    job: &Claimed,
+    set: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<bool, ApiError> {
+    let (id, owner) = (job.job_id.as_uuid(), app.jobs.instance);
+    let mut all: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&id, &owner];
+    all.extend_from_slice(params);
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let n = client
+        .execute(
+            &format!(
+                "UPDATE analysis_jobs SET {set} \
+                 WHERE job_id = $1 AND owner = $2 AND status = 'running'"
+            ),
+            &all,
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(n == 1)
+}
+
+fn count(nodes: u64) -> i64 {
+    i64::try_from(nodes).unwrap_or(i64::MAX)
+}
+
+/// Writes a running job's progress and renews its lease; false when the job is no longer this
+/// instance's.
+async fn renew(
+    app: &AppState,
+    job: &Claimed,
+    nodes: u64,
+    elapsed: Duration,
+) -> Result<bool, ApiError> {
+    let lease_until = app.now() + LEASE;
+    let set = "nodes = $3, elapsed_ms = $4, lease_until = $5";
+    update_own(
+        app,
+        job,
+        set,
+        &[&count(nodes), &millis(elapsed), &lease_until],
+    )
+    .await
+}
+
+/// What a job ended as, when this instance still held it.
+fn ended(held: bool, ended: Ended) -> Ended {
+    if held { ended } else { Ended::Lost }
+}
+
+/// Ends a job with its answer.
+async fn finish(
+    app: &AppState,
+    job: &Claimed,
+    analysis: &Analysis,
+    nodes: u64,
+    elapsed: Duration,
+) -> Result<Ended, ApiError> {
+    let set = "status = 'done', score = $3, best_moves = $4, exact = $5, nodes = $6, \
+               elapsed_ms = $7, finished_at = $8, owner = NULL, lease_until = NULL";
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+        &analysis.score,
+        &analysis.best_moves,
+        &analysis.exact,
+        &count(nodes),
+        &millis(elapsed),
+        &app.now(),
+    ];
+    Ok(ended(
+        update_own(app, job, set, &params).await?,
+        Ended::Done,
+    ))
+}
+
+/// Ends a job as failed, saying why.
+async fn fail(app: &AppState, job: &Claimed, why: &str) -> Result<Ended, ApiError> {
+    tracing::warn!(job = %job.job_id, why, "analysis job failed");
+    let set = "status = 'failed', error = $3, finished_at = $4, owner = NULL, lease_until = NULL";
+    let held = update_own(app, job, set, &[&why, &app.now()]).await?;
+    Ok(ended(held, Ended::Failed))
+}
+
+/// Hands a job back to the queue (this instance is stopping): another instance takes it up at
+/// once, from the time already spent; a release is not a failed attempt.
+async fn release(
+    app: &AppState,
+    job: &Claimed,
+    nodes: u64,
+    elapsed: Duration,
+) -> Result<Ended, ApiError> {
+    let set = "status = 'queued', nodes = $3, elapsed_ms = $4, attempts = attempts - 1, \
+               owner = NULL, lease_until = NULL";
+    let held = update_own(app, job, set, &[&count(nodes), &millis(elapsed)]).await?;
+    Ok(ended(held, Ended::Released))
+}
+
+/// The runners of `discs serve`: `runners` loops that each take jobs one at a time until the
+/// instance shuts down.
+pub async fn run_forever(app: AppState, runners: usize) {
+    let loops = (0..runners.max(1)).map(|_| runner(app.clone()));
+    futures_util::future::join_all(loops).await;
+}
+
+async fn runner(app: AppState) {
+    let mut stopping = app.stopping.clone();
+    loop {
+        if *stopping.borrow() {
+            return;
+        }
+        match run_next(&app).await {
+            Ok(Some((id, ended))) => {
+                tracing::info!(job = %id, ended = ?ended, "analysis job ran");
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "analysis job runner failed"),
+        }
+        tokio::select! {
+            () = app.jobs.wake.notified() => {}
+            () = tokio::time::sleep(POLL_EVERY) => {}
+            () = stopped(&mut stopping) => return,
+        }
+    }
+}
+
+/// The id of the job a match analysis queues for the position before ply `ply` (0: the end):
+/// asking for the analysis again names the same jobs.
+pub fn match_job_id(match_id: Uuid, ply: usize) -> JobId {
+    JobId::from_uuid(Uuid::new_v5(
+        &match_id,
+        format!("analysis-job-{ply}").as_bytes(),
+    ))
+}
