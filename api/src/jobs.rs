@@ -411,12 +411,14 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, ApiError> {
         };
         let started = Instant::now();
         let (flag, counter) = (Arc::clone(&stop), Arc::clone(&progress));
+        let threads = app.searches.analysis_threads();
         let mut a = analyser.take().unwrap_or_default();
         let mut search = tokio::task::spawn_blocking(move || {
             let limits = Limits {
                 max_nodes: u64::MAX,
                 stop: Some(&flag),
                 progress: Some(&counter),
+                threads,
             };
             let out = a.analyse(&pos, &limits);
             (a, out)

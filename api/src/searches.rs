@@ -254,6 +254,13 @@ impl Searches {
         ))
     }
 
+    /// How many threads one analysis (or job) searches on: every core the instance allows.
+    /// Its one slot still counts it once, so a CPU move always finds a slot; the move then
+    /// shares the cores with the analysis for its short search.
+    pub fn analysis_threads(&self) -> usize {
+        self.size
+    }
+
     /// How many jobs may search at once: as many as there are analysis slots.
     pub fn job_runners(&self) -> usize {
         (self.size - 1).max(1)

@@ -1,7 +1,8 @@
 //! Reversi engine benchmark: exact FFO endgame solves and CPU move latency per level.
 //!
 //! Run with `cargo bench -p domain --bench reversi` (add `-- 40-59` for the FFO positions up to
-//! #59, `-- 40-49 skip-cpu` to leave out the CPU latencies). Prints markdown tables.
+//! #59, `-- 40-49 skip-cpu` to leave out the CPU latencies, `threads=2` to solve on two
+//! threads). Prints markdown tables.
 
 use std::time::{Duration, Instant};
 
@@ -37,7 +38,7 @@ fn empties(pos: &Reversi) -> u32 {
     64 - 4 - pos.ply()
 }
 
-fn ffo(range: (usize, usize)) {
+fn ffo(range: (usize, usize), threads: usize) {
     let mut all = load("fforum-1-19.obf", 1);
     all.extend(load("fforum-20-39.obf", 20));
     all.extend(load("fforum-40-59.obf", 40));
@@ -53,7 +54,11 @@ fn ffo(range: (usize, usize)) {
     {
         let mut engine = Engine::new(64 << 20);
         let start = Instant::now();
-        let v = engine.analyse(&f.pos, &Limits::UNLIMITED);
+        let limits = Limits {
+            threads,
+            ..Limits::UNLIMITED
+        };
+        let v = engine.analyse(&f.pos, &limits);
         let time = start.elapsed();
         total_nodes += v.nodes;
         total_time += time;
@@ -139,7 +144,12 @@ fn main() {
             Some((a.parse().ok()?, b.parse().ok()?))
         })
         .unwrap_or((40, 49));
-    ffo(range);
+    let threads = args
+        .iter()
+        .find_map(|a| a.strip_prefix("threads=")?.parse().ok())
+        .unwrap_or(1);
+    println!("FFO #{}–#{} on {threads} thread(s)\n", range.0, range.1);
+    ffo(range, threads);
     let games = args
         .iter()
         .find_map(|a| a.strip_prefix("games=")?.parse().ok())

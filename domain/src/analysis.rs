@@ -11,7 +11,6 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
 
 use crate::games::any::dispatch;
 use crate::games::{AnyPosition, GameId, MoveError, ParseError, Side, split_moves};
@@ -97,7 +96,7 @@ impl Analyser {
     }
 
     /// Every ply of the game `moves` (passes omitted, as in a match record), each position
-    /// searched under `per_ply` nodes and the shared `stop` flag, except those whose verdict is
+    /// searched within `per_ply` (its node budget, and its stop flag shared by all), except those whose verdict is
     /// `known` (index i: the position before ply i + 1; index `moves.len()`: the position after
     /// the last move), which are taken as they are.
     ///
@@ -110,8 +109,7 @@ impl Analyser {
         &mut self,
         game: GameId,
         moves: &[String],
-        per_ply: u64,
-        stop: Option<&AtomicBool>,
+        per_ply: &Limits,
         known: &[Option<Analysis>],
     ) -> Result<GameAnalysis, AnalysisError> {
         let (before, end) = game_positions(game, moves)?;
@@ -121,16 +119,16 @@ impl Analyser {
                 before: Vec::new(),
             });
         }
-        let limits = Limits::stoppable(per_ply, stop);
+        let limits = per_ply;
         let known = |i: usize| known.get(i).cloned().flatten();
         // The position right after the last move (a due pass not yet made).
-        let end_verdict = known(before.len()).unwrap_or_else(|| self.judge(&end, &limits, false));
+        let end_verdict = known(before.len()).unwrap_or_else(|| self.judge(&end, limits, false));
         let mut next: (Side, Analysis) = (end.side_to_move(), end_verdict);
         let mut plies = Vec::with_capacity(before.len());
         let mut verdicts = Vec::with_capacity(before.len());
         for (i, (position, mv)) in before.iter().enumerate().rev() {
             let mover = position.side_to_move();
-            let here = known(i).unwrap_or_else(|| self.judge(position, &limits, true));
+            let here = known(i).unwrap_or_else(|| self.judge(position, limits, true));
             let (next_side, after) = &next;
             let score_after = if *next_side == mover {
                 after.score
@@ -282,7 +280,7 @@ mod tests {
         // Red stacks column 4 and wins with its 4th disc; yellow ignores the threat at ply 6.
         let record = moves(GameId::FourInARow, "4141414");
         let plies = Analyser::new()
-            .analyse_game(GameId::FourInARow, &record, 200_000, None, &[])
+            .analyse_game(GameId::FourInARow, &record, &Limits::nodes(200_000), &[])
             .expect("a legal game")
             .plies;
         assert_eq!(plies.len(), 7);
@@ -308,7 +306,7 @@ mod tests {
     fn known_verdicts_are_taken_as_they_are_and_the_others_are_searched() {
         let record = moves(GameId::FourInARow, "4141414");
         let searched = Analyser::new()
-            .analyse_game(GameId::FourInARow, &record, 200_000, None, &[])
+            .analyse_game(GameId::FourInARow, &record, &Limits::nodes(200_000), &[])
             .expect("a legal game");
         assert_eq!(searched.before.len(), 7);
         let (before, _) = game_positions(GameId::FourInARow, &record).expect("a legal game");
@@ -327,7 +325,7 @@ mod tests {
         };
         let known = [None, None, Some(planted.clone())];
         let judged = Analyser::new()
-            .analyse_game(GameId::FourInARow, &record, 200_000, None, &known)
+            .analyse_game(GameId::FourInARow, &record, &Limits::nodes(200_000), &known)
             .expect("a legal game");
         assert_eq!(judged.before[2].1, planted);
         assert_eq!(judged.plies[2].score_before, 5);
@@ -409,7 +407,7 @@ mod tests {
     fn a_reversi_game_is_judged_ply_by_ply() {
         let record = moves(GameId::Reversi, "f5d6c3d3c4f4");
         let plies = Analyser::new()
-            .analyse_game(GameId::Reversi, &record, 20_000, None, &[])
+            .analyse_game(GameId::Reversi, &record, &Limits::nodes(20_000), &[])
             .expect("a legal game")
             .plies;
         let played: Vec<&str> = plies.iter().map(|p| p.mv.as_str()).collect();
@@ -484,7 +482,7 @@ mod tests {
     fn a_bad_record_names_its_first_bad_move() {
         let record = moves(GameId::FourInARow, "44444444");
         let err = Analyser::new()
-            .analyse_game(GameId::FourInARow, &record, 1_000, None, &[])
+            .analyse_game(GameId::FourInARow, &record, &Limits::nodes(1_000), &[])
             .expect_err("column 4 holds six discs");
         assert!(matches!(err, AnalysisError::Move { ply: 7, .. }), "{err}");
     }

@@ -186,8 +186,13 @@ pub async fn position(
         Some(known) => (known, Source::Cache),
         None => {
             drop(client);
+            let threads = app.searches.analysis_threads();
             let analysis = budgeted(&app, auth.player, budget, move |stop| {
-                Analyser::new().analyse(&pos, &Limits::stoppable(u64::MAX, Some(stop)))
+                let limits = Limits {
+                    threads,
+                    ..Limits::stoppable(u64::MAX, Some(stop))
+                };
+                Analyser::new().analyse(&pos, &limits)
             })
             .await??;
             if analysis.exact {
@@ -236,8 +241,13 @@ pub async fn of_match(
     let known = solved::lookup_all(&client, &positions).await?;
     drop(client);
     let cached: Vec<bool> = known.iter().map(Option::is_some).collect();
+    let threads = app.searches.analysis_threads();
     let judged = budgeted(&app, auth.player, budget, move |stop| {
-        Analyser::new().analyse_game(game, &moves, MATCH_PLY_NODES, Some(stop), &known)
+        let per_ply = Limits {
+            threads,
+            ..Limits::stoppable(MATCH_PLY_NODES, Some(stop))
+        };
+        Analyser::new().analyse_game(game, &moves, &per_ply, &known)
     })
     .await?
     .map_err(unexpected)?;

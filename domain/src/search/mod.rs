@@ -21,6 +21,9 @@ pub struct Limits<'a> {
     /// Where the search adds the nodes it visits as it goes, each time it checks `stop`, for a
     /// caller that reports progress while it runs (the exact total is the verdict's).
     pub progress: Option<&'a AtomicU64>,
+    /// How many threads an analysis may search on (at least one). CPU choices never take more
+    /// than one: their searches must stay reproducible.
+    pub threads: usize,
 }
 
 impl<'a> Limits<'a> {
@@ -29,6 +32,7 @@ impl<'a> Limits<'a> {
         max_nodes: u64::MAX,
         stop: None,
         progress: None,
+        threads: 1,
     };
 
     /// A node budget and no stop flag.
@@ -44,7 +48,7 @@ impl<'a> Limits<'a> {
         Limits {
             max_nodes,
             stop,
-            progress: None,
+            ..Limits::UNLIMITED
         }
     }
 

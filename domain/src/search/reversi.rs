@@ -20,6 +20,8 @@
 //! Searches are bounded by node counts (and an optional stop flag), never by a clock, so a CPU
 //! move is the same on every machine.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use super::{Limits, SplitMix64, Verdict};
 use crate::games::reversi::{flips, moves};
 use crate::games::{Game, Reversi, Square};
@@ -227,34 +229,49 @@ struct Entry {
     age: u8,
 }
 
-const EMPTY_ENTRY: Entry = Entry {
-    p: 0,
-    o: 0,
-    lower: 0,
-    upper: 0,
-    draft: 0,
-    exact: false,
-    mv: NO_MOVE,
-    age: 0,
-};
-
 /// A fixed-size table of positions, indexed by a hash of the boards; an entry is replaced when it
 /// comes from an earlier search or holds less work than the new one.
+///
+/// The threads of one analysis share it without a lock: an entry is three words, the two boards
+/// each XOR-ed with the data word, and the data (Hyatt and Mann's lockless hashing). Words
+/// written by two threads at once may mix, and a mixed entry does not verify: it reads as empty.
 struct Table {
-    entries: Vec<Entry>,
+    entries: Vec<[AtomicU64; 3]>,
     mask: usize,
-    age: u8,
+}
+
+impl Entry {
+    fn pack(&self) -> u64 {
+        u64::from(self.lower as u16)
+            | u64::from(self.upper as u16) << 16
+            | u64::from(self.draft) << 32
+            | u64::from(self.exact) << 40
+            | u64::from(self.mv) << 48
+            | u64::from(self.age) << 56
+    }
+
+    fn unpack(p: u64, o: u64, data: u64) -> Entry {
+        Entry {
+            p,
+            o,
+            lower: data as u16 as i16,
+            upper: (data >> 16) as u16 as i16,
+            draft: (data >> 32) as u8,
+            exact: (data >> 40) & 1 != 0,
+            mv: (data >> 48) as u8,
+            age: (data >> 56) as u8,
+        }
+    }
 }
 
 impl Table {
     fn new(bytes: usize) -> Table {
-        let wanted = (bytes / std::mem::size_of::<Entry>()).max(1);
+        let wanted = (bytes / std::mem::size_of::<[AtomicU64; 3]>()).max(1);
         // The largest power of two that fits (so that indexing is a mask).
         let len = 1usize << (usize::BITS - 1 - wanted.leading_zeros());
         Table {
-            entries: vec![EMPTY_ENTRY; len],
+            entries: (0..len).map(|_| Default::default()).collect(),
             mask: len - 1,
-            age: 0,
         }
     }
 
@@ -265,18 +282,48 @@ impl Table {
         ((h ^ (h >> 29)) as usize) & self.mask
     }
 
+    /// The entry in slot `i`, whatever position it holds (an empty slot holds the empty board).
     #[inline]
-    fn probe(&self, p: u64, o: u64) -> Option<&Entry> {
-        let e = &self.entries[self.index(p, o)];
+    fn read(&self, i: usize) -> Entry {
+        let [kp, ko, data] = &self.entries[i];
+        let data = data.load(Ordering::Relaxed);
+        Entry::unpack(
+            kp.load(Ordering::Relaxed) ^ data,
+            ko.load(Ordering::Relaxed) ^ data,
+            data,
+        )
+    }
+
+    #[inline]
+    fn probe(&self, p: u64, o: u64) -> Option<Entry> {
+        let e = self.read(self.index(p, o));
         (e.p == p && e.o == o && (p | o) != 0).then_some(e)
     }
 
     #[inline]
+    fn write(&self, i: usize, e: &Entry) {
+        let data = e.pack();
+        let [kp, ko, d] = &self.entries[i];
+        kp.store(e.p ^ data, Ordering::Relaxed);
+        ko.store(e.o ^ data, Ordering::Relaxed);
+        d.store(data, Ordering::Relaxed);
+    }
+
+    #[inline]
     #[allow(clippy::too_many_arguments)]
-    fn store(&mut self, p: u64, o: u64, lower: i32, upper: i32, draft: u8, exact: bool, mv: u8) {
-        let age = self.age;
+    fn store(
+        &self,
+        age: u8,
+        p: u64,
+        o: u64,
+        lower: i32,
+        upper: i32,
+        draft: u8,
+        exact: bool,
+        mv: u8,
+    ) {
         let i = self.index(p, o);
-        let e = &mut self.entries[i];
+        let mut e = self.read(i);
         if e.p == p && e.o == o && e.exact == exact && e.draft == draft {
             // The same search again: both sets of bounds hold, keep the tighter.
             e.lower = e.lower.max(lower as i16);
@@ -285,19 +332,23 @@ impl Table {
             if mv != NO_MOVE {
                 e.mv = mv;
             }
+            self.write(i, &e);
             return;
         }
         if e.age != age || draft >= e.draft || (exact && !e.exact) {
-            *e = Entry {
-                p,
-                o,
-                lower: lower as i16,
-                upper: upper as i16,
-                draft,
-                exact,
-                mv,
-                age,
-            };
+            self.write(
+                i,
+                &Entry {
+                    p,
+                    o,
+                    lower: lower as i16,
+                    upper: upper as i16,
+                    draft,
+                    exact,
+                    mv,
+                    age,
+                },
+            );
         }
     }
 }
@@ -310,6 +361,9 @@ impl Table {
 /// share what they learned. Build it once per match (or per worker) and reuse it.
 pub struct Engine {
     table: Table,
+    /// The number of the current analysis, written into the entries it stores: older ones give
+    /// way first.
+    age: u8,
 }
 
 impl Engine {
@@ -321,6 +375,7 @@ impl Engine {
     pub fn new(table_bytes: usize) -> Engine {
         Engine {
             table: Table::new(table_bytes),
+            age: 0,
         }
     }
 
@@ -334,10 +389,14 @@ impl Engine {
     /// negated score of the position after the pass and no moves; a finished game its final
     /// score. Without a node budget a midgame position runs to the end of the game: callers
     /// give one.
+    ///
+    /// With `limits.threads` above one, helper threads search the same position on the shared
+    /// table, each taking the root moves in another order, until the main search ends: what they
+    /// store cuts the main search short (lazy SMP). The verdict is the main search's, so an exact
+    /// one is what a single thread finds; the nodes are every thread's.
     pub fn analyse(&mut self, pos: &Reversi, limits: &Limits) -> Verdict<Square> {
         let (p, o) = pos.boards();
-        self.table.age = self.table.age.wrapping_add(1);
-        let mut search = Search::new(&mut self.table, limits);
+        self.age = self.age.wrapping_add(1);
         if moves(p, o) == 0 {
             if moves(o, p) == 0 {
                 return Verdict {
@@ -347,25 +406,57 @@ impl Engine {
                     nodes: 0,
                 };
             }
-            let after = search.analyse(o, p, u32::MAX, EXACT_MAX_EMPTIES);
+            let after = self.analyse_moving(o, p, limits);
             return Verdict {
                 score: -after.score,
                 best_moves: Vec::new(),
-                exact: after.exact,
-                nodes: search.nodes,
+                ..after
             };
         }
-        let verdict = search.analyse(p, o, u32::MAX, EXACT_MAX_EMPTIES);
-        Verdict {
-            nodes: search.nodes,
-            ..verdict
-        }
+        self.analyse_moving(p, o, limits)
+    }
+
+    /// [`Engine::analyse`] for a side that has a move, on `limits.threads` threads.
+    fn analyse_moving(&self, p: u64, o: u64, limits: &Limits) -> Verdict<Square> {
+        let helpers_stop = AtomicBool::new(false);
+        let helper_limits = Limits {
+            max_nodes: u64::MAX,
+            stop: Some(&helpers_stop),
+            progress: limits.progress,
+            threads: 1,
+        };
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..limits.threads.max(1))
+                .map(|k| {
+                    let (table, age, helper_limits) = (&self.table, self.age, &helper_limits);
+                    scope.spawn(move || {
+                        let mut search = Search::new(table, age, helper_limits);
+                        search.helper = k;
+                        search.analyse(p, o, u32::MAX, EXACT_MAX_EMPTIES);
+                        search.nodes
+                    })
+                })
+                .collect();
+            let mut search = Search::new(&self.table, self.age, limits);
+            let verdict = search.analyse(p, o, u32::MAX, EXACT_MAX_EMPTIES);
+            helpers_stop.store(true, Ordering::Relaxed);
+            // A helper that panicked (it cannot) would only have lost its nodes.
+            let helper_nodes: u64 = helpers.into_iter().map(|h| h.join().unwrap_or(0)).sum();
+            Verdict {
+                nodes: search.nodes + helper_nodes,
+                ..verdict
+            }
+        })
     }
 }
 
 /// One search: the table, the budget and the counters.
 struct Search<'a> {
-    table: &'a mut Table,
+    table: &'a Table,
+    /// The age this search stores its entries with.
+    age: u8,
+    /// 0 for the main search; a helper `k` takes the root moves from the `k`-th on.
+    helper: usize,
     limits: Limits<'a>,
     max_nodes: u64,
     nodes: u64,
@@ -386,9 +477,11 @@ struct RootMove {
 }
 
 impl<'a> Search<'a> {
-    fn new(table: &'a mut Table, limits: &Limits<'a>) -> Search<'a> {
+    fn new(table: &'a Table, age: u8, limits: &Limits<'a>) -> Search<'a> {
         Search {
             table,
+            age,
+            helper: 0,
             limits: *limits,
             max_nodes: limits.max_nodes,
             nodes: 0,
@@ -609,7 +702,7 @@ impl<'a> Search<'a> {
         }
         let (lower, upper) = bounds(best, alpha0, beta, -64 * SCALE, 64 * SCALE);
         self.table
-            .store(p, o, lower, upper, depth as u8, false, best_move);
+            .store(self.age, p, o, lower, upper, depth as u8, false, best_move);
         best
     }
 
@@ -621,9 +714,15 @@ impl<'a> Search<'a> {
             self.aborted = true;
             return None;
         }
+        // A helper starts further down the list, so that the threads begin apart.
+        let mut order = order.to_vec();
+        if !order.is_empty() {
+            let k = self.helper % order.len();
+            order.rotate_left(k);
+        }
         let mut best = -65;
         let mut best_moves = Vec::new();
-        for m in order {
+        for m in &order {
             let bit = 1u64 << m.sq;
             let f = flips(p, o, m.sq as usize);
             let (np, no) = (o ^ f, p ^ f ^ bit);
@@ -765,7 +864,7 @@ impl<'a> Search<'a> {
         if use_table {
             let (lower, upper) = bounds(best, alpha0, beta, -64, 64);
             self.table
-                .store(p, o, lower, upper, empties as u8, true, best_move);
+                .store(self.age, p, o, lower, upper, empties as u8, true, best_move);
         }
         best
     }
@@ -971,9 +1070,9 @@ pub fn choose(pos: &Reversi, level_number: u8, seed: u64) -> Option<Square> {
     let cfg = level(level_number);
     let mut rng = SplitMix64(seed ^ p.wrapping_mul(0xA24B_AED4_963E_E407) ^ o.rotate_left(17));
     let empties = (!(p | o)).count_ones();
-    let mut table = Table::new(cfg.table_bytes);
+    let table = Table::new(cfg.table_bytes);
     let limits = Limits::nodes(cfg.solve_nodes);
-    let mut search = Search::new(&mut table, &limits);
+    let mut search = Search::new(&table, 0, &limits);
 
     if empties <= cfg.exact_empties {
         let depth = ((empties as i32 - 8) / 2).clamp(1, 8) as u32;
@@ -1117,15 +1216,36 @@ mod tests {
         "/../oracles/reversi/fforum-20-39.obf"
     ));
 
-    /// Solves each position exactly and compares the score and the whole set of best moves.
-    fn solves_exactly(positions: &[(usize, &Ffo)]) {
+    /// Solves each position exactly on `threads` threads and compares the score and the whole
+    /// set of best moves.
+    fn solves_exactly_on(positions: &[(usize, &Ffo)], threads: usize) {
         let mut engine = Engine::new(16 << 20);
+        let limits = Limits {
+            threads,
+            ..Limits::UNLIMITED
+        };
         for &(number, ffo) in positions {
-            let v = engine.analyse(&ffo.pos, &Limits::UNLIMITED);
+            let v = engine.analyse(&ffo.pos, &limits);
             assert!(v.exact, "FFO #{number}");
             assert_eq!(v.score, ffo.score(), "FFO #{number}");
             assert_eq!(v.best_moves, ffo.best(), "FFO #{number}");
         }
+    }
+
+    fn solves_exactly(positions: &[(usize, &Ffo)]) {
+        solves_exactly_on(positions, 1);
+    }
+
+    #[test]
+    fn the_parallel_search_gives_the_sequential_exact_scores_and_best_moves() {
+        let first = ffo_file(FFO_1_19);
+        let second = ffo_file(FFO_20_39);
+        let numbered: Vec<(usize, &Ffo)> = (1..)
+            .zip(&first)
+            .chain((20..).zip(&second).filter(|(n, _)| *n <= 27))
+            .collect();
+        solves_exactly_on(&numbered, 2);
+        solves_exactly_on(&numbered, 3);
     }
 
     #[test]
