@@ -14,7 +14,8 @@ pub(crate) use crate::rng::SplitMix64;
 /// What a search may spend.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits<'a> {
-    /// The most nodes the search visits before it gives its best estimate.
+    /// The most nodes the search visits before it gives its best estimate (on several threads,
+    /// each thread's).
     pub max_nodes: u64,
     /// Set by the caller to stop the search as soon as it can (checked every few thousand nodes).
     pub stop: Option<&'a AtomicBool>,

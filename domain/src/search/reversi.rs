@@ -20,7 +20,8 @@
 //! Searches are bounded by node counts (and an optional stop flag), never by a clock, so a CPU
 //! move is the same on every machine.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 use super::{Limits, SplitMix64, Verdict};
 use crate::games::reversi::{flips, moves};
@@ -390,10 +391,9 @@ impl Engine {
     /// score. Without a node budget a midgame position runs to the end of the game: callers
     /// give one.
     ///
-    /// With `limits.threads` above one, helper threads search the same position on the shared
-    /// table, each taking the root moves in another order, until the main search ends: what they
-    /// store cuts the main search short (lazy SMP). The verdict is the main search's, so an exact
-    /// one is what a single thread finds; the nodes are every thread's.
+    /// With `limits.threads` above one, the exact solve runs on that many threads sharing the
+    /// table ([`Search::solve_root`]); the nodes are every thread's. An exact verdict is the
+    /// same whatever the threads.
     pub fn analyse(&mut self, pos: &Reversi, limits: &Limits) -> Verdict<Square> {
         let (p, o) = pos.boards();
         self.age = self.age.wrapping_add(1);
@@ -416,37 +416,48 @@ impl Engine {
         self.analyse_moving(p, o, limits)
     }
 
-    /// [`Engine::analyse`] for a side that has a move, on `limits.threads` threads.
+    /// [`Engine::analyse`] for a side that has a move.
     fn analyse_moving(&self, p: u64, o: u64, limits: &Limits) -> Verdict<Square> {
-        let helpers_stop = AtomicBool::new(false);
-        let helper_limits = Limits {
-            max_nodes: u64::MAX,
-            stop: Some(&helpers_stop),
-            progress: limits.progress,
-            threads: 1,
-        };
-        std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..limits.threads.max(1))
-                .map(|k| {
-                    let (table, age, helper_limits) = (&self.table, self.age, &helper_limits);
-                    scope.spawn(move || {
-                        let mut search = Search::new(table, age, helper_limits);
-                        search.helper = k;
-                        search.analyse(p, o, u32::MAX, EXACT_MAX_EMPTIES);
-                        search.nodes
-                    })
-                })
-                .collect();
-            let mut search = Search::new(&self.table, self.age, limits);
-            let verdict = search.analyse(p, o, u32::MAX, EXACT_MAX_EMPTIES);
-            helpers_stop.store(true, Ordering::Relaxed);
-            // A helper that panicked (it cannot) would only have lost its nodes.
-            let helper_nodes: u64 = helpers.into_iter().map(|h| h.join().unwrap_or(0)).sum();
-            Verdict {
-                nodes: search.nodes + helper_nodes,
-                ..verdict
-            }
-        })
+        let mut search = Search::new(&self.table, self.age, limits);
+        let verdict = search.analyse(p, o, u32::MAX, EXACT_MAX_EMPTIES);
+        Verdict {
+            nodes: search.nodes,
+            ..verdict
+        }
+    }
+}
+
+/// What the threads of a parallel exact solve share at the root ([`Search::solve_root`]).
+struct Root<'r> {
+    p: u64,
+    o: u64,
+    order: &'r [RootMove],
+    /// The next root move to take (the first is the main thread's).
+    next: AtomicUsize,
+    /// The best exact value found so far: a move is first tested against it.
+    best: AtomicI32,
+    /// Set once the first move is solved (or the search is given up): the helpers leave it.
+    first_done: AtomicBool,
+    /// Set when the main search is given up: everybody stops.
+    abort: AtomicBool,
+    /// The root moves found to reach at least the best of their time, with their exact value.
+    reaching: Mutex<Vec<(u8, i32)>>,
+    /// Per root move, set once it is answered (or the search is given up): a thread with no
+    /// move left helps those not done yet until they are.
+    done: Vec<AtomicBool>,
+}
+
+impl Root<'_> {
+    fn finish(&self, i: usize) {
+        self.done[i].store(true, Ordering::Release);
+    }
+
+    fn give_up(&self) {
+        self.abort.store(true, Ordering::Release);
+        self.first_done.store(true, Ordering::Release);
+        for d in &self.done {
+            d.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -455,8 +466,12 @@ struct Search<'a> {
     table: &'a Table,
     /// The age this search stores its entries with.
     age: u8,
-    /// 0 for the main search; a helper `k` takes the root moves from the `k`-th on.
+    /// A second stop flag: a thread of a parallel solve leaves its part once it is done.
+    also_stop: Option<&'a AtomicBool>,
+    /// 0 for the main search; a helper `k` of a parallel solve, which takes the second-best
+    /// move first at nodes with `perturb_from` empties or more.
     helper: usize,
+    perturb_from: u32,
     limits: Limits<'a>,
     max_nodes: u64,
     nodes: u64,
@@ -481,7 +496,9 @@ impl<'a> Search<'a> {
         Search {
             table,
             age,
+            also_stop: None,
             helper: 0,
+            perturb_from: u32::MAX,
             limits: *limits,
             max_nodes: limits.max_nodes,
             nodes: 0,
@@ -498,7 +515,10 @@ impl<'a> Search<'a> {
         if self.nodes >= self.next_check {
             let visited = self.nodes - self.reported;
             self.reported = self.nodes;
-            if self.nodes >= self.max_nodes || self.limits.checkpoint(visited) {
+            if self.nodes >= self.max_nodes
+                || self.limits.checkpoint(visited)
+                || self.also_stop.is_some_and(|s| s.load(Ordering::Relaxed))
+            {
                 self.aborted = true;
             }
             self.next_check = self.nodes.saturating_add(CHECK_EVERY).min(self.max_nodes);
@@ -669,6 +689,9 @@ impl<'a> Search<'a> {
             };
             list.push(sq, f, key);
         }
+        if self.helper > 0 && empties >= self.perturb_from {
+            list.second_first();
+        }
         let alpha0 = alpha;
         let mut best = -64 * SCALE - 1;
         let mut best_move = NO_MOVE;
@@ -714,15 +737,12 @@ impl<'a> Search<'a> {
             self.aborted = true;
             return None;
         }
-        // A helper starts further down the list, so that the threads begin apart.
-        let mut order = order.to_vec();
-        if !order.is_empty() {
-            let k = self.helper % order.len();
-            order.rotate_left(k);
+        if self.limits.threads > 1 && order.len() > 1 {
+            return self.solve_root_parallel(p, o, order);
         }
         let mut best = -65;
         let mut best_moves = Vec::new();
-        for m in &order {
+        for m in order {
             let bit = 1u64 << m.sq;
             let f = flips(p, o, m.sq as usize);
             let (np, no) = (o ^ f, p ^ f ^ bit);
@@ -753,6 +773,174 @@ impl<'a> Search<'a> {
         }
         best_moves.sort_unstable();
         Some((best, best_moves))
+    }
+
+    /// [`Search::solve_root`] on `limits.threads` threads. The main thread solves the first
+    /// move while helpers search it too, in another order near its root, filling the shared
+    /// table; once it is solved, every thread takes the next root move from a shared counter and
+    /// tests it against the best value so far (a null window, then the exact value if it
+    /// reaches it), and a thread with no move left helps those still searched. The best moves
+    /// are those whose exact value is the final best: a move refuted against a lower best is
+    /// below the final one too. Every thread reads the caller's stop flag and has what is left
+    /// of the node budget; the first to stop gives up for all.
+    fn solve_root_parallel(
+        &mut self,
+        p: u64,
+        o: u64,
+        order: &[RootMove],
+    ) -> Option<(i32, Vec<u8>)> {
+        let root = Root {
+            p,
+            o,
+            order,
+            next: AtomicUsize::new(1),
+            best: AtomicI32::new(-65),
+            first_done: AtomicBool::new(false),
+            abort: AtomicBool::new(false),
+            reaching: Mutex::new(Vec::new()),
+            done: order.iter().map(|_| AtomicBool::new(false)).collect(),
+        };
+        let helper_nodes = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..self.limits.threads)
+                .map(|k| {
+                    let (table, age, root) = (self.table, self.age, &root);
+                    // As much as the main thread has left, no more.
+                    let budget = self.max_nodes.saturating_sub(self.nodes);
+                    let limits = Limits {
+                        max_nodes: budget,
+                        threads: 1,
+                        ..self.limits
+                    };
+                    scope.spawn(move || {
+                        let mut helper = Search::new(table, age, &limits);
+                        helper.also_stop = Some(&root.first_done);
+                        helper.helper = k;
+                        helper.perturb_from = (!(p | o)).count_ones().saturating_sub(5);
+                        let (np, no) = after(p, o, root.order[0].sq);
+                        helper.solve(np, no, -64, 64, false);
+                        if helper.nodes >= budget || helper.limits.stopped() {
+                            root.give_up();
+                            return helper.nodes;
+                        }
+                        let limits = Limits {
+                            max_nodes: budget - helper.nodes,
+                            ..limits
+                        };
+                        let mut worker = Search::new(table, age, &limits);
+                        worker.also_stop = Some(&root.abort);
+                        worker.root_moves(root);
+                        if worker.aborted {
+                            root.give_up();
+                        }
+                        helper.nodes + worker.nodes
+                    })
+                })
+                .collect();
+            let (np, no) = after(p, o, order[0].sq);
+            let first = -self.solve(np, no, -64, 64, false);
+            if !self.aborted {
+                root.best.store(first, Ordering::Release);
+                root.reaching
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((order[0].sq, first));
+                root.first_done.store(true, Ordering::Release);
+                root.finish(0);
+                // The rest of the main thread's budget goes with it.
+                let limits = Limits {
+                    max_nodes: self.max_nodes.saturating_sub(self.nodes),
+                    threads: 1,
+                    ..self.limits
+                };
+                let mut worker = Search::new(self.table, self.age, &limits);
+                worker.also_stop = Some(&root.abort);
+                worker.root_moves(&root);
+                self.nodes += worker.nodes;
+                if worker.aborted {
+                    root.give_up();
+                }
+            }
+            if self.aborted {
+                root.give_up();
+            }
+            // A helper that panicked (it cannot) would only have lost its nodes.
+            helpers
+                .into_iter()
+                .map(|h| h.join().unwrap_or(0))
+                .sum::<u64>()
+        });
+        self.nodes += helper_nodes;
+        if root.abort.load(Ordering::Acquire) {
+            self.aborted = true;
+            return None;
+        }
+        let reaching = root
+            .reaching
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        let best = reaching.iter().map(|r| r.1).max()?;
+        let mut best_moves: Vec<u8> = reaching
+            .iter()
+            .filter(|r| r.1 == best)
+            .map(|r| r.0)
+            .collect();
+        best_moves.sort_unstable();
+        Some((best, best_moves))
+    }
+
+    /// Takes root moves from `root` until there are none left (or the search is given up),
+    /// testing each against the best value so far; then helps the moves still searched.
+    fn root_moves(&mut self, root: &'a Root) {
+        loop {
+            let i = root.next.fetch_add(1, Ordering::AcqRel);
+            let Some(m) = root.order.get(i) else {
+                return self.help_the_last(root);
+            };
+            let (np, no) = after(root.p, root.o, m.sq);
+            let best = root.best.load(Ordering::Acquire);
+            // Does this move reach `best`? A null window at best - 1 answers.
+            let at_least = -self.solve(np, no, -best, -best + 1, false);
+            if self.aborted {
+                return;
+            }
+            if at_least >= best {
+                let v = -self.solve(np, no, -64, -best + 1, false);
+                if self.aborted {
+                    return;
+                }
+                root.best.fetch_max(v, Ordering::AcqRel);
+                root.reaching
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((m.sq, v));
+            }
+            root.finish(i);
+        }
+    }
+
+    /// With no root move left to take, searches those other threads are still on (the same null
+    /// window, another order near their root) until they are done: what it stores in the shared
+    /// table shortens theirs. Its own answers are not used; its nodes count.
+    fn help_the_last(&mut self, root: &'a Root) {
+        let (kept, perturb, helper) = (self.also_stop, self.perturb_from, self.helper);
+        self.helper = helper.max(1);
+        for (i, m) in root.order.iter().enumerate() {
+            if root.done[i].load(Ordering::Acquire) {
+                continue;
+            }
+            self.also_stop = Some(&root.done[i]);
+            let (np, no) = after(root.p, root.o, m.sq);
+            self.perturb_from = (!(np | no)).count_ones().saturating_sub(4);
+            let best = root.best.load(Ordering::Acquire);
+            self.solve(np, no, -best, -best + 1, false);
+            if self.nodes >= self.max_nodes || self.limits.stopped() {
+                break;
+            }
+            // Stopped because the move is done: go on with the next.
+            self.aborted = false;
+            self.next_check = self.nodes;
+        }
+        (self.also_stop, self.perturb_from, self.helper) = (kept, perturb, helper);
     }
 
     /// The exact value for `p` (fail-soft within `alpha`..`beta`). `passed`: the opponent has
@@ -829,6 +1017,9 @@ impl<'a> Search<'a> {
                 key + (neighbours(empty) & (p ^ f ^ bit)).count_ones() as i32 / 4
             };
             list.push(sq, f, key);
+        }
+        if self.helper > 0 && empties >= self.perturb_from {
+            list.second_first();
         }
         let alpha0 = alpha;
         let mut best = -65;
@@ -907,6 +1098,13 @@ impl<'a> Search<'a> {
     }
 }
 
+/// The boards after `p` plays `sq`, from the opponent's side.
+#[inline]
+fn after(p: u64, o: u64, sq: u8) -> (u64, u64) {
+    let f = flips(p, o, sq as usize);
+    (o ^ f, p ^ f ^ (1u64 << sq))
+}
+
 /// The final score for `p` with one empty square `sq` left: `p` plays it if it can, else the
 /// opponent does if it can, else the game ends with the square empty.
 #[inline]
@@ -983,6 +1181,23 @@ impl MoveList {
     fn push(&mut self, sq: u8, flips: u64, key: i32) {
         self.items[self.len] = (sq, flips, key);
         self.len += 1;
+    }
+
+    /// Gives the second-best move the best one's key and the best one the second's: a helper
+    /// thread starts where the main thread will look next.
+    fn second_first(&mut self) {
+        if self.len < 2 {
+            return;
+        }
+        let keys = |l: &MoveList| {
+            let mut idx: Vec<usize> = (0..l.len).collect();
+            idx.sort_by_key(|&i| l.items[i].2);
+            (idx[0], idx[1])
+        };
+        let (a, b) = keys(self);
+        let (ka, kb) = (self.items[a].2, self.items[b].2);
+        self.items[a].2 = kb;
+        self.items[b].2 = ka;
     }
 
     /// The move with the lowest key among those from position `i` on, swapped into `i`.
@@ -1246,6 +1461,29 @@ mod tests {
             .collect();
         solves_exactly_on(&numbered, 2);
         solves_exactly_on(&numbered, 3);
+    }
+
+    #[test]
+    fn a_parallel_search_stops_for_all_threads_at_the_budget_or_the_flag() {
+        let set = ffo_file(FFO_20_39);
+        let stop = AtomicBool::new(true);
+        for ffo in &set[15..] {
+            // Past the midgame iterations, into the threads' exact solve, and out of budget.
+            let budget = Limits {
+                threads: 2,
+                ..Limits::nodes(5_000_000)
+            };
+            let v = Engine::new(1 << 20).analyse(&ffo.pos, &budget);
+            assert!(!v.exact);
+            // Each thread's nodes within the budget.
+            assert!(v.nodes <= 2 * 5_000_000 + 10_000, "{}", v.nodes);
+            let flagged = Limits {
+                threads: 2,
+                ..Limits::stoppable(u64::MAX, Some(&stop))
+            };
+            let v = Engine::new(1 << 20).analyse(&ffo.pos, &flagged);
+            assert!(!v.exact && v.nodes < 200_000, "{}", v.nodes);
+        }
     }
 
     #[test]
