@@ -5,6 +5,7 @@
 //! thread; the quick sets are solved once untimed first so that page faults of the fresh table are
 //! not what is measured. `C4_BENCH_LINES` (default 100) sets how many lines of each set are timed and
 //! `C4_BENCH_HARD_LINES` (default 10) how many of Test_L1_R3, whose positions take seconds each.
+//! `C4_BENCH_THREADS` (default 1) solves on that many threads (the analysis' parallel solve).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -99,7 +100,12 @@ fn main() {
     // `cargo bench` passes `--bench`; nothing else is understood.
     let lines = env_usize("C4_BENCH_LINES", 100);
     let hard_lines = env_usize("C4_BENCH_HARD_LINES", 10);
+    let limits = Limits {
+        threads: env_usize("C4_BENCH_THREADS", 1),
+        ..Limits::UNLIMITED
+    };
     let mut solver = Solver::default();
+    println!("On {} thread(s).\n", limits.threads);
     println!("### Exact solve, score only (cleared table per position)\n");
     println!(
         "| set | positions | mean time | positions/s | mean nodes | nodes/s | reference mean (published) | ratio | connect-four-ai here |"
@@ -116,7 +122,7 @@ fn main() {
         if WARM.contains(&set) {
             for (pos, _) in &positions {
                 solver.reset();
-                black_box(solver.solve(pos, &Limits::UNLIMITED));
+                black_box(solver.solve(pos, &limits));
             }
         }
         let (mut time, mut nodes) = (Duration::ZERO, 0u64);
@@ -124,7 +130,7 @@ fn main() {
         for (pos, expected) in &positions {
             solver.reset();
             let start = Instant::now();
-            let verdict = solver.score(black_box(pos), &Limits::UNLIMITED);
+            let verdict = solver.score(black_box(pos), &limits);
             time += start.elapsed();
             assert!(verdict.exact, "{set}: not exact");
             assert_eq!(verdict.score, *expected, "{set}: wrong score");
@@ -132,7 +138,7 @@ fn main() {
             if set != "Test_L1_R3" {
                 solver.reset();
                 let start = Instant::now();
-                let verdict = solver.solve(black_box(pos), &Limits::UNLIMITED);
+                let verdict = solver.solve(black_box(pos), &limits);
                 full_time += start.elapsed();
                 assert_eq!(verdict.score, *expected, "{set}: wrong score");
                 full_nodes += verdict.nodes;

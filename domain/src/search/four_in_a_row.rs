@@ -21,6 +21,8 @@
 use crate::games::four_in_a_row::{BOARD, BOARD_COLUMN, BOTTOM, HEIGHT, STRIDE, WIDTH};
 use crate::games::{Column, FourInARow, Game};
 
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+
 use super::{Engine, Limits, SplitMix64, Verdict};
 
 pub mod book;
@@ -208,9 +210,10 @@ enum Bound {
 }
 
 /// The transposition table: one `u64` per slot holding the full 49-bit key, the generation that
-/// wrote it and the bound, so there are no false hits. Always-replace.
+/// wrote it and the bound, so there are no false hits. Always-replace. The threads of one
+/// analysis share it without a lock: a slot is one word, read and written whole.
 struct Table {
-    slots: Vec<u64>,
+    slots: Vec<AtomicU64>,
     shift: u32,
     generation: u64,
 }
@@ -225,7 +228,7 @@ impl Table {
     fn new(entries: usize) -> Table {
         let bits = entries.max(1024).ilog2();
         Table {
-            slots: vec![0; 1 << bits],
+            slots: (0..1usize << bits).map(|_| AtomicU64::new(0)).collect(),
             shift: 64 - bits,
             generation: 1,
         }
@@ -240,7 +243,7 @@ impl Table {
     }
 
     fn get(&self, key: u64) -> Option<Bound> {
-        let slot = self.slots[self.index(key)];
+        let slot = self.slots[self.index(key)].load(Ordering::Relaxed);
         if slot & !0xFF != self.tag(key) || slot & 0x7F == 0 {
             return None;
         }
@@ -252,28 +255,54 @@ impl Table {
         })
     }
 
-    fn put(&mut self, key: u64, bound: Bound) {
+    fn put(&self, key: u64, bound: Bound) {
         let (score, flag) = match bound {
             Bound::Lower(s) => (s, LOWER_FLAG),
             Bound::Upper(s) => (s, 0),
         };
         let i = self.index(key);
-        self.slots[i] = self.tag(key) | flag | (score + SCORE_OFFSET) as u64;
+        self.slots[i].store(
+            self.tag(key) | flag | (score + SCORE_OFFSET) as u64,
+            Ordering::Relaxed,
+        );
     }
 
     /// Forgets everything: a new generation, and a real wipe when the generations run out.
     fn clear(&mut self) {
         self.generation += 1;
         if self.generation == 1 << GENERATION_BITS {
-            self.slots.fill(0);
+            for slot in &mut self.slots {
+                *slot.get_mut() = 0;
+            }
             self.generation = 1;
         }
     }
 }
 
+/// A node's children searched one by one below this many nodes for the first: threads would
+/// cost more than they save.
+const SPLIT_NODES: u64 = 20_000;
+
+/// A node after its opening checks: settled, or to be searched with its window.
+enum Opened {
+    Known(i32),
+    Search(Node),
+}
+
+/// A node to search: its window (narrowed by the bounds), its candidate moves and its key.
+#[derive(Clone, Copy)]
+struct Node {
+    alpha: i32,
+    beta: i32,
+    candidates: u64,
+    key: u64,
+}
+
 /// One bounded run of the exact search.
 struct Run<'t, 'l> {
-    table: &'t mut Table,
+    table: &'t Table,
+    /// A second stop flag: a thread of a parallel probe leaves once another one cut.
+    also_stop: Option<&'t AtomicBool>,
     limits: &'t Limits<'l>,
     /// The node count at which the run gives up (the limits' budget unless extended).
     max_nodes: u64,
@@ -284,9 +313,10 @@ struct Run<'t, 'l> {
 }
 
 impl<'t, 'l> Run<'t, 'l> {
-    fn new(table: &'t mut Table, limits: &'t Limits<'l>) -> Run<'t, 'l> {
+    fn new(table: &'t Table, limits: &'t Limits<'l>) -> Run<'t, 'l> {
         Run {
             table,
+            also_stop: None,
             limits,
             max_nodes: limits.max_nodes,
             nodes: 0,
@@ -315,39 +345,51 @@ impl<'t, 'l> Run<'t, 'l> {
     fn checkpoint(&mut self) -> bool {
         let visited = self.nodes - self.reported;
         self.reported = self.nodes;
-        self.limits.checkpoint(visited)
+        self.limits.checkpoint(visited) || self.also_stop.is_some_and(|s| s.load(Ordering::Relaxed))
     }
 
     /// The score of `pos` if it lies in `(alpha, beta)`; otherwise a bound on the same side of the
     /// window. `pos` must be on, with no immediate win for the side to move. Meaningless once
     /// `aborted`.
-    fn negamax(&mut self, pos: &Pos, mut alpha: i32, mut beta: i32) -> i32 {
+    fn negamax(&mut self, pos: &Pos, alpha: i32, beta: i32) -> i32 {
+        match self.open(pos, alpha, beta) {
+            Opened::Known(v) => v,
+            Opened::Search(node) => {
+                let order = MoveOrder::new(pos, node.candidates);
+                self.children(pos, order, node)
+            }
+        }
+    }
+
+    /// What a node settles before its children: the budget, forced losses, a full board, the
+    /// bounds of the moves left and the table's bounds.
+    fn open(&mut self, pos: &Pos, mut alpha: i32, mut beta: i32) -> Opened {
         debug_assert!(alpha < beta);
         debug_assert!(pos.winning_moves() == 0);
         if !self.enter() {
-            return 0;
+            return Opened::Known(0);
         }
         let candidates = pos.non_losing_moves();
         if candidates == 0 {
-            return pos.lose_next_score();
+            return Opened::Known(pos.lose_next_score());
         }
         if pos.moves >= CELLS - 2 {
             // Two cells left, no win for us now, and our move leaves the opponent none.
-            return 0;
+            return Opened::Known(0);
         }
         // The opponent cannot win with its next disc, and we cannot win with this one.
         let min = -(CELLS - 2 - pos.moves) / 2;
         if alpha < min {
             alpha = min;
             if alpha >= beta {
-                return alpha;
+                return Opened::Known(alpha);
             }
         }
         let max = (CELLS - 1 - pos.moves) / 2;
         if beta > max {
             beta = max;
             if alpha >= beta {
-                return beta;
+                return Opened::Known(beta);
             }
         }
         let key = pos.key();
@@ -355,18 +397,34 @@ impl<'t, 'l> Run<'t, 'l> {
             Some(Bound::Lower(low)) if alpha < low => {
                 alpha = low;
                 if alpha >= beta {
-                    return alpha;
+                    return Opened::Known(alpha);
                 }
             }
             Some(Bound::Upper(high)) if beta > high => {
                 beta = high;
                 if alpha >= beta {
-                    return beta;
+                    return Opened::Known(beta);
                 }
             }
             _ => {}
         }
-        for bit in MoveOrder::new(pos, candidates) {
+        Opened::Search(Node {
+            alpha,
+            beta,
+            candidates,
+            key,
+        })
+    }
+
+    /// Searches the children of an opened node in `order`, and stores what that proves.
+    fn children(&mut self, pos: &Pos, order: impl Iterator<Item = u64>, node: Node) -> i32 {
+        let Node {
+            mut alpha,
+            beta,
+            key,
+            ..
+        } = node;
+        for bit in order {
             let mut child = *pos;
             child.play(bit);
             let score = -self.negamax(&child, -beta, -alpha);
@@ -385,6 +443,90 @@ impl<'t, 'l> Run<'t, 'l> {
         alpha
     }
 
+    /// [`Run::negamax`] for a null window at the root of a probe, on `threads` threads: the
+    /// first child alone, then, if it did not cut and its search was big enough to be worth
+    /// threads, the others shared among threads (each takes the next), until one cuts or all
+    /// are done. With a null window no child raises alpha, so the children are independent.
+    fn probe_on_threads(&mut self, pos: &Pos, alpha: i32, threads: usize) -> i32 {
+        let node = match self.open(pos, alpha, alpha + 1) {
+            Opened::Known(v) => return v,
+            Opened::Search(node) => node,
+        };
+        let mut order = MoveOrder::new(pos, node.candidates);
+        let before = self.nodes;
+        let Some(first) = order.next() else {
+            return self.children(pos, std::iter::empty(), node);
+        };
+        let mut child = *pos;
+        child.play(first);
+        let score = -self.negamax(&child, -node.beta, -node.alpha);
+        if self.aborted {
+            return 0;
+        }
+        if score >= node.beta {
+            self.table.put(node.key, Bound::Lower(score));
+            return score;
+        }
+        let rest: Vec<u64> = order.collect();
+        if rest.len() < 2 || self.nodes - before < SPLIT_NODES {
+            return self.children(pos, rest.into_iter(), node);
+        }
+        let next = AtomicUsize::new(0);
+        let cut = AtomicBool::new(false);
+        let best_cut = AtomicI32::new(i32::MIN);
+        let limits = Limits {
+            max_nodes: self.max_nodes.saturating_sub(self.nodes),
+            threads: 1,
+            ..*self.limits
+        };
+        let (table, (node_alpha, node_beta)) = (self.table, (node.alpha, node.beta));
+        let work = || {
+            let mut run = Run::new(table, &limits);
+            run.also_stop = Some(&cut);
+            while let Some(&bit) = rest.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let mut child = *pos;
+                child.play(bit);
+                let score = -run.negamax(&child, -node_beta, -node_alpha);
+                if run.aborted {
+                    break;
+                }
+                if score >= node_beta {
+                    best_cut.fetch_max(score, Ordering::Relaxed);
+                    cut.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+            // Stopped by the budget or the caller, not by a cut: the probe is unsettled.
+            let gave_up = run.aborted && !cut.load(Ordering::Relaxed);
+            (run.nodes, gave_up)
+        };
+        let results: Vec<(u64, bool)> = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mine = work();
+            let mut all: Vec<(u64, bool)> = helpers
+                .into_iter()
+                .map(|h| h.join().unwrap_or((0, true)))
+                .collect();
+            all.push(mine);
+            all
+        });
+        for (nodes, gave_up) in results {
+            self.nodes += nodes;
+            self.aborted |= gave_up;
+        }
+        if cut.into_inner() {
+            let score = best_cut.into_inner();
+            self.table.put(node.key, Bound::Lower(score));
+            self.aborted = false;
+            return score;
+        }
+        if self.aborted {
+            return 0;
+        }
+        self.table.put(node.key, Bound::Upper(node.alpha));
+        node.alpha
+    }
+
     /// The exact score of `pos` (on, no immediate win), or the `(min, max)` bracket proven so far
     /// when the run is aborted.
     fn score(&mut self, pos: &Pos) -> Result<i32, (i32, i32)> {
@@ -399,7 +541,11 @@ impl<'t, 'l> Run<'t, 'l> {
             } else if med >= 0 && max / 2 > med {
                 med = max / 2;
             }
-            let r = self.negamax(pos, med, med + 1);
+            let r = if self.limits.threads > 1 {
+                self.probe_on_threads(pos, med, self.limits.threads)
+            } else {
+                self.negamax(pos, med, med + 1)
+            };
             if self.aborted {
                 return Err((min, max));
             }
@@ -431,6 +577,61 @@ impl<'t, 'l> Run<'t, 'l> {
             r <= -score
         };
         Some(value_at_least_score)
+    }
+}
+
+impl Solver {
+    /// Which moves of `p` reach `score`: each thread takes the next move and searches it;
+    /// whether every move was settled; the nodes spent, `run`'s included.
+    fn best_moves_on_threads(
+        &self,
+        mut run: Run,
+        p: &Pos,
+        score: i32,
+        limits: &Limits,
+    ) -> (u64, bool, u64) {
+        let moves: Vec<u64> = MoveOrder::new(p, p.possible()).collect();
+        let next = AtomicUsize::new(0);
+        let best = AtomicU64::new(0);
+        let unsettled = AtomicBool::new(false);
+        let work = |run: &mut Run| {
+            while !unsettled.load(Ordering::Relaxed) {
+                let Some(&bit) = moves.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    return;
+                };
+                match run.reaches(p, bit, score) {
+                    Some(true) => {
+                        best.fetch_or(bit, Ordering::Relaxed);
+                    }
+                    Some(false) => {}
+                    None => unsettled.store(true, Ordering::Relaxed),
+                }
+            }
+        };
+        let helper_limits = Limits {
+            max_nodes: limits.max_nodes.saturating_sub(run.nodes),
+            threads: 1,
+            ..*limits
+        };
+        let helper_nodes: u64 = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..limits.threads.max(1))
+                .map(|_| {
+                    let (table, helper_limits, work) = (&self.table, &helper_limits, &work);
+                    scope.spawn(move || {
+                        let mut helper = Run::new(table, helper_limits);
+                        work(&mut helper);
+                        helper.nodes
+                    })
+                })
+                .collect();
+            work(&mut run);
+            helpers.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+        });
+        (
+            best.into_inner(),
+            !unsettled.into_inner(),
+            run.nodes + helper_nodes,
+        )
     }
 }
 
@@ -506,7 +707,7 @@ impl Solver {
                 nodes: 1,
             };
         }
-        let mut run = Run::new(&mut self.table, limits);
+        let mut run = Run::new(&self.table, limits);
         let score = match run.score(&p) {
             Ok(score) => score,
             Err((min, max)) => {
@@ -530,19 +731,7 @@ impl Solver {
                 nodes: run.nodes,
             };
         }
-        let mut best = 0;
-        let mut complete = true;
-        for bit in MoveOrder::new(&p, p.possible()) {
-            match run.reaches(&p, bit, score) {
-                Some(true) => best |= bit,
-                Some(false) => {}
-                None => {
-                    complete = false;
-                    break;
-                }
-            }
-        }
-        let mut nodes = run.nodes;
+        let (best, complete, mut nodes) = self.best_moves_on_threads(run, &p, score, limits);
         let best_moves = if best == 0 {
             let (_, moves, extra) = estimate(&p);
             nodes += extra;
@@ -881,9 +1070,9 @@ fn perfect_candidates(p: &Pos) -> Vec<Column> {
     {
         return columns_of(bit);
     }
-    let mut table = Table::new(LEVEL5_TABLE);
+    let table = Table::new(LEVEL5_TABLE);
     let limits = Limits::nodes(LEVEL5_SCORE_NODES);
-    let mut run = Run::new(&mut table, &limits);
+    let mut run = Run::new(&table, &limits);
     let mut bound = None;
     if p.moves >= LEVEL5_SOLVE_FROM_PLY && p.winning_moves() == 0 {
         match run.score(p) {
@@ -1111,6 +1300,30 @@ mod tests {
                 assert!(verdict.exact, "{set} {moves}");
                 assert_eq!(verdict.score, expected, "{set} {moves}");
             }
+        }
+    }
+
+    #[test]
+    fn the_parallel_solver_gives_the_sequential_scores_and_best_moves() {
+        let positions = [
+            lines(L2_R2, 1..=10),
+            lines(L1_R1, 1..=30),
+            lines(L1_R2, 1..=3),
+            lines(L1_R3, [162, 209]),
+        ];
+        let two = Limits {
+            threads: 2,
+            ..Limits::UNLIMITED
+        };
+        let (mut one_thread, mut two_threads) = (Solver::default(), Solver::default());
+        for (moves, pos, expected) in positions.into_iter().flatten() {
+            one_thread.reset();
+            two_threads.reset();
+            let sequential = one_thread.solve(&pos, &Limits::UNLIMITED);
+            let parallel = two_threads.solve(&pos, &two);
+            assert!(parallel.exact, "{moves}");
+            assert_eq!(parallel.score, expected, "{moves}");
+            assert_eq!(parallel.best_moves, sequential.best_moves, "{moves}");
         }
     }
 

@@ -111,9 +111,9 @@ pub fn generate(
     table_entries: usize,
     mut progress: impl FnMut(&Entry),
 ) -> Option<Vec<Entry>> {
-    let mut table = Table::new(table_entries);
+    let table = Table::new(table_entries);
     let limits = Limits::UNLIMITED;
-    let mut run = Run::new(&mut table, &limits);
+    let mut run = Run::new(&table, &limits);
     let mut builder = Builder {
         plies,
         run: &mut run,
