@@ -16,7 +16,8 @@
 //! The CPU levels use a depth-limited alpha-beta search with a small evaluation (cell weights,
 //! winning cells and their row parity); its values are in "milli-scores": a proven result `k` is
 //! `1000 k`, and every heuristic value lies strictly between -1000 and 1000. Everything is bounded
-//! by node counts, never by a clock, so a CPU move is the same on every machine.
+//! by node counts, never by a clock, so a CPU move is the same on every machine. An analysis may
+//! solve on several threads ([`Limits::threads`], sharing the table); CPU choices use one.
 
 use crate::games::four_in_a_row::{BOARD, BOARD_COLUMN, BOTTOM, HEIGHT, STRIDE, WIDTH};
 use crate::games::{Column, FourInARow, Game};

@@ -16,6 +16,8 @@
 //!   cuts on stability (discs of the opponent that can never flip bound the score from above);
 //!   for the last [`SHALLOW_EMPTIES`] squares it walks the empty squares directly, those in
 //!   regions with an odd number of empties first, and counts the last move's flips alone.
+//! - An analysis may solve on several threads ([`Limits::threads`]): they share the table
+//!   without a lock, and split the root moves (`Search::solve_root`). CPU choices use one.
 //!
 //! Searches are bounded by node counts (and an optional stop flag), never by a clock, so a CPU
 //! move is the same on every machine.
