@@ -27,6 +27,7 @@ use domain::search::Limits;
 
 use crate::error::{ApiError, unexpected};
 use crate::reasons::Missing;
+use crate::searches::StopOnDrop;
 use crate::solved;
 use crate::state::AppState;
 
@@ -410,6 +411,8 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, ApiError> {
             }
         };
         let started = Instant::now();
+        // However this future ends (its runtime dropped included), the search stops.
+        let _stop_on_drop = StopOnDrop(Arc::clone(&stop));
         let (flag, counter) = (Arc::clone(&stop), Arc::clone(&progress));
         let threads = app.searches.analysis_threads();
         let mut a = analyser.take().unwrap_or_default();

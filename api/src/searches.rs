@@ -37,6 +37,16 @@ pub struct Searches {
     freed: Notify,
 }
 
+/// Sets a search's stop flag when dropped: a request the client gave up on, or a job runner
+/// dropped with its runtime, stops its search (a blocking search would outlive them).
+pub struct StopOnDrop(pub Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A job's search that an analysis may ask to give way: asking sets its stop flag.
 #[derive(Default)]
 pub struct Yield {

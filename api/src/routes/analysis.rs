@@ -27,6 +27,7 @@ use crate::input;
 use crate::jobs;
 use crate::play;
 use crate::reasons::{Active, Invalid};
+use crate::searches::StopOnDrop;
 use crate::solved::{self, Source};
 use crate::state::AppState;
 
@@ -310,15 +311,6 @@ pub async fn get_job(
 ) -> Result<HttpResponse, ApiError> {
     let id: JobId = input::id(&path)?;
     Ok(HttpResponse::Ok().json(jobs::own(&app, auth.player, id).await?))
-}
-
-/// Sets the flag when dropped: a request the client gave up on stops its search.
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
 }
 
 /// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed. When the
