@@ -84,26 +84,25 @@ const RAYS: [[u64; 8]; 64] = {
 };
 
 /// The discs of `o` that flip when `p` plays on the empty square `sq` (0 if the move is
-/// illegal): along each ray, the first square that is not `o`'s must be `p`'s.
-#[inline]
+/// illegal): along each ray, the first square that is not `o`'s must be `p`'s. Branch-free: on a
+/// ray towards higher bits that square is the lowest set bit of `ray & !o`, on one towards lower
+/// bits the highest, and a ray with no such square (or one that is not `p`'s) adds nothing.
+#[inline(always)]
 pub(crate) fn flips(p: u64, o: u64, sq: usize) -> u64 {
     let rays = &RAYS[sq & 63];
     let mut f = 0;
     for &ray in &rays[..4] {
         let block = ray & !o;
-        let first = block & block.wrapping_neg();
-        if first & p != 0 {
-            f |= ray & (first - 1);
-        }
+        let outflank = block & block.wrapping_neg() & p;
+        // The squares below the outflanking disc, none if there is none.
+        f |= ray & outflank.wrapping_sub(u64::from(outflank != 0));
     }
     for &ray in &rays[4..] {
         let block = ray & !o;
-        if block != 0 {
-            let at = 63 - block.leading_zeros();
-            if (p >> at) & 1 != 0 {
-                f |= ray & ((u64::MAX << at) << 1);
-            }
-        }
+        // With no block, the shift wraps to bit 63, which no ray towards lower bits holds.
+        let outflank = (1u64 << 63).wrapping_shr(block.leading_zeros()) & p & ray;
+        // The squares above the outflanking disc, none if there is none.
+        f |= ray & outflank.wrapping_neg().wrapping_shl(1);
     }
     f
 }

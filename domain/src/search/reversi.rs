@@ -141,14 +141,60 @@ fn neighbours(b: u64) -> u64 {
     h | (hv << 8) | (hv >> 8)
 }
 
-/// The quadrants holding an odd number of empty squares.
-#[inline]
-fn odd_regions(empty: u64) -> u64 {
-    QUADRANTS
-        .iter()
-        .filter(|&&q| (empty & q).count_ones() & 1 == 1)
-        .fold(0, |acc, &q| acc | q)
+/// The empty squares of a position as the endgame solver keeps them from node to node: how many,
+/// and their parity (bit `q` set when quadrant `q` holds an odd number of them).
+#[derive(Clone, Copy)]
+struct Empties {
+    count: u32,
+    parity: usize,
 }
+
+impl Empties {
+    #[inline]
+    fn of(empty: u64) -> Self {
+        let parity = QUADRANTS
+            .iter()
+            .enumerate()
+            .map(|(q, &mask)| (((empty & mask).count_ones() & 1) as usize) << q)
+            .sum();
+        Empties {
+            count: empty.count_ones(),
+            parity,
+        }
+    }
+
+    /// The empties once `sq` is played: one fewer, and its quadrant's parity flipped.
+    #[inline(always)]
+    fn played(self, sq: u8) -> Self {
+        Empties {
+            count: self.count - 1,
+            parity: self.parity ^ (1 << ((((sq >> 5) & 1) << 1) | ((sq >> 2) & 1))),
+        }
+    }
+
+    /// The empty squares' quadrants holding an odd number of them (to try first).
+    #[inline(always)]
+    fn odd_squares(self) -> u64 {
+        ODD_SQUARES[self.parity]
+    }
+}
+
+/// The squares of the odd quadrants, by [`Empties::parity`].
+const ODD_SQUARES: [u64; 16] = {
+    let mut odd = [0u64; 16];
+    let mut parity = 0;
+    while parity < 16 {
+        let mut q = 0;
+        while q < 4 {
+            if parity & (1 << q) != 0 {
+                odd[parity] |= QUADRANTS[q];
+            }
+            q += 1;
+        }
+        parity += 1;
+    }
+    odd
+};
 
 // ---------------------------------------------------------------------------------------------
 // Evaluation
@@ -949,30 +995,42 @@ impl<'a> Search<'a> {
     /// just passed, so if `p` cannot move either the game is over.
     #[inline]
     fn solve(&mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool) -> i32 {
-        let empty = !(p | o);
-        if empty.count_ones() <= SHALLOW_EMPTIES {
-            self.solve_shallow(p, o, alpha, beta, passed)
+        self.solve_at(p, o, alpha, beta, passed, Empties::of(!(p | o)))
+    }
+
+    /// [`Self::solve`] knowing the [`Empties`].
+    #[inline]
+    fn solve_at(&mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool, e: Empties) -> i32 {
+        if e.count <= SHALLOW_EMPTIES {
+            self.solve_shallow(p, o, alpha, beta, passed, e)
         } else {
-            self.solve_deep(p, o, alpha, beta, passed)
+            self.solve_deep(p, o, alpha, beta, passed, e)
         }
     }
 
     /// The solver above [`SHALLOW_EMPTIES`]: fastest-first ordering, table, stability cutoff.
-    fn solve_deep(&mut self, p: u64, o: u64, mut alpha: i32, mut beta: i32, passed: bool) -> i32 {
+    fn solve_deep(
+        &mut self,
+        p: u64,
+        o: u64,
+        mut alpha: i32,
+        mut beta: i32,
+        passed: bool,
+        empties: Empties,
+    ) -> i32 {
         if self.out_of_budget() {
             return 0;
         }
         let empty = !(p | o);
-        let empties = empty.count_ones();
         // Stability cutoff: `p` can never own the opponent's stable discs.
-        if alpha >= stability_threshold(empties) {
+        if alpha >= stability_threshold(empties.count) {
             let max = 64 - 2 * stable_discs(o, p).count_ones() as i32;
             if max <= alpha {
                 return max;
             }
             beta = beta.min(max);
         }
-        let use_table = empties >= TABLE_MIN_EMPTIES;
+        let use_table = empties.count >= TABLE_MIN_EMPTIES;
         let mut table_move = NO_MOVE;
         if use_table && let Some(e) = self.table.probe(p, o) {
             table_move = e.mv;
@@ -996,9 +1054,10 @@ impl<'a> Search<'a> {
             if passed {
                 return final_score(p, o);
             }
-            return -self.solve_deep(o, p, -beta, -alpha, true);
+            return -self.solve_deep(o, p, -beta, -alpha, true, empties);
         }
-        let odd = odd_regions(empty);
+        let odd = empties.odd_squares();
+        let exposed = neighbours(empty);
         let mut list = MoveList::new();
         for sq in squares(mp) {
             let f = flips(p, o, sq as usize);
@@ -1016,11 +1075,11 @@ impl<'a> Search<'a> {
                     key -= 12;
                 }
                 // Fewer of our discs exposed next to empties: a quieter move.
-                key + (neighbours(empty) & (p ^ f ^ bit)).count_ones() as i32 / 4
+                key + (exposed & (p ^ f ^ bit)).count_ones() as i32 / 4
             };
             list.push(sq, f, key);
         }
-        if self.helper > 0 && empties >= self.perturb_from {
+        if self.helper > 0 && empties.count >= self.perturb_from {
             list.second_first();
         }
         let alpha0 = alpha;
@@ -1030,13 +1089,14 @@ impl<'a> Search<'a> {
         while let Some((sq, f)) = list.next_best(i) {
             let bit = 1u64 << sq;
             let (np, no) = (o ^ f, p ^ f ^ bit);
+            let e = empties.played(sq);
             let mut v;
             if i == 0 {
-                v = -self.solve(np, no, -beta, -alpha, false);
+                v = -self.solve_at(np, no, -beta, -alpha, false, e);
             } else {
-                v = -self.solve(np, no, -alpha - 1, -alpha, false);
+                v = -self.solve_at(np, no, -alpha - 1, -alpha, false, e);
                 if v > alpha && v < beta && !self.aborted {
-                    v = -self.solve(np, no, -beta, -alpha, false);
+                    v = -self.solve_at(np, no, -beta, -alpha, false, e);
                 }
             }
             if self.aborted {
@@ -1056,29 +1116,51 @@ impl<'a> Search<'a> {
         }
         if use_table {
             let (lower, upper) = bounds(best, alpha0, beta, -64, 64);
-            self.table
-                .store(self.age, p, o, lower, upper, empties as u8, true, best_move);
+            self.table.store(
+                self.age,
+                p,
+                o,
+                lower,
+                upper,
+                empties.count as u8,
+                true,
+                best_move,
+            );
         }
         best
     }
 
     /// The solver for the last few empties: no move generation, no table; the empty squares of
     /// odd regions first.
-    fn solve_shallow(&mut self, p: u64, o: u64, mut alpha: i32, beta: i32, passed: bool) -> i32 {
+    fn solve_shallow(
+        &mut self,
+        p: u64,
+        o: u64,
+        mut alpha: i32,
+        beta: i32,
+        passed: bool,
+        empties: Empties,
+    ) -> i32 {
         self.nodes += 1;
         let empty = !(p | o);
-        if empty.count_ones() == 1 {
-            return solve_last(p, o, empty.trailing_zeros() as usize);
+        match empties.count {
+            1 => return solve_last(p, empty.trailing_zeros() as usize),
+            2 => return self.solve_two(p, o, alpha, beta, passed),
+            _ => {}
         }
-        let odd = odd_regions(empty);
+        let odd = empties.odd_squares();
         let mut best = -65;
         for sq in squares(empty & odd).chain(squares(empty & !odd)) {
+            if NEIGHBOURS[sq as usize] & o == 0 {
+                continue;
+            }
             let f = flips(p, o, sq as usize);
             if f == 0 {
                 continue;
             }
             let bit = 1u64 << sq;
-            let v = -self.solve_shallow(o ^ f, p ^ f ^ bit, -beta, -alpha, false);
+            let v =
+                -self.solve_shallow(o ^ f, p ^ f ^ bit, -beta, -alpha, false, empties.played(sq));
             if v > best {
                 best = v;
                 if v > alpha {
@@ -1094,9 +1176,45 @@ impl<'a> Search<'a> {
             if passed {
                 return final_score(p, o);
             }
-            return -self.solve_shallow(o, p, -beta, -alpha, true);
+            return -self.solve_shallow(o, p, -beta, -alpha, true, empties);
         }
         best
+    }
+
+    /// [`Self::solve_shallow`] with two empties: each move leads straight to the last one. Both
+    /// squares have the same parity, so the lower is tried first; a node is counted for every
+    /// position, as the general walk does.
+    #[inline]
+    fn solve_two(&mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool) -> i32 {
+        let empty = !(p | o);
+        let a = empty.trailing_zeros() as usize;
+        let b = 63 - empty.leading_zeros() as usize;
+        let mut best = -65;
+        for (x, last) in [(a, b), (b, a)] {
+            if NEIGHBOURS[x] & o == 0 {
+                continue;
+            }
+            let f = flips(p, o, x);
+            if f == 0 {
+                continue;
+            }
+            self.nodes += 1;
+            let v = -solve_last(o ^ f, last);
+            if v > best {
+                best = v;
+                if v >= beta {
+                    return v;
+                }
+            }
+        }
+        if best > -65 {
+            return best;
+        }
+        if passed {
+            return final_score(p, o);
+        }
+        self.nodes += 1;
+        -self.solve_two(o, p, -beta, -alpha, true)
     }
 }
 
@@ -1110,17 +1228,103 @@ fn after(p: u64, o: u64, sq: u8) -> (u64, u64) {
 /// The final score for `p` with one empty square `sq` left: `p` plays it if it can, else the
 /// opponent does if it can, else the game ends with the square empty.
 #[inline]
-fn solve_last(p: u64, o: u64, sq: usize) -> i32 {
+fn solve_last(p: u64, sq: usize) -> i32 {
     let np = p.count_ones() as i32;
-    let f = flips(p, o, sq).count_ones() as i32;
+    let f = last_flip_count(p, sq);
     if f > 0 {
         return 2 * (np + f + 1) - 64;
     }
-    let f = flips(o, p, sq).count_ones() as i32;
+    let f = last_flip_count(!p & !(1u64 << sq), sq);
     if f > 0 {
         return 2 * (np - f) - 64;
     }
     if np >= 32 { 2 * np - 62 } else { 2 * np - 64 }
+}
+
+/// The squares next to each square (any of eight directions).
+const NEIGHBOURS: [u64; 64] = {
+    let mut n = [0u64; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
+        let mut dr = -1;
+        while dr <= 1 {
+            let mut dc = -1;
+            while dc <= 1 {
+                let (nr, nc) = (r + dr, c + dc);
+                if (dr != 0 || dc != 0) && nr >= 0 && nr < 8 && nc >= 0 && nc < 8 {
+                    n[sq] |= 1u64 << (nr * 8 + nc);
+                }
+                dc += 1;
+            }
+            dr += 1;
+        }
+        sq += 1;
+    }
+    n
+};
+
+/// `LINE_FLIPS[x][line]`: the discs `p` flips on a full line of eight by playing at `x`, `line`
+/// holding `p`'s squares (bit `x` ignored, every other square the opponent's). A line shorter
+/// than eight (a diagonal) reads its off-board squares as the opponent's, which is harmless:
+/// they lie beyond the on-board ones, so no run of the opponent's discs ends in `p` through them.
+const LINE_FLIPS: [[u8; 256]; 8] = {
+    let mut t = [[0u8; 256]; 8];
+    let mut x = 0;
+    while x < 8 {
+        let mut line = 0;
+        while line < 256 {
+            let mut n = 0;
+            let mut i = x as i32 + 1;
+            while i < 8 && line & (1 << i) == 0 {
+                i += 1;
+            }
+            if i < 8 {
+                n += i - x as i32 - 1;
+            }
+            let mut i = x as i32 - 1;
+            while i >= 0 && line & (1 << i) == 0 {
+                i -= 1;
+            }
+            if i >= 0 {
+                n += x as i32 - i - 1;
+            }
+            t[x][line] = n as u8;
+            line += 1;
+        }
+        x += 1;
+    }
+    t
+};
+
+/// The diagonal through each square towards h8 and towards a8.
+const SQUARE_DIAGONALS: [(u64, u64); 64] = {
+    let mut d = [(0u64, 0u64); 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let (r, c) = (sq / 8, sq % 8);
+        d[sq] = (DIAGONALS[0][c + 7 - r], DIAGONALS[1][c + r]);
+        sq += 1;
+    }
+    d
+};
+
+/// How many discs `p` flips by playing `sq` on a board whose every other square is filled (the
+/// last move of a game): the flips of the row, column and both diagonals, each read as one byte.
+#[inline(always)]
+fn last_flip_count(p: u64, sq: usize) -> i32 {
+    let sq = sq & 63;
+    let (r, c) = (sq >> 3, sq & 7);
+    let row = (p >> (r * 8)) as u8;
+    let column =
+        ((((p >> c) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u8;
+    let (d9, d7) = SQUARE_DIAGONALS[sq];
+    let diag9 = ((p & d9).wrapping_mul(0x0101_0101_0101_0101) >> 56) as u8;
+    let diag7 = ((p & d7).wrapping_mul(0x0101_0101_0101_0101) >> 56) as u8;
+    i32::from(LINE_FLIPS[c][usize::from(row)])
+        + i32::from(LINE_FLIPS[r][usize::from(column)])
+        + i32::from(LINE_FLIPS[c][usize::from(diag9)])
+        + i32::from(LINE_FLIPS[c][usize::from(diag7)])
 }
 
 /// The alpha from which the stability cutoff is worth computing, by empties: with many empties
