@@ -5,7 +5,8 @@
 //! thread; the quick sets are solved once untimed first so that page faults of the fresh table are
 //! not what is measured. `C4_BENCH_LINES` (default 100) sets how many lines of each set are timed and
 //! `C4_BENCH_HARD_LINES` (default 10) how many of Test_L1_R3, whose positions take seconds each.
-//! `C4_BENCH_THREADS` (default 1) solves on that many threads (the analysis' parallel solve).
+//! `C4_BENCH_THREADS` (default 1) solves on that many threads (the analysis' parallel solve);
+//! `C4_BENCH_TABLE_BITS` (default 23) sizes the table (2^bits slots of 8 bytes).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -104,8 +105,15 @@ fn main() {
         threads: env_usize("C4_BENCH_THREADS", 1),
         ..Limits::UNLIMITED
     };
-    let mut solver = Solver::default();
-    println!("On {} thread(s).\n", limits.threads);
+    let entries = env_usize(
+        "C4_BENCH_TABLE_BITS",
+        Solver::DEFAULT_ENTRIES.ilog2() as usize,
+    );
+    let mut solver = Solver::new(1 << entries);
+    println!(
+        "On {} thread(s), a table of 2^{entries} slots.\n",
+        limits.threads
+    );
     println!("### Exact solve, score only (cleared table per position)\n");
     println!(
         "| set | positions | mean time | positions/s | mean nodes | nodes/s | reference mean (published) | ratio | connect-four-ai here |"

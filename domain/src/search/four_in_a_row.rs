@@ -213,8 +213,15 @@ enum Bound {
 /// The transposition table: one `u64` per slot holding the full 49-bit key, the generation that
 /// wrote it and the bound, so there are no false hits. Always-replace. The threads of one
 /// analysis share it without a lock: a slot is one word, read and written whole.
+///
+/// Beside the slots, one bit per slot says whether the slot was written since the last clear
+/// (`written`: 1/64 of the table, small enough to stay in the processor's L2 or L3 cache). Most
+/// probes are for positions never seen, whose slot was never written: the bit answers them
+/// without a trip to main memory, which is where most of the solver's time went. It never
+/// changes what the table answers, so the node counts are the same with or without it.
 struct Table {
     slots: Vec<AtomicU64>,
+    written: Vec<AtomicU64>,
     shift: u32,
     generation: u64,
 }
@@ -230,6 +237,9 @@ impl Table {
         let bits = entries.max(1024).ilog2();
         Table {
             slots: (0..1usize << bits).map(|_| AtomicU64::new(0)).collect(),
+            written: (0..1usize << (bits - 6))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             shift: 64 - bits,
             generation: 1,
         }
@@ -244,7 +254,11 @@ impl Table {
     }
 
     fn get(&self, key: u64) -> Option<Bound> {
-        let slot = self.slots[self.index(key)].load(Ordering::Relaxed);
+        let i = self.index(key);
+        if self.written[i >> 6].load(Ordering::Relaxed) & (1 << (i & 63)) == 0 {
+            return None;
+        }
+        let slot = self.slots[i].load(Ordering::Relaxed);
         if slot & !0xFF != self.tag(key) || slot & 0x7F == 0 {
             return None;
         }
@@ -266,10 +280,23 @@ impl Table {
             self.tag(key) | flag | (score + SCORE_OFFSET) as u64,
             Ordering::Relaxed,
         );
+        // Not a `fetch_or`: a locked instruction would wait for the slot's store to reach the
+        // cache. Two threads setting bits of one word at once may lose one; the table then
+        // forgets that slot, which costs nodes, never a wrong answer (a read checks the whole
+        // key anyway).
+        let (word, bit) = (&self.written[i >> 6], 1 << (i & 63));
+        let bits = word.load(Ordering::Relaxed);
+        if bits & bit == 0 {
+            word.store(bits | bit, Ordering::Relaxed);
+        }
     }
 
-    /// Forgets everything: a new generation, and a real wipe when the generations run out.
+    /// Forgets everything: no slot written, and a new generation (a real wipe of the slots
+    /// when the generations run out).
     fn clear(&mut self) {
+        for word in &mut self.written {
+            *word.get_mut() = 0;
+        }
         self.generation += 1;
         if self.generation == 1 << GENERATION_BITS {
             for slot in &mut self.slots {
@@ -1356,6 +1383,46 @@ mod tests {
             }
         }
         assert!(several > 0, "no sampled position had two best moves");
+    }
+
+    #[test]
+    fn the_table_answers_what_was_stored_since_the_last_clear_and_nothing_else() {
+        let mut table = Table::new(1024);
+        let keys: Vec<u64> = (0..4000u64).map(|k| k * 0x1_0203 + 7).collect();
+        assert!(keys.iter().all(|&k| table.get(k).is_none()));
+        for (n, &key) in keys.iter().enumerate() {
+            let s = (n % 37) as i32 - 18;
+            let bound = if n % 2 == 0 {
+                Bound::Lower(s)
+            } else {
+                Bound::Upper(s)
+            };
+            table.put(key, bound);
+            assert_eq!(table.get(key), Some(bound), "{n}");
+        }
+        // 4000 keys in 1024 slots: the later ones replaced the earlier, never a wrong bound.
+        let mut kept = 0;
+        for (n, &key) in keys.iter().enumerate() {
+            let s = (n % 37) as i32 - 18;
+            if let Some(b) = table.get(key) {
+                kept += 1;
+                let stored = if n % 2 == 0 {
+                    Bound::Lower(s)
+                } else {
+                    Bound::Upper(s)
+                };
+                assert_eq!(b, stored, "{n}");
+            }
+        }
+        assert!(kept > 500 && kept <= 1024, "{kept}");
+        table.clear();
+        assert!(keys.iter().all(|&k| table.get(k).is_none()));
+        // Past the generations' wrap-around too.
+        for _ in 0..(1 << GENERATION_BITS) {
+            table.put(keys[0], Bound::Upper(3));
+            table.clear();
+            assert_eq!(table.get(keys[0]), None);
+        }
     }
 
     #[test]
