@@ -169,17 +169,20 @@ pub async fn queue_missing(
     positions: &[(JobId, AnyPosition)],
 ) -> Result<Vec<JobId>, ApiError> {
     let client = app.pool.get().await.map_err(unexpected)?;
+    let keys: Vec<String> = positions.iter().map(|(_, pos)| pos.canonical().0).collect();
+    let open: std::collections::HashSet<String> = client
+        .query(
+            "SELECT key FROM analysis_jobs WHERE key = ANY($1) AND status IN ('queued', 'running')",
+            &[&keys],
+        )
+        .await
+        .map_err(unexpected)?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
     let mut queued = 0;
-    for (job_id, pos) in positions {
-        let (key, _) = pos.canonical();
-        let open = client
-            .query_opt(
-                "SELECT 1 FROM analysis_jobs WHERE key = $1 AND status IN ('queued', 'running')",
-                &[&key],
-            )
-            .await
-            .map_err(unexpected)?;
-        if open.is_none() {
+    for ((job_id, pos), key) in positions.iter().zip(&keys) {
+        if !open.contains(key) {
             queued += insert(&client, app, player, *job_id, pos, None).await?;
         }
     }
@@ -322,7 +325,8 @@ impl Claimed {
         let game: GameId = self.game.parse().map_err(|e| format!("{e}"))?;
         let side = match self.side.as_str() {
             "first" => Side::First,
-            _ => Side::Second,
+            "second" => Side::Second,
+            other => return Err(format!("unknown side to move {other:?}")),
         };
         let rows: Vec<&str> = self.board.iter().map(String::as_str).collect();
         AnyPosition::from_rows(game, &rows, side).map_err(|e| e.to_string())

@@ -1395,13 +1395,17 @@ impl MoveList {
         if self.len < 2 {
             return;
         }
-        let keys = |l: &MoveList| {
-            let mut idx: Vec<usize> = (0..l.len).collect();
-            idx.sort_by_key(|&i| l.items[i].2);
-            (idx[0], idx[1])
-        };
-        let (a, b) = keys(self);
-        let (ka, kb) = (self.items[a].2, self.items[b].2);
+        // The lowest key and the next (the earlier move first among equal keys), in one pass.
+        let key = |i: usize| self.items[i].2;
+        let (mut a, mut b) = if key(1) < key(0) { (1, 0) } else { (0, 1) };
+        for i in 2..self.len {
+            if key(i) < key(a) {
+                (a, b) = (i, a);
+            } else if key(i) < key(b) {
+                b = i;
+            }
+        }
+        let (ka, kb) = (key(a), key(b));
         self.items[a].2 = kb;
         self.items[b].2 = ka;
     }
@@ -1587,6 +1591,27 @@ mod tests {
     use crate::games::{Game, Side};
     use crate::rng::SplitMix64 as TestRng;
     use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn a_helper_takes_the_second_best_move_first_and_the_best_second() {
+        let order = |keys: &[i32]| {
+            let mut list = MoveList::new();
+            for (sq, &key) in keys.iter().enumerate() {
+                list.push(sq as u8, 0, key);
+            }
+            list.second_first();
+            (0..keys.len())
+                .map_while(|i| list.next_best(i).map(|(sq, _)| sq))
+                .collect::<Vec<u8>>()
+        };
+        // Keys 9 4 6 2 5: the best (2) and the second (4) trade keys.
+        assert_eq!(order(&[9, 4, 6, 2, 5]), vec![1, 3, 4, 2, 0]);
+        assert_eq!(order(&[5, 3, 3, 1]), vec![1, 2, 3, 0]);
+        assert_eq!(order(&[2, 1]), vec![0, 1]);
+        // Equal keys stay as they are: the earlier move first.
+        assert_eq!(order(&[3, 5, 3]), vec![0, 2, 1]);
+        assert_eq!(order(&[7]), vec![0]);
+    }
 
     /// One FFO line: the position and every legal move with its exact score.
     struct Ffo {
