@@ -10,6 +10,8 @@
 //! ([`Searches::for_job`](crate::searches::Searches::for_job)); they resume after it with the
 //! tables they had. An exact answer also goes into the shared cache of solved positions.
 
+use std::collections::HashSet;
+use std::hash::Hash;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -18,6 +20,7 @@ use deadpool_postgres::GenericClient;
 use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::sync::Notify;
+use tokio_postgres::types::{FromSql, ToSql};
 use uuid::Uuid;
 
 use domain::analysis::{Analyser, Analysis};
@@ -170,16 +173,12 @@ pub async fn queue_missing(
 ) -> Result<Vec<JobId>, ApiError> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let keys: Vec<String> = positions.iter().map(|(_, pos)| pos.canonical().0).collect();
-    let open: std::collections::HashSet<String> = client
-        .query(
-            "SELECT key FROM analysis_jobs WHERE key = ANY($1) AND status IN ('queued', 'running')",
-            &[&keys],
-        )
-        .await
-        .map_err(unexpected)?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
+    let open: HashSet<String> = first_column(
+        &client,
+        "SELECT key FROM analysis_jobs WHERE key = ANY($1) AND status IN ('queued', 'running')",
+        &keys,
+    )
+    .await?;
     let mut queued = 0;
     for ((job_id, pos), key) in positions.iter().zip(&keys) {
         if !open.contains(key) {
@@ -190,20 +189,35 @@ pub async fn queue_missing(
         app.jobs.wake.notify_one();
     }
     let ids: Vec<Uuid> = positions.iter().map(|(id, _)| id.as_uuid()).collect();
-    let existing: std::collections::HashSet<Uuid> = client
-        .query(
-            "SELECT job_id FROM analysis_jobs WHERE job_id = ANY($1)",
-            &[&ids],
-        )
-        .await
-        .map_err(unexpected)?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
+    let existing: HashSet<Uuid> = first_column(
+        &client,
+        "SELECT job_id FROM analysis_jobs WHERE job_id = ANY($1)",
+        &ids,
+    )
+    .await?;
     Ok(positions
         .iter()
         .map(|(id, _)| *id)
         .filter(|id| existing.contains(&id.as_uuid()))
+        .collect())
+}
+
+/// The first column of what `sql` (one array parameter) returns, as a set.
+async fn first_column<P, T>(
+    client: &impl GenericClient,
+    sql: &str,
+    values: &[P],
+) -> Result<HashSet<T>, ApiError>
+where
+    P: ToSql + Sync,
+    T: for<'r> FromSql<'r> + Eq + Hash,
+{
+    Ok(client
+        .query(sql, &[&values])
+        .await
+        .map_err(unexpected)?
+        .iter()
+        .map(|row| row.get(0))
         .collect())
 }
 

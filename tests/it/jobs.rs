@@ -321,6 +321,50 @@ async fn a_match_analysis_is_answered_from_the_cache_and_queues_jobs_for_what_is
 }
 
 #[tokio::test]
+async fn a_match_analysis_does_not_queue_a_position_another_job_has_open() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    app.finish_four(&id, &ada, &bob, true).await;
+    // Bob has the empty board queued already.
+    let empty = domain::games::AnyPosition::start(GameId::FourInARow);
+    let body = json!({
+        "game": "four_in_a_row",
+        "board": empty.rows(),
+        "side": empty.color(empty.side_to_move()).to_string(),
+    });
+    let open = app.queue_job(&bob, body).await;
+    assert_eq!(open.body["status"], "queued", "{:?}", open.body);
+    let open_id = job_id(&open);
+
+    let path = format!("/v1/matches/{id}/analysis?budget_ms=1000");
+    let res = app.get(&path, &ada.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(res.body["plies"][0]["exact"], false);
+    let jobs = res.body["jobs"].as_array().expect("jobs");
+    assert!(!jobs.is_empty() && !jobs.contains(&json!(open_id)));
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let (key, _) = empty.canonical();
+    let count = |sql: &'static str| {
+        let client = &client;
+        let key = key.clone();
+        async move {
+            let row = client.query_one(sql, &[&key]).await.expect("a count");
+            row.get::<_, i64>(0)
+        }
+    };
+    // One job for the empty board (Bob's), and one per other inexact ply.
+    assert_eq!(
+        count("SELECT count(*) FROM analysis_jobs WHERE key = $1").await,
+        1
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM analysis_jobs WHERE key <> $1").await,
+        jobs.len() as i64
+    );
+}
+
+#[tokio::test]
 async fn cpu_choices_ignore_a_poisoned_cache() {
     let app = spawn_app().await;
     let ada = app.player("Ada").await;
