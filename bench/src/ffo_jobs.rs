@@ -49,19 +49,21 @@ fn positions(from: usize, to: usize) -> anyhow::Result<Vec<(usize, FfoLine)>> {
     Ok(chosen)
 }
 
+/// Sends a request and reads its JSON answer; an error status is an error.
+async fn call(request: reqwest::RequestBuilder) -> anyhow::Result<Value> {
+    Ok(request.send().await?.error_for_status()?.json().await?)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let lines = positions(args.from, args.to)?;
     let http = reqwest::Client::new();
-    let player: Value = http
-        .post(format!("{}/v1/players", args.url))
-        .json(&json!({"name": "ffo-jobs"}))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let player = call(
+        http.post(format!("{}/v1/players", args.url))
+            .json(&json!({"name": "ffo-jobs"})),
+    )
+    .await?;
     let token = player["token"].as_str().context("a token")?.to_owned();
 
     let mut jobs = BTreeMap::new();
@@ -71,15 +73,12 @@ async fn main() -> anyhow::Result<()> {
             Side::Second => "W",
         };
         let body = json!({"game": "reversi", "board": line.rows, "side": side});
-        let queued: Value = http
-            .post(format!("{}/v1/analysis/jobs", args.url))
-            .bearer_auth(&token)
-            .json(&body)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
+        let queued = call(
+            http.post(format!("{}/v1/analysis/jobs", args.url))
+                .bearer_auth(&token)
+                .json(&body),
+        )
+        .await?;
         let id = queued["job_id"].as_str().context("a job id")?.to_owned();
         eprintln!("FFO #{n}: job {id}");
         jobs.insert(*n, id);
@@ -92,14 +91,11 @@ async fn main() -> anyhow::Result<()> {
             if answers.contains_key(n) {
                 continue;
             }
-            let job: Value = http
-                .get(format!("{}/v1/analysis/jobs/{id}", args.url))
-                .bearer_auth(&token)
-                .send()
-                .await?
-                .error_for_status()?
-                .json()
-                .await?;
+            let job = call(
+                http.get(format!("{}/v1/analysis/jobs/{id}", args.url))
+                    .bearer_auth(&token),
+            )
+            .await?;
             if job["status"] == "done" || job["status"] == "failed" {
                 eprintln!("FFO #{n}: {} after {} ms", job["status"], job["elapsed_ms"]);
                 answers.insert(*n, job);

@@ -249,13 +249,19 @@ impl Table {
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// The word of `written` holding slot `i`'s bit, and the bit.
+    fn written_bit(&self, i: usize) -> (&AtomicU64, u64) {
+        (&self.written[i >> 6], 1 << (i & 63))
+    }
+
     fn tag(&self, key: u64) -> u64 {
         key << KEY_SHIFT | self.generation << 8
     }
 
     fn get(&self, key: u64) -> Option<Bound> {
         let i = self.index(key);
-        if self.written[i >> 6].load(Ordering::Relaxed) & (1 << (i & 63)) == 0 {
+        let (word, bit) = self.written_bit(i);
+        if word.load(Ordering::Relaxed) & bit == 0 {
             return None;
         }
         let slot = self.slots[i].load(Ordering::Relaxed);
@@ -284,7 +290,7 @@ impl Table {
         // cache. Two threads setting bits of one word at once may lose one; the table then
         // forgets that slot, which costs nodes, never a wrong answer (a read checks the whole
         // key anyway).
-        let (word, bit) = (&self.written[i >> 6], 1 << (i & 63));
+        let (word, bit) = self.written_bit(i);
         let bits = word.load(Ordering::Relaxed);
         if bits & bit == 0 {
             word.store(bits | bit, Ordering::Relaxed);

@@ -133,9 +133,10 @@ fn stable_discs(p: u64, o: u64) -> u64 {
     }
 }
 
-/// The empty squares next to a disc of `b`.
+/// The squares next to a disc of `b` (any of eight directions; `b`'s own squares only where
+/// they are next to another).
 #[inline]
-fn neighbours(b: u64) -> u64 {
+const fn neighbours(b: u64) -> u64 {
     let h = ((b << 1) & NOT_A) | ((b >> 1) & NOT_H);
     let hv = b | h;
     h | (hv << 8) | (hv >> 8)
@@ -1241,24 +1242,12 @@ fn solve_last(p: u64, sq: usize) -> i32 {
     if np >= 32 { 2 * np - 62 } else { 2 * np - 64 }
 }
 
-/// The squares next to each square (any of eight directions).
+/// The squares next to each square (any of eight directions): [`neighbours`] of one square.
 const NEIGHBOURS: [u64; 64] = {
     let mut n = [0u64; 64];
     let mut sq = 0;
     while sq < 64 {
-        let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
-        let mut dr = -1;
-        while dr <= 1 {
-            let mut dc = -1;
-            while dc <= 1 {
-                let (nr, nc) = (r + dr, c + dc);
-                if (dr != 0 || dc != 0) && nr >= 0 && nr < 8 && nc >= 0 && nc < 8 {
-                    n[sq] |= 1u64 << (nr * 8 + nc);
-                }
-                dc += 1;
-            }
-            dr += 1;
-        }
+        n[sq] = neighbours(1 << sq);
         sq += 1;
     }
     n
@@ -1591,6 +1580,19 @@ mod tests {
     use crate::games::{Game, Side};
     use crate::rng::SplitMix64 as TestRng;
     use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn the_last_move_flips_as_many_discs_as_the_move_generator_says() {
+        let mut rng = TestRng(14);
+        for _ in 0..20_000 {
+            let sq = rng.index(64);
+            let bit = 1u64 << sq;
+            let p = rng.next_u64() & !bit;
+            let o = !p & !bit;
+            let expected = flips(p, o, sq).count_ones() as i32;
+            assert_eq!(last_flip_count(p, sq), expected, "{p:#x} at {sq}");
+        }
+    }
 
     #[test]
     fn a_helper_takes_the_second_best_move_first_and_the_best_second() {
