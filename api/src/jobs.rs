@@ -440,6 +440,7 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, ApiError> {
                 stop: Some(&flag),
                 progress: Some(&counter),
                 threads,
+                to_the_end: true,
             };
             let out = a.analyse(&pos, &limits);
             (a, out)

@@ -56,6 +56,7 @@ fn ffo(range: (usize, usize), threads: usize) {
         let start = Instant::now();
         let limits = Limits {
             threads,
+            to_the_end: true,
             ..Limits::UNLIMITED
         };
         let v = engine.analyse(&f.pos, &limits);

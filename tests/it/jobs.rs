@@ -1,7 +1,8 @@
 //! Background analysis jobs over HTTP and in the database: queued, claimed and answered exactly
-//! (and cached), taken up by another instance when theirs dies, cut at their time cap, giving
-//! way to an interactive analysis; a match analysis answered from the cache and queueing jobs
-//! for what it left inexact; CPU choices blind to the cache.
+//! (and cached; Reversi beyond the interactive solver's empties too), taken up by another
+//! instance when theirs dies, cut at their time cap, giving way to an interactive analysis; a
+//! match analysis answered from the cache and queueing jobs for what it left inexact; CPU
+//! choices blind to the cache.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -83,6 +84,37 @@ async fn a_job_is_queued_run_to_an_exact_answer_and_cached() {
     assert_eq!(again.body["status"], "done");
     assert_eq!(again.body["result"], *result);
     assert_eq!(again.body["nodes"], 0);
+}
+
+#[tokio::test]
+async fn a_reversi_job_solves_beyond_what_an_interactive_analysis_can() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    // 30 empties (an interactive analysis solves up to 26), from a random game; the domain
+    // tests check -62 and its best moves move by move.
+    let line = domain::oracles::ffo_line(
+        "-OOOOOO---OOOO--XOXOO-X-OOOOOX--XXXXX----X-X-X--X--X--X--------X X; A2:-62;",
+    )
+    .expect("an FFO line");
+    let body = json!({"game": "reversi", "board": line.rows, "side": "B"});
+    let estimate = app.analyse(&ada, body.clone(), Some(100)).await;
+    assert_eq!(estimate.status, StatusCode::OK, "{:?}", estimate.body);
+    assert_eq!(estimate.body["exact"], false, "{:?}", estimate.body);
+
+    let id = job_id(&app.queue_job(&ada, body.clone()).await);
+    let ran = api::jobs::run_next(&app.state).await.expect("a run");
+    assert_eq!(ran.map(|(_, ended)| ended), Some(Ended::Done));
+    let done = app.job(&ada, &id).await;
+    assert_eq!(done.body["status"], "done", "{:?}", done.body);
+    assert_eq!(
+        done.body["result"],
+        json!({"score": -62, "best_moves": ["a2", "b2", "f3"], "exact": true})
+    );
+    let now = app.analyse(&ada, body, Some(100)).await;
+    assert_eq!(
+        (&now.body["source"], &now.body["exact"]),
+        (&json!("cache"), &json!(true))
+    );
 }
 
 #[tokio::test]

@@ -25,6 +25,12 @@ pub struct Limits<'a> {
     /// How many threads an analysis may search on (at least one). CPU choices never take more
     /// than one: their searches must stay reproducible.
     pub threads: usize,
+    /// Whether the search goes on to prove the score however far the end of the game is: an
+    /// analysis job, which has minutes. Without it, a Reversi position with more than
+    /// [`reversi::EXACT_MAX_EMPTIES`] empties gets the best midgame estimate the budget allows
+    /// (an exact solve there could not finish within an interactive budget). Four in a Row
+    /// always solves.
+    pub to_the_end: bool,
 }
 
 impl<'a> Limits<'a> {
@@ -34,6 +40,7 @@ impl<'a> Limits<'a> {
         stop: None,
         progress: None,
         threads: 1,
+        to_the_end: false,
     };
 
     /// A node budget and no stop flag.

@@ -431,8 +431,10 @@ impl Engine {
 
     /// The value of `pos` for the side to move and its best moves (SPEC §6).
     ///
-    /// With at most [`EXACT_MAX_EMPTIES`] empties (or once the midgame search has reached the end
-    /// of the game within the budget) the endgame solver proves the score and lists every move
+    /// With at most [`EXACT_MAX_EMPTIES`] empties, with any number under
+    /// [`Limits::to_the_end`] (after a short midgame deepening that orders the root moves), or
+    /// once the midgame search has reached the end of the game within the budget, the endgame
+    /// solver proves the score and lists every move
     /// that reaches it. When the node budget or the stop flag ends the search first, the answer
     /// is the deepest completed midgame estimate, `exact: false`, with one best move (a one-ply
     /// estimate is always completed, so there is always a move). A side that must pass gets the
@@ -468,7 +470,12 @@ impl Engine {
     /// [`Engine::analyse`] for a side that has a move.
     fn analyse_moving(&self, p: u64, o: u64, limits: &Limits) -> Verdict<Square> {
         let mut search = Search::new(&self.table, self.age, limits);
-        let verdict = search.analyse(p, o, u32::MAX, EXACT_MAX_EMPTIES);
+        let exact_empties = if limits.to_the_end {
+            64
+        } else {
+            EXACT_MAX_EMPTIES
+        };
+        let verdict = search.analyse(p, o, u32::MAX, exact_empties);
         Verdict {
             nodes: search.nodes,
             ..verdict
@@ -1716,6 +1723,45 @@ mod tests {
             };
             let v = Engine::new(1 << 20).analyse(&ffo.pos, &flagged);
             assert!(!v.exact && v.nodes < 200_000, "{}", v.nodes);
+        }
+    }
+
+    /// Beyond [`EXACT_MAX_EMPTIES`], a search bounded for an interactive answer gives the midgame
+    /// estimate, and one that goes to the end (an analysis job) solves: here 30 empties from a
+    /// random game, lost by 62 discs whatever the side to move plays but a2, b2 or f3.
+    #[test]
+    fn beyond_the_interactive_empties_a_search_to_the_end_solves_exactly() {
+        let line = "-OOOOOO---OOOO--XOXOO-X-OOOOOX--XXXXX----X-X-X--X--X--X--------X X; \
+                    A2:-62; B2:-62; F3:-62;";
+        let ffo = &ffo_file(line)[0];
+        let budget = Limits::nodes(20_000_000);
+        // The solve to the end below takes 2 M nodes; the midgame search does not reach the
+        // end of the game with them.
+        let estimate = Engine::new(1 << 20).analyse(&ffo.pos, &Limits::nodes(2_000_000));
+        assert!(!estimate.exact);
+        for threads in [1, 2] {
+            let to_the_end = Limits {
+                threads,
+                to_the_end: true,
+                ..budget
+            };
+            let v = Engine::new(1 << 20).analyse(&ffo.pos, &to_the_end);
+            assert!(v.exact, "{threads} thread(s)");
+            assert_eq!(v.score, ffo.score(), "{threads} thread(s)");
+            assert_eq!(v.best_moves, ffo.best(), "{threads} thread(s)");
+        }
+        // The solver below the root agrees, move by move: in a window around -62, the best
+        // moves are worth exactly -62 and the others fail below it.
+        let table = Table::new(1 << 20);
+        let (p, o) = ffo.pos.boards();
+        for sq in squares(moves(p, o)) {
+            let (np, no) = after(p, o, sq);
+            let value = -Search::new(&table, 0, &Limits::UNLIMITED).solve(np, no, 61, 63, false);
+            let best = ffo.best().contains(&square(sq));
+            assert!(
+                value == -62 && best || value < -62 && !best,
+                "{sq}: {value}"
+            );
         }
     }
 
