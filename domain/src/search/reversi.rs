@@ -434,8 +434,7 @@ impl Engine {
     /// With at most [`EXACT_MAX_EMPTIES`] empties, with any number under
     /// [`Limits::to_the_end`] (after a short midgame deepening that orders the root moves), or
     /// once the midgame search has reached the end of the game within the budget, the endgame
-    /// solver proves the score and lists every move
-    /// that reaches it. When the node budget or the stop flag ends the search first, the answer
+    /// solver proves the score and lists every move that reaches it. When the node budget or the stop flag ends the search first, the answer
     /// is the deepest completed midgame estimate, `exact: false`, with one best move (a one-ply
     /// estimate is always completed, so there is always a move). A side that must pass gets the
     /// negated score of the position after the pass and no moves; a finished game its final
@@ -470,6 +469,7 @@ impl Engine {
     /// [`Engine::analyse`] for a side that has a move.
     fn analyse_moving(&self, p: u64, o: u64, limits: &Limits) -> Verdict<Square> {
         let mut search = Search::new(&self.table, self.age, limits);
+        // A job may solve whatever the empties (a board has at most 60).
         let exact_empties = if limits.to_the_end {
             64
         } else {
