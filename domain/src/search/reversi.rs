@@ -23,7 +23,7 @@
 //! move is the same on every machine.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicU64, AtomicUsize, Ordering};
 
 use super::{Limits, SplitMix64, Verdict};
 use crate::games::reversi::{flips, moves};
@@ -40,7 +40,15 @@ pub const EXACT_MAX_EMPTIES: u32 = 26;
 const SHALLOW_EMPTIES: u32 = 6;
 
 /// From this many empties the solver stores and probes the transposition table.
-const TABLE_MIN_EMPTIES: u32 = 9;
+const TABLE_MIN_EMPTIES: u32 = 8;
+/// From this many empties, the solver looks up every child in the table before searching any
+/// (enhanced transposition cutoff): a child already proved bad enough for the opponent cuts at once.
+const ETC_MIN_EMPTIES: u32 = 14;
+/// From this many empties, a node of a parallel solve shares its moves with the threads to spare.
+const SPLIT_MIN_EMPTIES: u32 = 14;
+/// From this many empties, the solver orders moves by the opponent's mobility and the
+/// evaluation of the position after them, rather than by mobility, parity and corners alone.
+const EVALUATED_ORDER_EMPTIES: u32 = 14;
 
 const NOT_A: u64 = 0xFEFE_FEFE_FEFE_FEFE;
 const NOT_H: u64 = 0x7F7F_7F7F_7F7F_7F7F;
@@ -488,31 +496,65 @@ struct Root<'r> {
     p: u64,
     o: u64,
     order: &'r [RootMove],
-    /// The next root move to take (the first is the main thread's).
+    /// The next root move to take (the first is solved before the others are shared).
     next: AtomicUsize,
     /// The best exact value found so far: a move is first tested against it.
     best: AtomicI32,
-    /// Set once the first move is solved (or the search is given up): the helpers leave it.
-    first_done: AtomicBool,
-    /// Set when the main search is given up: everybody stops.
+    /// Set when the search is given up: everybody stops.
     abort: AtomicBool,
     /// The root moves found to reach at least the best of their time, with their exact value.
     reaching: Mutex<Vec<(u8, i32)>>,
-    /// Per root move, set once it is answered (or the search is given up): a thread with no
-    /// move left helps those not done yet until they are.
-    done: Vec<AtomicBool>,
 }
 
-impl Root<'_> {
-    fn finish(&self, i: usize) {
-        self.done[i].store(true, Ordering::Release);
-    }
+/// A node of the deep solver once opened: its moves and its window.
+struct Node {
+    list: MoveList,
+    alpha: i32,
+    beta: i32,
+    /// The window's lower end as opened, for the bounds stored.
+    alpha0: i32,
+    use_table: bool,
+}
 
-    fn give_up(&self) {
-        self.abort.store(true, Ordering::Release);
-        self.first_done.store(true, Ordering::Release);
-        for d in &self.done {
-            d.store(true, Ordering::Release);
+/// What [`Search::open_deep`] settles: a value, or the moves to search.
+enum Opened {
+    Known(i32),
+    Moves(Node),
+}
+
+/// What the threads of one [`Search::split`] share.
+struct Split<'p> {
+    /// The next move to take.
+    next: AtomicUsize,
+    /// The best value so far (at least the node's alpha): the null window of the next test.
+    alpha: AtomicI32,
+    /// The best value and move so far.
+    best: Mutex<(i32, u8)>,
+    /// Set once a move reached beta (or a thread had to stop): the others leave.
+    cut: AtomicBool,
+    /// The split this one's node lies under, if any: its cut ends this one too.
+    parent: Option<&'p Split<'p>>,
+}
+
+impl Split<'_> {
+    /// Whether this split or one it lies under was cut.
+    fn is_cut(&self) -> bool {
+        self.cut.load(Ordering::Relaxed) || self.parent.is_some_and(Split::is_cut)
+    }
+}
+
+/// Takes up to `wanted` of the `spare` threads; how many it got. The count may fall below zero
+/// for a moment (a thread that lent itself while it waited takes itself back).
+fn take_spare(spare: &AtomicIsize, wanted: usize) -> usize {
+    let mut free = spare.load(Ordering::Acquire);
+    loop {
+        let take = free.min(wanted as isize);
+        if take <= 0 {
+            return 0;
+        }
+        match spare.compare_exchange(free, free - take, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return take as usize,
+            Err(now) => free = now,
         }
     }
 }
@@ -522,12 +564,14 @@ struct Search<'a> {
     table: &'a Table,
     /// The age this search stores its entries with.
     age: u8,
-    /// A second stop flag: a thread of a parallel solve leaves its part once it is done.
+    /// A second stop flag: the threads of a parallel solve stop when it is given up.
     also_stop: Option<&'a AtomicBool>,
-    /// 0 for the main search; a helper `k` of a parallel solve, which takes the second-best
-    /// move first at nodes with `perturb_from` empties or more.
-    helper: usize,
-    perturb_from: u32,
+    /// The split this search works for, if any: it stops when that split is cut.
+    split: Option<&'a Split<'a>>,
+    /// The threads of a parallel solve not searching at the moment: a node of the exact solver
+    /// with enough empties takes them once its first move is searched ([`Search::split`]).
+    /// `None`: one thread.
+    spare: Option<&'a AtomicIsize>,
     limits: Limits<'a>,
     max_nodes: u64,
     nodes: u64,
@@ -553,8 +597,8 @@ impl<'a> Search<'a> {
             table,
             age,
             also_stop: None,
-            helper: 0,
-            perturb_from: u32::MAX,
+            split: None,
+            spare: None,
             limits: *limits,
             max_nodes: limits.max_nodes,
             nodes: 0,
@@ -574,6 +618,7 @@ impl<'a> Search<'a> {
             if self.nodes >= self.max_nodes
                 || self.limits.checkpoint(visited)
                 || self.also_stop.is_some_and(|s| s.load(Ordering::Relaxed))
+                || self.split.is_some_and(Split::is_cut)
             {
                 self.aborted = true;
             }
@@ -745,9 +790,6 @@ impl<'a> Search<'a> {
             };
             list.push(sq, f, key);
         }
-        if self.helper > 0 && empties >= self.perturb_from {
-            list.second_first();
-        }
         let alpha0 = alpha;
         let mut best = -64 * SCALE - 1;
         let mut best_move = NO_MOVE;
@@ -831,101 +873,77 @@ impl<'a> Search<'a> {
         Some((best, best_moves))
     }
 
-    /// [`Search::solve_root`] on `limits.threads` threads. The main thread solves the first
-    /// move while helpers search it too, in another order near its root, filling the shared
-    /// table; once it is solved, every thread takes the next root move from a shared counter and
-    /// tests it against the best value so far (a null window, then the exact value if it
-    /// reaches it), and a thread with no move left helps those still searched. The best moves
-    /// are those whose exact value is the final best: a move refuted against a lower best is
-    /// below the final one too. Every thread reads the caller's stop flag and has what is left
-    /// of the node budget; the first to stop gives up for all.
+    /// [`Search::solve_root`] on `limits.threads` threads sharing the table. The first move is
+    /// solved first, the other threads joining in below it (young brothers wait: a node with
+    /// enough empties shares its moves once its first is searched, [`Search::split`]); then
+    /// every thread takes the next root move from a shared counter and tests it against the
+    /// best value so far (a null window, then the exact value if it reaches it), and a thread
+    /// with no move left lends itself to the others' nodes. The best moves are those whose
+    /// exact value is the final best: a move refuted against a lower best is below the final
+    /// one too. Every thread reads the caller's stop flag and has what is left of the node
+    /// budget; the first to stop gives up for all.
     fn solve_root_parallel(
         &mut self,
         p: u64,
         o: u64,
         order: &[RootMove],
     ) -> Option<(i32, Vec<u8>)> {
+        let threads = self.limits.threads;
         let root = Root {
             p,
             o,
             order,
             next: AtomicUsize::new(1),
             best: AtomicI32::new(-65),
-            first_done: AtomicBool::new(false),
             abort: AtomicBool::new(false),
             reaching: Mutex::new(Vec::new()),
-            done: order.iter().map(|_| AtomicBool::new(false)).collect(),
         };
-        let helper_nodes = std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..self.limits.threads)
-                .map(|k| {
-                    let (table, age, root) = (self.table, self.age, &root);
-                    // As much as the main thread has left, no more.
-                    let budget = self.max_nodes.saturating_sub(self.nodes);
-                    let limits = Limits {
-                        max_nodes: budget,
-                        threads: 1,
-                        ..self.limits
-                    };
-                    scope.spawn(move || {
-                        let mut helper = Search::new(table, age, &limits);
-                        helper.also_stop = Some(&root.first_done);
-                        helper.helper = k;
-                        helper.perturb_from = (!(p | o)).count_ones().saturating_sub(5);
-                        let (np, no) = after(p, o, root.order[0].sq);
-                        helper.solve(np, no, -64, 64, false);
-                        if helper.nodes >= budget || helper.limits.stopped() {
-                            root.give_up();
-                            return helper.nodes;
-                        }
-                        let limits = Limits {
-                            max_nodes: budget - helper.nodes,
-                            ..limits
-                        };
-                        let mut worker = Search::new(table, age, &limits);
-                        worker.also_stop = Some(&root.abort);
-                        worker.root_moves(root);
-                        if worker.aborted {
-                            root.give_up();
-                        }
-                        helper.nodes + worker.nodes
-                    })
-                })
-                .collect();
-            let (np, no) = after(p, o, order[0].sq);
-            let first = -self.solve(np, no, -64, 64, false);
-            if !self.aborted {
-                root.best.store(first, Ordering::Release);
-                root.reaching
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((order[0].sq, first));
-                root.first_done.store(true, Ordering::Release);
-                root.finish(0);
-                // The rest of the main thread's budget goes with it.
-                let limits = Limits {
-                    max_nodes: self.max_nodes.saturating_sub(self.nodes),
-                    threads: 1,
-                    ..self.limits
-                };
-                let mut worker = Search::new(self.table, self.age, &limits);
-                worker.also_stop = Some(&root.abort);
-                worker.root_moves(&root);
-                self.nodes += worker.nodes;
-                if worker.aborted {
-                    root.give_up();
-                }
+        let spare = AtomicIsize::new(threads as isize - 1);
+        let left = |nodes: u64| Limits {
+            max_nodes: self.max_nodes.saturating_sub(nodes),
+            threads,
+            ..self.limits
+        };
+        let mut first = Search::new(self.table, self.age, &left(self.nodes));
+        first.spare = Some(&spare);
+        let (np, no) = after(p, o, order[0].sq);
+        let value = -first.solve(np, no, -64, 64, false);
+        self.nodes += first.nodes;
+        self.reported += first.reported;
+        if first.aborted {
+            self.aborted = true;
+            return None;
+        }
+        root.best.store(value, Ordering::Release);
+        root.reaching
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((order[0].sq, value));
+        // Every thread takes root moves now: none is spare until it runs out of them.
+        spare.fetch_sub(threads as isize - 1, Ordering::AcqRel);
+        let limits = left(self.nodes);
+        let (table, age, shared, spare) = (self.table, self.age, &root, &spare);
+        let work = move || {
+            let mut worker = Search::new(table, age, &limits);
+            worker.also_stop = Some(&shared.abort);
+            worker.spare = Some(spare);
+            worker.root_moves(shared);
+            if worker.aborted {
+                shared.abort.store(true, Ordering::Release);
             }
-            if self.aborted {
-                root.give_up();
-            }
+            (worker.nodes, worker.reported)
+        };
+        let counts: Vec<(u64, u64)> = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mut counts = vec![work()];
             // A helper that panicked (it cannot) would only have lost its nodes.
-            helpers
-                .into_iter()
-                .map(|h| h.join().unwrap_or(0))
-                .sum::<u64>()
+            counts.extend(helpers.into_iter().map(|h| h.join().unwrap_or((0, 0))));
+            counts
         });
-        self.nodes += helper_nodes;
+        for (nodes, reported) in counts {
+            self.nodes += nodes;
+            self.reported += reported;
+        }
         if root.abort.load(Ordering::Acquire) {
             self.aborted = true;
             return None;
@@ -945,13 +963,9 @@ impl<'a> Search<'a> {
     }
 
     /// Takes root moves from `root` until there are none left (or the search is given up),
-    /// testing each against the best value so far; then helps the moves still searched.
-    fn root_moves(&mut self, root: &'a Root) {
-        loop {
-            let i = root.next.fetch_add(1, Ordering::AcqRel);
-            let Some(m) = root.order.get(i) else {
-                return self.help_the_last(root);
-            };
+    /// testing each against the best value so far; then lends its thread to the others.
+    fn root_moves(&mut self, root: &Root) {
+        while let Some(m) = root.order.get(root.next.fetch_add(1, Ordering::AcqRel)) {
             let (np, no) = after(root.p, root.o, m.sq);
             let best = root.best.load(Ordering::Acquire);
             // Does this move reach `best`? A null window at best - 1 answers.
@@ -970,33 +984,10 @@ impl<'a> Search<'a> {
                     .unwrap_or_else(|e| e.into_inner())
                     .push((m.sq, v));
             }
-            root.finish(i);
         }
-    }
-
-    /// With no root move left to take, searches those other threads are still on (the same null
-    /// window, another order near their root) until they are done: what it stores in the shared
-    /// table shortens theirs. Its own answers are not used; its nodes count.
-    fn help_the_last(&mut self, root: &'a Root) {
-        let (kept, perturb, helper) = (self.also_stop, self.perturb_from, self.helper);
-        self.helper = helper.max(1);
-        for (i, m) in root.order.iter().enumerate() {
-            if root.done[i].load(Ordering::Acquire) {
-                continue;
-            }
-            self.also_stop = Some(&root.done[i]);
-            let (np, no) = after(root.p, root.o, m.sq);
-            self.perturb_from = (!(np | no)).count_ones().saturating_sub(4);
-            let best = root.best.load(Ordering::Acquire);
-            self.solve(np, no, -best, -best + 1, false);
-            if self.nodes >= self.max_nodes || self.limits.stopped() {
-                break;
-            }
-            // Stopped because the move is done: go on with the next.
-            self.aborted = false;
-            self.next_check = self.nodes;
+        if let Some(spare) = self.spare {
+            spare.fetch_add(1, Ordering::AcqRel);
         }
-        (self.also_stop, self.perturb_from, self.helper) = (kept, perturb, helper);
     }
 
     /// The exact value for `p` (fail-soft within `alpha`..`beta`). `passed`: the opponent has
@@ -1016,8 +1007,61 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The solver above [`SHALLOW_EMPTIES`]: fastest-first ordering, table, stability cutoff.
+    /// The solver above [`SHALLOW_EMPTIES`]: fastest-first ordering, table, stability cutoff;
+    /// on several threads, a node with [`SPLIT_MIN_EMPTIES`] or more shares its moves after the
+    /// first with the threads to spare ([`Self::split`]).
     fn solve_deep(
+        &mut self,
+        p: u64,
+        o: u64,
+        alpha: i32,
+        beta: i32,
+        passed: bool,
+        empties: Empties,
+    ) -> i32 {
+        let mut node = match self.open_deep(p, o, alpha, beta, passed, empties) {
+            Opened::Known(v) => return v,
+            Opened::Moves(node) => node,
+        };
+        let taken = match self.spare {
+            Some(spare) if empties.count >= SPLIT_MIN_EMPTIES && node.list.len > 1 => {
+                // Young brothers wait: the first move alone.
+                let (best, best_move) =
+                    self.search_moves(p, o, &mut node, empties, 0, 1, -65, NO_MOVE);
+                if self.aborted {
+                    return 0;
+                }
+                let taken = if best < node.beta {
+                    take_spare(spare, self.limits.threads - 1)
+                } else {
+                    0
+                };
+                let (best, best_move) = if taken > 0 {
+                    self.split(p, o, &mut node, empties, (best, best_move), taken, spare)
+                } else if best < node.beta {
+                    self.search_moves(p, o, &mut node, empties, 1, MAX_MOVES, best, best_move)
+                } else {
+                    (best, best_move)
+                };
+                Some((best, best_move))
+            }
+            _ => None,
+        };
+        let (best, best_move) = taken.unwrap_or_else(|| {
+            self.search_moves(p, o, &mut node, empties, 0, MAX_MOVES, -65, NO_MOVE)
+        });
+        if self.aborted {
+            return 0;
+        }
+        self.store_deep(p, o, &node, empties, best, best_move);
+        best
+    }
+
+    /// What a node of the deep solver settles before its moves: the budget, the stability
+    /// cutoff, the table (and the children's entries: an enhanced transposition cutoff), a
+    /// pass; otherwise its moves, ordered.
+    #[inline(always)]
+    fn open_deep(
         &mut self,
         p: u64,
         o: u64,
@@ -1025,16 +1069,16 @@ impl<'a> Search<'a> {
         mut beta: i32,
         passed: bool,
         empties: Empties,
-    ) -> i32 {
+    ) -> Opened {
         if self.out_of_budget() {
-            return 0;
+            return Opened::Known(0);
         }
         let empty = !(p | o);
         // Stability cutoff: `p` can never own the opponent's stable discs.
         if alpha >= stability_threshold(empties.count) {
             let max = 64 - 2 * stable_discs(o, p).count_ones() as i32;
             if max <= alpha {
-                return max;
+                return Opened::Known(max);
             }
             beta = beta.min(max);
         }
@@ -1045,13 +1089,13 @@ impl<'a> Search<'a> {
             if e.exact {
                 let (lower, upper) = (e.lower as i32, e.upper as i32);
                 if lower >= beta {
-                    return lower;
+                    return Opened::Known(lower);
                 }
                 if upper <= alpha {
-                    return upper;
+                    return Opened::Known(upper);
                 }
                 if lower == upper {
-                    return lower;
+                    return Opened::Known(lower);
                 }
                 alpha = alpha.max(lower);
                 beta = beta.min(upper);
@@ -1060,44 +1104,81 @@ impl<'a> Search<'a> {
         let mp = moves(p, o);
         if mp == 0 {
             if passed {
-                return final_score(p, o);
+                return Opened::Known(final_score(p, o));
             }
-            return -self.solve_deep(o, p, -beta, -alpha, true, empties);
+            return Opened::Known(-self.solve_deep(o, p, -beta, -alpha, true, empties));
         }
         let odd = empties.odd_squares();
         let exposed = neighbours(empty);
+        let etc = empties.count >= ETC_MIN_EMPTIES;
         let mut list = MoveList::new();
         for sq in squares(mp) {
             let f = flips(p, o, sq as usize);
             let bit = 1u64 << sq;
+            let (np, no) = (o ^ f, p ^ f ^ bit);
+            if etc
+                && let Some(c) = self.table.probe(np, no)
+                && c.exact
+                && -(c.upper as i32) >= beta
+            {
+                return Opened::Known(-(c.upper as i32));
+            }
             let key = if sq == table_move {
                 i32::MIN
             } else {
-                let (np, no) = (o ^ f, p ^ f ^ bit);
                 let replies = moves(np, no);
-                let mut key = (replies.count_ones() + (replies & CORNERS).count_ones()) as i32 * 16;
-                if bit & odd != 0 {
-                    key -= 8;
+                let mobility =
+                    (replies.count_ones() + (replies & CORNERS).count_ones()) as i32 * 16;
+                if empties.count >= EVALUATED_ORDER_EMPTIES {
+                    // Far from the end, the opponent's prospects as the evaluation sees them.
+                    mobility + evaluate(np, no) / 8
+                } else {
+                    let mut key = mobility;
+                    if bit & odd != 0 {
+                        key -= 8;
+                    }
+                    if bit & CORNERS != 0 {
+                        key -= 12;
+                    }
+                    // Fewer of our discs exposed next to empties: a quieter move.
+                    key + (exposed & (p ^ f ^ bit)).count_ones() as i32 / 4
                 }
-                if bit & CORNERS != 0 {
-                    key -= 12;
-                }
-                // Fewer of our discs exposed next to empties: a quieter move.
-                key + (exposed & (p ^ f ^ bit)).count_ones() as i32 / 4
             };
             list.push(sq, f, key);
         }
-        if self.helper > 0 && empties.count >= self.perturb_from {
-            list.second_first();
-        }
-        let alpha0 = alpha;
-        let mut best = -65;
-        let mut best_move = NO_MOVE;
-        let mut i = 0;
-        while let Some((sq, f)) = list.next_best(i) {
+        Opened::Moves(Node {
+            list,
+            alpha,
+            beta,
+            alpha0: alpha,
+            use_table,
+        })
+    }
+
+    /// Searches the moves of an opened node from the `from`-th to before the `to`-th (best
+    /// first, a null window after the first), given the best so far: the best value and move.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn search_moves(
+        &mut self,
+        p: u64,
+        o: u64,
+        node: &mut Node,
+        empties: Empties,
+        from: usize,
+        to: usize,
+        mut best: i32,
+        mut best_move: u8,
+    ) -> (i32, u8) {
+        let beta = node.beta;
+        let mut i = from;
+        while i < to
+            && let Some((sq, f)) = node.list.next_best(i)
+        {
             let bit = 1u64 << sq;
             let (np, no) = (o ^ f, p ^ f ^ bit);
             let e = empties.played(sq);
+            let alpha = node.alpha;
             let mut v;
             if i == 0 {
                 v = -self.solve_at(np, no, -beta, -alpha, false, e);
@@ -1108,34 +1189,145 @@ impl<'a> Search<'a> {
                 }
             }
             if self.aborted {
-                return 0;
+                return (0, NO_MOVE);
             }
             i += 1;
             if v > best {
                 best = v;
                 best_move = sq;
                 if v > alpha {
-                    alpha = v;
+                    node.alpha = v;
                     if v >= beta {
                         break;
                     }
                 }
             }
         }
-        if use_table {
-            let (lower, upper) = bounds(best, alpha0, beta, -64, 64);
-            self.table.store(
-                self.age,
-                p,
-                o,
-                lower,
-                upper,
-                empties.count as u8,
-                true,
-                best_move,
-            );
+        (best, best_move)
+    }
+
+    /// Stores what a searched node proved.
+    #[inline(always)]
+    fn store_deep(&self, p: u64, o: u64, node: &Node, empties: Empties, best: i32, mv: u8) {
+        if node.use_table {
+            let (lower, upper) = bounds(best, node.alpha0, node.beta, -64, 64);
+            self.table
+                .store(self.age, p, o, lower, upper, empties.count as u8, true, mv);
         }
-        best
+    }
+
+    /// The moves of `node` after the first, shared among this thread and `helpers` more (taken
+    /// from `spare`, and given back by each as it runs out of moves): each takes the next
+    /// move, tests it with a null window at the best so far, and searches it with the full
+    /// window if it does better; a move that reaches beta stops the others.
+    #[allow(clippy::too_many_arguments)]
+    fn split(
+        &mut self,
+        p: u64,
+        o: u64,
+        node: &mut Node,
+        empties: Empties,
+        (best, best_move): (i32, u8),
+        helpers: usize,
+        spare: &AtomicIsize,
+    ) -> (i32, u8) {
+        // Sorted once, then shared as it is.
+        for i in 1..node.list.len {
+            node.list.next_best(i);
+        }
+        let shared = Split {
+            next: AtomicUsize::new(1),
+            alpha: AtomicI32::new(node.alpha),
+            best: Mutex::new((best, best_move)),
+            cut: AtomicBool::new(false),
+            parent: self.split,
+        };
+        let (list, beta) = (&node.list, node.beta);
+        let budget = self.max_nodes.saturating_sub(self.nodes);
+        let limits = Limits {
+            max_nodes: budget,
+            ..self.limits
+        };
+        let (table, age, also_stop) = (self.table, self.age, self.also_stop);
+        let work = |shared: &Split| {
+            let mut worker = Search::new(table, age, &limits);
+            worker.also_stop = also_stop;
+            worker.split = Some(shared);
+            worker.spare = Some(spare);
+            worker.split_moves(p, o, list, beta, empties, shared);
+            // Stopped by its budget or the caller, not by a cut of this split: all stop.
+            let failed = worker.aborted && !shared.cut.load(Ordering::Acquire);
+            if failed {
+                shared.cut.store(true, Ordering::Release);
+            }
+            // Out of moves: this thread is spare until the others are done.
+            spare.fetch_add(1, Ordering::AcqRel);
+            (worker.nodes, worker.reported, failed)
+        };
+        let results: Vec<(u64, u64, bool)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..helpers)
+                .map(|_| scope.spawn(|| work(&shared)))
+                .collect();
+            let mut results = vec![work(&shared)];
+            // A helper that panicked (it cannot) would only have lost its nodes.
+            results.extend(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or((0, 0, true))),
+            );
+            results
+        });
+        // This thread searches again; the helpers gave their places back.
+        spare.fetch_sub(1, Ordering::AcqRel);
+        for (nodes, reported, failed) in results {
+            self.nodes += nodes;
+            self.reported += reported;
+            self.aborted |= failed;
+        }
+        shared.best.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One thread's share of a [`Self::split`]: takes moves until there are none left or one
+    /// reached `beta`.
+    fn split_moves(
+        &mut self,
+        p: u64,
+        o: u64,
+        list: &MoveList,
+        beta: i32,
+        empties: Empties,
+        shared: &Split,
+    ) {
+        while let Some(&(sq, f, _)) =
+            list.items[..list.len].get(shared.next.fetch_add(1, Ordering::AcqRel))
+        {
+            if shared.is_cut() {
+                return;
+            }
+            let (np, no) = (o ^ f, p ^ f ^ (1u64 << sq));
+            let e = empties.played(sq);
+            let alpha = shared.alpha.load(Ordering::Acquire);
+            let mut v = -self.solve_at(np, no, -alpha - 1, -alpha, false, e);
+            if v > alpha && v < beta && !self.aborted {
+                // Better than the best when it started: its value, against the best as it is now.
+                let now = shared.alpha.load(Ordering::Acquire).max(alpha);
+                if now < beta {
+                    v = -self.solve_at(np, no, -beta, -now, false, e);
+                }
+            }
+            if self.aborted {
+                return;
+            }
+            let mut best = shared.best.lock().unwrap_or_else(|e| e.into_inner());
+            if v > best.0 {
+                *best = (v, sq);
+                shared.alpha.fetch_max(v, Ordering::AcqRel);
+                if v >= beta {
+                    shared.cut.store(true, Ordering::Release);
+                    return;
+                }
+            }
+        }
     }
 
     /// The solver for the last few empties: no move generation, no table; the empty squares of
@@ -1385,27 +1577,6 @@ impl MoveList {
         self.len += 1;
     }
 
-    /// Gives the second-best move the best one's key and the best one the second's: a helper
-    /// thread starts where the main thread will look next.
-    fn second_first(&mut self) {
-        if self.len < 2 {
-            return;
-        }
-        // The lowest key and the next (the earlier move first among equal keys), in one pass.
-        let key = |i: usize| self.items[i].2;
-        let (mut a, mut b) = if key(1) < key(0) { (1, 0) } else { (0, 1) };
-        for i in 2..self.len {
-            if key(i) < key(a) {
-                (a, b) = (i, a);
-            } else if key(i) < key(b) {
-                b = i;
-            }
-        }
-        let (ka, kb) = (key(a), key(b));
-        self.items[a].2 = kb;
-        self.items[b].2 = ka;
-    }
-
     /// The move with the lowest key among those from position `i` on, swapped into `i`.
     #[inline]
     fn next_best(&mut self, i: usize) -> Option<(u8, u64)> {
@@ -1599,27 +1770,6 @@ mod tests {
             let expected = flips(p, o, sq).count_ones() as i32;
             assert_eq!(last_flip_count(p, sq), expected, "{p:#x} at {sq}");
         }
-    }
-
-    #[test]
-    fn a_helper_takes_the_second_best_move_first_and_the_best_second() {
-        let order = |keys: &[i32]| {
-            let mut list = MoveList::new();
-            for (sq, &key) in keys.iter().enumerate() {
-                list.push(sq as u8, 0, key);
-            }
-            list.second_first();
-            (0..keys.len())
-                .map_while(|i| list.next_best(i).map(|(sq, _)| sq))
-                .collect::<Vec<u8>>()
-        };
-        // Keys 9 4 6 2 5: the best (2) and the second (4) trade keys.
-        assert_eq!(order(&[9, 4, 6, 2, 5]), vec![1, 3, 4, 2, 0]);
-        assert_eq!(order(&[5, 3, 3, 1]), vec![1, 2, 3, 0]);
-        assert_eq!(order(&[2, 1]), vec![0, 1]);
-        // Equal keys stay as they are: the earlier move first.
-        assert_eq!(order(&[3, 5, 3]), vec![0, 2, 1]);
-        assert_eq!(order(&[7]), vec![0]);
     }
 
     /// One FFO line: the position and every legal move with its exact score.
