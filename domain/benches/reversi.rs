@@ -34,6 +34,14 @@ fn load(file: &str, first: usize) -> Vec<Ffo> {
         .collect()
 }
 
+/// The transposition table's size in MiB: `REVERSI_BENCH_TABLE_MIB`, 64 by default.
+fn table_mib() -> usize {
+    std::env::var("REVERSI_BENCH_TABLE_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64)
+}
+
 fn empties(pos: &Reversi) -> u32 {
     64 - 4 - pos.ply()
 }
@@ -52,7 +60,7 @@ fn ffo(range: (usize, usize), threads: usize) {
         .iter()
         .filter(|f| (range.0..=range.1).contains(&f.number))
     {
-        let mut engine = Engine::new(64 << 20);
+        let mut engine = Engine::new(table_mib() << 20);
         let start = Instant::now();
         let limits = Limits {
             threads,

@@ -12,12 +12,16 @@
 //!   value). The evaluation weighs mobility, potential mobility, corners, the squares next to
 //!   empty corners, stable discs and parity, with weights that shift as the board fills.
 //! - The **endgame** solver is exact. Above a few empties it orders moves fastest-first (fewest
-//!   replies for the opponent, corners counted twice, odd regions first), probes the table and
-//!   cuts on stability (discs of the opponent that can never flip bound the score from above);
-//!   for the last [`SHALLOW_EMPTIES`] squares it walks the empty squares directly, those in
-//!   regions with an odd number of empties first, and counts the last move's flips alone.
+//!   replies for the opponent, corners counted twice, odd regions first; far from the end, the
+//!   opponent's replies and the evaluation after the move, or a two-ply search), probes the table (and, far from the
+//!   end, every child's entry before searching any) and cuts on stability (discs of the
+//!   opponent that can never flip bound the score from above); for the last
+//!   [`SHALLOW_EMPTIES`] squares it walks the empty squares directly, those in regions with an
+//!   odd number of empties first, and counts the last move's flips alone.
 //! - An analysis may solve on several threads ([`Limits::threads`]): they share the table
-//!   without a lock, and split the root moves (`Search::solve_root`). CPU choices use one.
+//!   without a lock; a node far enough from the end shares its moves after the first with the
+//!   threads to spare (young brothers wait, `Search::split`), and after the first root move the
+//!   others are shared too (`Search::solve_root`). CPU choices use one thread.
 //!
 //! Searches are bounded by node counts (and an optional stop flag), never by a clock, so a CPU
 //! move is the same on every machine.
@@ -49,6 +53,10 @@ const SPLIT_MIN_EMPTIES: u32 = 14;
 /// From this many empties, the solver orders moves by the opponent's mobility and the
 /// evaluation of the position after them, rather than by mobility, parity and corners alone.
 const EVALUATED_ORDER_EMPTIES: u32 = 14;
+/// From this many empties, by the opponent's mobility and a midgame search of
+/// [`SEARCHED_ORDER_DEPTH`] plies after them: such nodes are few, their subtrees large.
+const SEARCHED_ORDER_EMPTIES: u32 = 17;
+const SEARCHED_ORDER_DEPTH: i32 = 2;
 
 const NOT_A: u64 = 0xFEFE_FEFE_FEFE_FEFE;
 const NOT_H: u64 = 0x7F7F_7F7F_7F7F_7F7F;
@@ -1132,9 +1140,13 @@ impl<'a> Search<'a> {
                 let replies = moves(np, no);
                 let mobility =
                     (replies.count_ones() + (replies & CORNERS).count_ones()) as i32 * 16;
-                if empties.count >= EVALUATED_ORDER_EMPTIES {
-                    // Far from the end, the opponent's prospects as the evaluation sees them.
-                    mobility + evaluate(np, no) / 8
+                if empties.count >= SEARCHED_ORDER_EMPTIES {
+                    // Far from the end, the opponent's prospects as a short search sees them.
+                    let full = 64 * SCALE + 1;
+                    mobility + self.pvs(np, no, SEARCHED_ORDER_DEPTH, -full, full, false) / 16
+                } else if empties.count >= EVALUATED_ORDER_EMPTIES {
+                    // Nearer, as the evaluation sees them.
+                    mobility + evaluate(np, no) / 16
                 } else {
                     let mut key = mobility;
                     if bit & odd != 0 {
@@ -1148,6 +1160,9 @@ impl<'a> Search<'a> {
                 }
             };
             list.push(sq, f, key);
+        }
+        if self.aborted {
+            return Opened::Known(0);
         }
         Opened::Moves(Node {
             list,
