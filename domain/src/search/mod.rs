@@ -15,7 +15,8 @@ pub(crate) use crate::rng::SplitMix64;
 #[derive(Debug, Clone, Copy)]
 pub struct Limits<'a> {
     /// The most nodes the search visits before it gives its best estimate (on several threads,
-    /// each thread's).
+    /// this many per thread, counted together: no thread visits more than this, and all of
+    /// them no more than this times `threads`).
     pub max_nodes: u64,
     /// Set by the caller to stop the search as soon as it can (checked every few thousand nodes).
     pub stop: Option<&'a AtomicBool>,

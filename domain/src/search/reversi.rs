@@ -27,7 +27,9 @@
 //! move is the same on every machine.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicIsize, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicI64, AtomicIsize, AtomicU64, AtomicUsize, Ordering,
+};
 
 use super::{Limits, SplitMix64, Verdict};
 use crate::games::reversi::{flips, moves};
@@ -583,6 +585,9 @@ struct Search<'a> {
     /// with enough empties takes them once its first move is searched ([`Search::split`]).
     /// `None`: one thread.
     spare: Option<&'a AtomicIsize>,
+    /// The nodes every thread of a parallel solve may still visit, together: each takes what
+    /// it visited from it as it reads the stop flag.
+    pool: Option<&'a AtomicI64>,
     limits: Limits<'a>,
     max_nodes: u64,
     nodes: u64,
@@ -610,6 +615,7 @@ impl<'a> Search<'a> {
             also_stop: None,
             split: None,
             spare: None,
+            pool: None,
             limits: *limits,
             max_nodes: limits.max_nodes,
             nodes: 0,
@@ -630,6 +636,10 @@ impl<'a> Search<'a> {
                 || self.limits.checkpoint(visited)
                 || self.also_stop.is_some_and(|s| s.load(Ordering::Relaxed))
                 || self.split.is_some_and(Split::is_cut)
+                || self.pool.is_some_and(|pool| {
+                    let visited = visited as i64;
+                    pool.fetch_sub(visited, Ordering::Relaxed) <= visited
+                })
             {
                 self.aborted = true;
             }
@@ -891,8 +901,9 @@ impl<'a> Search<'a> {
     /// best value so far (a null window, then the exact value if it reaches it), and a thread
     /// with no move left lends itself to the others' nodes. The best moves are those whose
     /// exact value is the final best: a move refuted against a lower best is below the final
-    /// one too. Every thread reads the caller's stop flag and has what is left of the node
-    /// budget; the first to stop gives up for all.
+    /// one too. Every thread reads the caller's stop flag; together they have what is left of
+    /// the node budget once per thread, and none more than once; the first to stop gives up for
+    /// all.
     fn solve_root_parallel(
         &mut self,
         p: u64,
@@ -910,6 +921,12 @@ impl<'a> Search<'a> {
             reaching: Mutex::new(Vec::new()),
         };
         let spare = AtomicIsize::new(threads as isize - 1);
+        let pool = self
+            .max_nodes
+            .saturating_sub(self.nodes)
+            .saturating_mul(threads as u64)
+            .min(i64::MAX as u64);
+        let pool = AtomicI64::new(pool as i64);
         let left = |nodes: u64| Limits {
             max_nodes: self.max_nodes.saturating_sub(nodes),
             threads,
@@ -917,6 +934,7 @@ impl<'a> Search<'a> {
         };
         let mut first = Search::new(self.table, self.age, &left(self.nodes));
         first.spare = Some(&spare);
+        first.pool = Some(&pool);
         let (np, no) = after(p, o, order[0].sq);
         let value = -first.solve(np, no, -64, 64, false);
         self.nodes += first.nodes;
@@ -933,11 +951,12 @@ impl<'a> Search<'a> {
         // Every thread takes root moves now: none is spare until it runs out of them.
         spare.fetch_sub(threads as isize - 1, Ordering::AcqRel);
         let limits = left(self.nodes);
-        let (table, age, shared, spare) = (self.table, self.age, &root, &spare);
+        let (table, age, shared, spare, pool) = (self.table, self.age, &root, &spare, &pool);
         let work = move || {
             let mut worker = Search::new(table, age, &limits);
             worker.also_stop = Some(&shared.abort);
             worker.spare = Some(spare);
+            worker.pool = Some(pool);
             worker.root_moves(shared);
             if worker.aborted {
                 shared.abort.store(true, Ordering::Release);
@@ -1266,10 +1285,11 @@ impl<'a> Search<'a> {
             max_nodes: budget,
             ..self.limits
         };
-        let (table, age, also_stop) = (self.table, self.age, self.also_stop);
+        let (table, age, also_stop, pool) = (self.table, self.age, self.also_stop, self.pool);
         let work = |shared: &Split| {
             let mut worker = Search::new(table, age, &limits);
             worker.also_stop = also_stop;
+            worker.pool = pool;
             worker.split = Some(shared);
             worker.spare = Some(spare);
             worker.split_moves(p, o, list, beta, empties, shared);
