@@ -2,7 +2,8 @@
 //!
 //! Run with `cargo bench -p domain --bench reversi` (add `-- 40-59` for the FFO positions up to
 //! #59, `-- 40-49 skip-cpu` to leave out the CPU latencies, `threads=2` to solve on two
-//! threads). Prints markdown tables.
+//! threads; `REVERSI_BENCH_TABLE_MIB` sizes the table, 64 MiB by default). Prints markdown
+//! tables.
 
 use std::time::{Duration, Instant};
 

@@ -13,9 +13,9 @@
 //!   empty corners, stable discs and parity, with weights that shift as the board fills.
 //! - The **endgame** solver is exact. Above a few empties it orders moves fastest-first (fewest
 //!   replies for the opponent, corners counted twice, odd regions first; far from the end, the
-//!   opponent's replies and the evaluation after the move, or a two-ply search), probes the table (and, far from the
-//!   end, every child's entry before searching any) and cuts on stability (discs of the
-//!   opponent that can never flip bound the score from above); for the last
+//!   opponent's replies and the evaluation after the move, or a two-ply search), probes the
+//!   table (and, far from the end, every child's entry before searching any) and cuts on
+//!   stability (discs of the opponent that can never flip bound the score from above); for the last
 //!   [`SHALLOW_EMPTIES`] squares it walks the empty squares directly, those in regions with an
 //!   odd number of empties first, and counts the last move's flips alone.
 //! - An analysis may solve on several threads ([`Limits::threads`]): they share the table
@@ -48,7 +48,8 @@ const SHALLOW_EMPTIES: u32 = 6;
 /// From this many empties the solver stores and probes the transposition table.
 const TABLE_MIN_EMPTIES: u32 = 8;
 /// From this many empties, the solver looks up every child in the table before searching any
-/// (enhanced transposition cutoff): a child already proved bad enough for the opponent cuts at once.
+/// (enhanced transposition cutoff): a child already proved bad enough for the opponent cuts at
+/// once.
 const ETC_MIN_EMPTIES: u32 = 14;
 /// From this many empties, a node of a parallel solve shares its moves with the threads to spare.
 const SPLIT_MIN_EMPTIES: u32 = 14;
@@ -452,8 +453,9 @@ impl Engine {
     /// With at most [`EXACT_MAX_EMPTIES`] empties, with any number under
     /// [`Limits::to_the_end`] (after a short midgame deepening that orders the root moves), or
     /// once the midgame search has reached the end of the game within the budget, the endgame
-    /// solver proves the score and lists every move that reaches it. When the node budget or the stop flag ends the search first, the answer
-    /// is the deepest completed midgame estimate, `exact: false`, with one best move (a one-ply
+    /// solver proves the score and lists every move that reaches it. When the node budget or
+    /// the stop flag ends the search first, the answer is the deepest completed midgame
+    /// estimate, `exact: false`, with one best move (a one-ply
     /// estimate is always completed, so there is always a move). A side that must pass gets the
     /// negated score of the position after the pass and no moves; a finished game its final
     /// score. Without a node budget a midgame position runs to the end of the game: callers
@@ -1053,33 +1055,23 @@ impl<'a> Search<'a> {
             Opened::Known(v) => return v,
             Opened::Moves(node) => node,
         };
-        let taken = match self.spare {
-            Some(spare) if empties.count >= SPLIT_MIN_EMPTIES && node.list.len > 1 => {
-                // Young brothers wait: the first move alone.
-                let (best, best_move) =
-                    self.search_moves(p, o, &mut node, empties, 0, 1, -65, NO_MOVE);
-                if self.aborted {
-                    return 0;
-                }
-                let taken = if best < node.beta {
-                    take_spare(spare, self.limits.threads - 1)
-                } else {
-                    0
-                };
-                let (best, best_move) = if taken > 0 {
-                    self.split(p, o, &mut node, empties, (best, best_move), taken, spare)
-                } else if best < node.beta {
-                    self.search_moves(p, o, &mut node, empties, 1, MAX_MOVES, best, best_move)
-                } else {
-                    (best, best_move)
-                };
-                Some((best, best_move))
-            }
-            _ => None,
-        };
-        let (best, best_move) = taken.unwrap_or_else(|| {
-            self.search_moves(p, o, &mut node, empties, 0, MAX_MOVES, -65, NO_MOVE)
-        });
+        // Young brothers wait: with threads to spare, the first move alone, then the others
+        // shared if any thread is free by then.
+        let spare = self
+            .spare
+            .filter(|_| empties.count >= SPLIT_MIN_EMPTIES && node.list.len > 1);
+        let first_only = if spare.is_some() { 1 } else { MAX_MOVES };
+        let (mut best, mut best_move) =
+            self.search_moves(p, o, &mut node, empties, 0, first_only, -65, NO_MOVE);
+        if let Some(spare) = spare
+            && !self.aborted
+            && best < node.beta
+        {
+            (best, best_move) = match take_spare(spare, self.limits.threads - 1) {
+                0 => self.search_moves(p, o, &mut node, empties, 1, MAX_MOVES, best, best_move),
+                taken => self.split(p, o, &mut node, empties, (best, best_move), taken, spare),
+            };
+        }
         if self.aborted {
             return 0;
         }
@@ -1216,15 +1208,11 @@ impl<'a> Search<'a> {
             let (np, no) = (o ^ f, p ^ f ^ bit);
             let e = empties.played(sq);
             let alpha = node.alpha;
-            let mut v;
-            if i == 0 {
-                v = -self.solve_at(np, no, -beta, -alpha, false, e);
+            let v = if i == 0 {
+                -self.solve_at(np, no, -beta, -alpha, false, e)
             } else {
-                v = -self.solve_at(np, no, -alpha - 1, -alpha, false, e);
-                if v > alpha && v < beta && !self.aborted {
-                    v = -self.solve_at(np, no, -beta, -alpha, false, e);
-                }
-            }
+                self.later_move(np, no, e, alpha, beta)
+            };
             if self.aborted {
                 return (0, NO_MOVE);
             }
@@ -1241,6 +1229,18 @@ impl<'a> Search<'a> {
             }
         }
         (best, best_move)
+    }
+
+    /// The value (fail-soft) of a move after a node's first, the child (`np`, `no`, `e`) it
+    /// leads to: a null window at `alpha` says whether it beats the best so far, and only then
+    /// the full window gives its value.
+    #[inline(always)]
+    fn later_move(&mut self, np: u64, no: u64, e: Empties, alpha: i32, beta: i32) -> i32 {
+        let v = -self.solve_at(np, no, -alpha - 1, -alpha, false, e);
+        if v > alpha && v < beta && !self.aborted {
+            return -self.solve_at(np, no, -beta, -alpha, false, e);
+        }
+        v
     }
 
     /// Stores what a searched node proved.
@@ -1344,15 +1344,7 @@ impl<'a> Search<'a> {
             }
             let (np, no) = (o ^ f, p ^ f ^ (1u64 << sq));
             let e = empties.played(sq);
-            let alpha = shared.alpha.load(Ordering::Acquire);
-            let mut v = -self.solve_at(np, no, -alpha - 1, -alpha, false, e);
-            if v > alpha && v < beta && !self.aborted {
-                // Better than the best when it started: its value, against the best as it is now.
-                let now = shared.alpha.load(Ordering::Acquire).max(alpha);
-                if now < beta {
-                    v = -self.solve_at(np, no, -beta, -now, false, e);
-                }
-            }
+            let v = self.later_move(np, no, e, shared.alpha.load(Ordering::Acquire), beta);
             if self.aborted {
                 return;
             }
