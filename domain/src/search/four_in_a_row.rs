@@ -24,7 +24,7 @@ use crate::games::{Column, FourInARow, Game};
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
-use super::{Engine, Limits, SplitMix64, Verdict};
+use super::{Engine, Limits, SplitMix64, Verdict, arch};
 
 pub mod book;
 
@@ -97,6 +97,11 @@ impl Pos {
     /// A unique number per position (49 bits): each column's discs plus one bit above them.
     fn key(&self) -> u64 {
         self.current + self.mask
+    }
+
+    /// The [`Pos::key`] of the position after `bit` is played.
+    fn child_key(&self, bit: u64) -> u64 {
+        (self.current ^ self.mask) + (self.mask | bit)
     }
 
     /// The drop cell of every column that is not full.
@@ -258,6 +263,14 @@ impl Table {
         key << KEY_SHIFT | self.generation << 8
     }
 
+    /// Brings the slot of `key` and its written bit into the cache ahead of a [`Table::get`].
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        let i = self.index(key);
+        arch::prefetch(self.written_bit(i).0);
+        arch::prefetch(&self.slots[i]);
+    }
+
     fn get(&self, key: u64) -> Option<Bound> {
         let i = self.index(key);
         let (word, bit) = self.written_bit(i);
@@ -390,6 +403,11 @@ impl<'t, 'l> Run<'t, 'l> {
             Opened::Known(v) => v,
             Opened::Search(node) => {
                 let order = MoveOrder::new(pos, node.candidates);
+                // The children's slots are fetched while the first child is searched: most of a
+                // node's time would otherwise be waiting for its probe.
+                for &(bit, _) in &order.entries[..order.len] {
+                    self.table.prefetch(pos.child_key(bit));
+                }
                 self.children(pos, order, node)
             }
         }
@@ -1389,6 +1407,21 @@ mod tests {
             }
         }
         assert!(several > 0, "no sampled position had two best moves");
+    }
+
+    #[test]
+    fn a_child_key_is_the_key_of_the_position_after_the_move() {
+        for (moves, pos, _) in lines(L1_R2, 1..=50) {
+            let pos = Pos::new(&pos);
+            let mut possible = pos.possible();
+            while possible != 0 {
+                let bit = possible & possible.wrapping_neg();
+                let mut child = pos;
+                child.play(bit);
+                assert_eq!(pos.child_key(bit), child.key(), "{moves} then {bit:#x}");
+                possible ^= bit;
+            }
+        }
     }
 
     #[test]

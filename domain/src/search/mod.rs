@@ -6,6 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+mod arch;
 pub mod four_in_a_row;
 pub mod reversi;
 

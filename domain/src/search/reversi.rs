@@ -31,7 +31,9 @@ use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicIsize, AtomicU64, AtomicUsize, Ordering,
 };
 
-use super::{Limits, SplitMix64, Verdict};
+use smallvec::SmallVec;
+
+use super::{Limits, SplitMix64, Verdict, arch};
 use crate::games::reversi::{flips, moves};
 use crate::games::{Game, Reversi, Square};
 
@@ -304,10 +306,18 @@ struct Entry {
 /// The threads of one analysis share it without a lock: an entry is three words, the two boards
 /// each XOR-ed with the data word, and the data (Hyatt and Mann's lockless hashing). Words
 /// written by two threads at once may mix, and a mixed entry does not verify: it reads as empty.
+///
+/// A slot is aligned to 32 bytes (the fourth word unused), so that no entry straddles two cache
+/// lines: a probe is at most one trip to memory. For a power-of-two size in bytes this holds as
+/// many entries as three-word slots would (the count is a power of two either way).
 struct Table {
-    entries: Vec<[AtomicU64; 3]>,
+    entries: Vec<Slot>,
     mask: usize,
 }
+
+#[derive(Default)]
+#[repr(align(32))]
+struct Slot([AtomicU64; 3]);
 
 impl Entry {
     fn pack(&self) -> u64 {
@@ -335,7 +345,7 @@ impl Entry {
 
 impl Table {
     fn new(bytes: usize) -> Table {
-        let wanted = (bytes / std::mem::size_of::<[AtomicU64; 3]>()).max(1);
+        let wanted = (bytes / std::mem::size_of::<Slot>()).max(1);
         // The largest power of two that fits (so that indexing is a mask).
         let len = 1usize << (usize::BITS - 1 - wanted.leading_zeros());
         Table {
@@ -354,13 +364,19 @@ impl Table {
     /// The entry in slot `i`, whatever position it holds (an empty slot holds the empty board).
     #[inline]
     fn read(&self, i: usize) -> Entry {
-        let [kp, ko, data] = &self.entries[i];
+        let [kp, ko, data] = &self.entries[i].0;
         let data = data.load(Ordering::Relaxed);
         Entry::unpack(
             kp.load(Ordering::Relaxed) ^ data,
             ko.load(Ordering::Relaxed) ^ data,
             data,
         )
+    }
+
+    /// Brings the slot of (`p`, `o`) into the cache ahead of a probe or a store.
+    #[inline]
+    fn prefetch(&self, p: u64, o: u64) {
+        arch::prefetch(&self.entries[self.index(p, o)]);
     }
 
     #[inline]
@@ -372,7 +388,7 @@ impl Table {
     #[inline]
     fn write(&self, i: usize, e: &Entry) {
         let data = e.pack();
-        let [kp, ko, d] = &self.entries[i];
+        let [kp, ko, d] = &self.entries[i].0;
         kp.store(e.p ^ data, Ordering::Relaxed);
         ko.store(e.o ^ data, Ordering::Relaxed);
         d.store(data, Ordering::Relaxed);
@@ -528,13 +544,18 @@ struct Node {
     use_table: bool,
 }
 
-/// What [`Search::open_deep`] settles: a value, or the moves to search. Not boxed: it is built
-/// in place by an inlined function, once per node, where an allocation would cost more than the
-/// node.
-#[allow(clippy::large_enum_variant)]
-enum Opened {
-    Known(i32),
-    Moves(Node),
+impl Node {
+    /// A node not opened yet: no moves, the window to be set by [`Search::open_deep`].
+    #[inline]
+    fn new() -> Node {
+        Node {
+            list: MoveList::new(),
+            alpha: 0,
+            beta: 0,
+            alpha0: 0,
+            use_table: false,
+        }
+    }
 }
 
 /// What the threads of one [`Search::split`] share.
@@ -1051,15 +1072,16 @@ impl<'a> Search<'a> {
         passed: bool,
         empties: Empties,
     ) -> i32 {
-        let mut node = match self.open_deep(p, o, alpha, beta, passed, empties) {
-            Opened::Known(v) => return v,
-            Opened::Moves(node) => node,
-        };
+        // Opened in place: the node (its move list) is never moved.
+        let mut node = Node::new();
+        if let Some(v) = self.open_deep(&mut node, p, o, alpha, beta, passed, empties) {
+            return v;
+        }
         // Young brothers wait: with threads to spare, the first move alone, then the others
         // shared if any thread is free by then.
         let spare = self
             .spare
-            .filter(|_| empties.count >= SPLIT_MIN_EMPTIES && node.list.len > 1);
+            .filter(|_| empties.count >= SPLIT_MIN_EMPTIES && node.list.len() > 1);
         let first_only = if spare.is_some() { 1 } else { MAX_MOVES };
         let (mut best, mut best_move) =
             self.search_moves(p, o, &mut node, empties, 0, first_only, -65, NO_MOVE);
@@ -1081,26 +1103,28 @@ impl<'a> Search<'a> {
 
     /// What a node of the deep solver settles before its moves: the budget, the stability
     /// cutoff, the table (and the children's entries: an enhanced transposition cutoff), a
-    /// pass; otherwise its moves, ordered.
+    /// pass: its value. Otherwise `None`, with `node` holding its window and its moves, ordered.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn open_deep(
         &mut self,
+        node: &mut Node,
         p: u64,
         o: u64,
         mut alpha: i32,
         mut beta: i32,
         passed: bool,
         empties: Empties,
-    ) -> Opened {
+    ) -> Option<i32> {
         if self.out_of_budget() {
-            return Opened::Known(0);
+            return Some(0);
         }
         let empty = !(p | o);
         // Stability cutoff: `p` can never own the opponent's stable discs.
         if alpha >= stability_threshold(empties.count) {
             let max = 64 - 2 * stable_discs(o, p).count_ones() as i32;
             if max <= alpha {
-                return Opened::Known(max);
+                return Some(max);
             }
             beta = beta.min(max);
         }
@@ -1111,13 +1135,13 @@ impl<'a> Search<'a> {
             if e.exact {
                 let (lower, upper) = (e.lower as i32, e.upper as i32);
                 if lower >= beta {
-                    return Opened::Known(lower);
+                    return Some(lower);
                 }
                 if upper <= alpha {
-                    return Opened::Known(upper);
+                    return Some(upper);
                 }
                 if lower == upper {
-                    return Opened::Known(lower);
+                    return Some(lower);
                 }
                 alpha = alpha.max(lower);
                 beta = beta.min(upper);
@@ -1126,24 +1150,30 @@ impl<'a> Search<'a> {
         let mp = moves(p, o);
         if mp == 0 {
             if passed {
-                return Opened::Known(final_score(p, o));
+                return Some(final_score(p, o));
             }
-            return Opened::Known(-self.solve_deep(o, p, -beta, -alpha, true, empties));
+            return Some(-self.solve_deep(o, p, -beta, -alpha, true, empties));
         }
         let odd = empties.odd_squares();
         let exposed = neighbours(empty);
         let etc = empties.count >= ETC_MIN_EMPTIES;
-        let mut list = MoveList::new();
+        // The children that probe the table, and are not probed here: their slots are fetched
+        // while the moves are ordered, so that their probes do not wait for memory.
+        let prefetch = !etc && empties.count > TABLE_MIN_EMPTIES;
+        let list = &mut node.list;
         for sq in squares(mp) {
             let f = flips(p, o, sq as usize);
             let bit = 1u64 << sq;
             let (np, no) = (o ^ f, p ^ f ^ bit);
+            if prefetch {
+                self.table.prefetch(np, no);
+            }
             if etc
                 && let Some(c) = self.table.probe(np, no)
                 && c.exact
                 && -(c.upper as i32) >= beta
             {
-                return Opened::Known(-(c.upper as i32));
+                return Some(-(c.upper as i32));
             }
             let key = if sq == table_move {
                 i32::MIN
@@ -1173,15 +1203,13 @@ impl<'a> Search<'a> {
             list.push(sq, f, key);
         }
         if self.aborted {
-            return Opened::Known(0);
+            return Some(0);
         }
-        Opened::Moves(Node {
-            list,
-            alpha,
-            beta,
-            alpha0: alpha,
-            use_table,
-        })
+        node.alpha = alpha;
+        node.beta = beta;
+        node.alpha0 = alpha;
+        node.use_table = use_table;
+        None
     }
 
     /// Searches the moves of an opened node from the `from`-th to before the `to`-th (best
@@ -1269,7 +1297,7 @@ impl<'a> Search<'a> {
         spare: &AtomicIsize,
     ) -> (i32, u8) {
         // Sorted once, then shared as it is.
-        for i in 1..node.list.len {
+        for i in 1..node.list.len() {
             node.list.next_best(i);
         }
         let shared = Split {
@@ -1336,9 +1364,7 @@ impl<'a> Search<'a> {
         empties: Empties,
         shared: &Split,
     ) {
-        while let Some(&(sq, f, _)) =
-            list.items[..list.len].get(shared.next.fetch_add(1, Ordering::AcqRel))
-        {
+        while let Some(&(sq, f, _)) = list.items.get(shared.next.fetch_add(1, Ordering::AcqRel)) {
             if shared.is_cut() {
                 return;
             }
@@ -1586,41 +1612,43 @@ fn square(sq: u8) -> Square {
 const MAX_MOVES: usize = 60;
 
 /// The moves of a node with their flips and ordering keys (lower first), picked lazily: a cut
-/// after the first move or two leaves the rest unsorted.
+/// after the first move or two leaves the rest unsorted. Up to 32 moves live on the stack, left
+/// uninitialised until pushed (a node of the solver would otherwise spend more zeroing its list
+/// than probing the table); a rare position with more spills to the heap.
 struct MoveList {
-    items: [(u8, u64, i32); MAX_MOVES],
-    len: usize,
+    items: SmallVec<[(u8, u64, i32); 32]>,
 }
 
 impl MoveList {
     #[inline]
     fn new() -> MoveList {
         MoveList {
-            items: [(0, 0, 0); MAX_MOVES],
-            len: 0,
+            items: SmallVec::new(),
         }
     }
 
     #[inline]
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    #[inline]
     fn push(&mut self, sq: u8, flips: u64, key: i32) {
-        self.items[self.len] = (sq, flips, key);
-        self.len += 1;
+        self.items.push((sq, flips, key));
     }
 
     /// The move with the lowest key among those from position `i` on, swapped into `i`.
     #[inline]
     fn next_best(&mut self, i: usize) -> Option<(u8, u64)> {
-        if i >= self.len {
-            return None;
-        }
-        let mut best = i;
-        for j in i + 1..self.len {
-            if self.items[j].2 < self.items[best].2 {
+        let items = self.items.get_mut(i..).filter(|rest| !rest.is_empty())?;
+        let mut best = 0;
+        for j in 1..items.len() {
+            if items[j].2 < items[best].2 {
                 best = j;
             }
         }
-        self.items.swap(i, best);
-        let (sq, f, _) = self.items[i];
+        items.swap(0, best);
+        let (sq, f, _) = items[0];
         Some((sq, f))
     }
 }
