@@ -37,7 +37,7 @@ fn line_moves(p: u64, m: u64, d: u32) -> u64 {
 }
 
 /// The legal moves of `p` against `o`.
-#[inline]
+#[inline(always)]
 pub(crate) fn moves(p: u64, o: u64) -> u64 {
     let m = o & INNER_COLUMNS;
     (line_moves(p, m, 1) | line_moves(p, o, 8) | line_moves(p, m, 7) | line_moves(p, m, 9))

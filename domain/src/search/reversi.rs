@@ -618,6 +618,8 @@ struct Search<'a> {
     /// The node count last reported to the limits' progress.
     reported: u64,
     aborted: bool,
+    /// Whether the exact solver runs its copy for the x86-64-v3 instructions ([`arch::has_v3`]).
+    v3: bool,
 }
 
 /// How often (in nodes) the stop flag is read.
@@ -645,6 +647,7 @@ impl<'a> Search<'a> {
             next_check: 0,
             reported: 0,
             aborted: false,
+            v3: arch::has_v3(),
         }
     }
 
@@ -1047,23 +1050,43 @@ impl<'a> Search<'a> {
     /// just passed, so if `p` cannot move either the game is over.
     #[inline]
     fn solve(&mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool) -> i32 {
-        self.solve_at(p, o, alpha, beta, passed, Empties::of(!(p | o)))
-    }
-
-    /// [`Self::solve`] knowing the [`Empties`].
-    #[inline]
-    fn solve_at(&mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool, e: Empties) -> i32 {
-        if e.count <= SHALLOW_EMPTIES {
-            self.solve_shallow(p, o, alpha, beta, passed, e)
+        let e = Empties::of(!(p | o));
+        if self.v3 {
+            self.solve_at::<true>(p, o, alpha, beta, passed, e)
         } else {
-            self.solve_deep(p, o, alpha, beta, passed, e)
+            self.solve_at::<false>(p, o, alpha, beta, passed, e)
         }
     }
 
-    /// The solver above [`SHALLOW_EMPTIES`]: fastest-first ordering, table, stability cutoff;
-    /// on several threads, a node with [`SPLIT_MIN_EMPTIES`] or more shares its moves after the
-    /// first with the threads to spare ([`Self::split`]).
-    fn solve_deep(
+    /// [`Self::solve`] knowing the [`Empties`], in the copy `V3` says.
+    #[inline(always)]
+    fn solve_at<const V3: bool>(
+        &mut self,
+        p: u64,
+        o: u64,
+        alpha: i32,
+        beta: i32,
+        passed: bool,
+        e: Empties,
+    ) -> i32 {
+        if e.count <= SHALLOW_EMPTIES {
+            self.solve_shallow::<V3>(p, o, alpha, beta, passed, e)
+        } else {
+            self.solve_deep::<V3>(p, o, alpha, beta, passed, e)
+        }
+    }
+
+    arch::two_copies! {
+        /// The solver above [`SHALLOW_EMPTIES`]: fastest-first ordering, table, stability cutoff;
+        /// on several threads, a node with [`SPLIT_MIN_EMPTIES`] or more shares its moves after
+        /// the first with the threads to spare ([`Self::split`]).
+        fn solve_deep, solve_deep_base, solve_deep_v3 => solve_deep_body(
+            &mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool, empties: Empties,
+        ) -> i32;
+    }
+
+    #[inline(always)]
+    fn solve_deep_body<const V3: bool>(
         &mut self,
         p: u64,
         o: u64,
@@ -1074,7 +1097,7 @@ impl<'a> Search<'a> {
     ) -> i32 {
         // Opened in place: the node (its move list) is never moved.
         let mut node = Node::new();
-        if let Some(v) = self.open_deep(&mut node, p, o, alpha, beta, passed, empties) {
+        if let Some(v) = self.open_deep::<V3>(&mut node, p, o, alpha, beta, passed, empties) {
             return v;
         }
         // Young brothers wait: with threads to spare, the first move alone, then the others
@@ -1084,14 +1107,18 @@ impl<'a> Search<'a> {
             .filter(|_| empties.count >= SPLIT_MIN_EMPTIES && node.list.len() > 1);
         let first_only = if spare.is_some() { 1 } else { MAX_MOVES };
         let (mut best, mut best_move) =
-            self.search_moves(p, o, &mut node, empties, 0, first_only, -65, NO_MOVE);
+            self.search_moves::<V3>(p, o, &mut node, empties, 0, first_only, -65, NO_MOVE);
         if let Some(spare) = spare
             && !self.aborted
             && best < node.beta
         {
             (best, best_move) = match take_spare(spare, self.limits.threads - 1) {
-                0 => self.search_moves(p, o, &mut node, empties, 1, MAX_MOVES, best, best_move),
-                taken => self.split(p, o, &mut node, empties, (best, best_move), taken, spare),
+                0 => {
+                    self.search_moves::<V3>(p, o, &mut node, empties, 1, MAX_MOVES, best, best_move)
+                }
+                taken => {
+                    self.split::<V3>(p, o, &mut node, empties, (best, best_move), taken, spare)
+                }
             };
         }
         if self.aborted {
@@ -1106,7 +1133,7 @@ impl<'a> Search<'a> {
     /// pass: its value. Otherwise `None`, with `node` holding its window and its moves, ordered.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn open_deep(
+    fn open_deep<const V3: bool>(
         &mut self,
         node: &mut Node,
         p: u64,
@@ -1152,7 +1179,7 @@ impl<'a> Search<'a> {
             if passed {
                 return Some(final_score(p, o));
             }
-            return Some(-self.solve_deep(o, p, -beta, -alpha, true, empties));
+            return Some(-self.solve_deep::<V3>(o, p, -beta, -alpha, true, empties));
         }
         let odd = empties.odd_squares();
         let exposed = neighbours(empty);
@@ -1216,7 +1243,7 @@ impl<'a> Search<'a> {
     /// first, a null window after the first), given the best so far: the best value and move.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn search_moves(
+    fn search_moves<const V3: bool>(
         &mut self,
         p: u64,
         o: u64,
@@ -1237,9 +1264,9 @@ impl<'a> Search<'a> {
             let e = empties.played(sq);
             let alpha = node.alpha;
             let v = if i == 0 {
-                -self.solve_at(np, no, -beta, -alpha, false, e)
+                -self.solve_at::<V3>(np, no, -beta, -alpha, false, e)
             } else {
-                self.later_move(np, no, e, alpha, beta)
+                self.later_move::<V3>(np, no, e, alpha, beta)
             };
             if self.aborted {
                 return (0, NO_MOVE);
@@ -1263,10 +1290,17 @@ impl<'a> Search<'a> {
     /// leads to: a null window at `alpha` says whether it beats the best so far, and only then
     /// the full window gives its value.
     #[inline(always)]
-    fn later_move(&mut self, np: u64, no: u64, e: Empties, alpha: i32, beta: i32) -> i32 {
-        let v = -self.solve_at(np, no, -alpha - 1, -alpha, false, e);
+    fn later_move<const V3: bool>(
+        &mut self,
+        np: u64,
+        no: u64,
+        e: Empties,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        let v = -self.solve_at::<V3>(np, no, -alpha - 1, -alpha, false, e);
         if v > alpha && v < beta && !self.aborted {
-            return -self.solve_at(np, no, -beta, -alpha, false, e);
+            return -self.solve_at::<V3>(np, no, -beta, -alpha, false, e);
         }
         v
     }
@@ -1286,7 +1320,7 @@ impl<'a> Search<'a> {
     /// move, tests it with a null window at the best so far, and searches it with the full
     /// window if it does better; a move that reaches beta stops the others.
     #[allow(clippy::too_many_arguments)]
-    fn split(
+    fn split<const V3: bool>(
         &mut self,
         p: u64,
         o: u64,
@@ -1320,7 +1354,7 @@ impl<'a> Search<'a> {
             worker.pool = pool;
             worker.split = Some(shared);
             worker.spare = Some(spare);
-            worker.split_moves(p, o, list, beta, empties, shared);
+            worker.split_moves::<V3>(p, o, list, beta, empties, shared);
             // Stopped by its budget or the caller, not by a cut of this split: all stop.
             let failed = worker.aborted && !shared.cut.load(Ordering::Acquire);
             if failed {
@@ -1355,7 +1389,7 @@ impl<'a> Search<'a> {
 
     /// One thread's share of a [`Self::split`]: takes moves until there are none left or one
     /// reached `beta`.
-    fn split_moves(
+    fn split_moves<const V3: bool>(
         &mut self,
         p: u64,
         o: u64,
@@ -1370,7 +1404,7 @@ impl<'a> Search<'a> {
             }
             let (np, no) = (o ^ f, p ^ f ^ (1u64 << sq));
             let e = empties.played(sq);
-            let v = self.later_move(np, no, e, shared.alpha.load(Ordering::Acquire), beta);
+            let v = self.later_move::<V3>(np, no, e, shared.alpha.load(Ordering::Acquire), beta);
             if self.aborted {
                 return;
             }
@@ -1386,9 +1420,16 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The solver for the last few empties: no move generation, no table; the empty squares of
-    /// odd regions first.
-    fn solve_shallow(
+    arch::two_copies! {
+        /// The solver for the last few empties: no move generation, no table; the empty squares
+        /// of odd regions first.
+        fn solve_shallow, solve_shallow_base, solve_shallow_v3 => solve_shallow_body(
+            &mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool, empties: Empties,
+        ) -> i32;
+    }
+
+    #[inline(always)]
+    fn solve_shallow_body<const V3: bool>(
         &mut self,
         p: u64,
         o: u64,
@@ -1401,7 +1442,7 @@ impl<'a> Search<'a> {
         let empty = !(p | o);
         match empties.count {
             1 => return solve_last(p, empty.trailing_zeros() as usize),
-            2 => return self.solve_two(p, o, alpha, beta, passed),
+            2 => return self.solve_two::<V3>(p, o, alpha, beta, passed),
             _ => {}
         }
         let odd = empties.odd_squares();
@@ -1415,8 +1456,14 @@ impl<'a> Search<'a> {
                 continue;
             }
             let bit = 1u64 << sq;
-            let v =
-                -self.solve_shallow(o ^ f, p ^ f ^ bit, -beta, -alpha, false, empties.played(sq));
+            let v = -self.solve_shallow::<V3>(
+                o ^ f,
+                p ^ f ^ bit,
+                -beta,
+                -alpha,
+                false,
+                empties.played(sq),
+            );
             if v > best {
                 best = v;
                 if v > alpha {
@@ -1432,16 +1479,29 @@ impl<'a> Search<'a> {
             if passed {
                 return final_score(p, o);
             }
-            return -self.solve_shallow(o, p, -beta, -alpha, true, empties);
+            return -self.solve_shallow::<V3>(o, p, -beta, -alpha, true, empties);
         }
         best
     }
 
-    /// [`Self::solve_shallow`] with two empties: each move leads straight to the last one. Both
-    /// squares have the same parity, so the lower is tried first; a node is counted for every
-    /// position, as the general walk does.
-    #[inline]
-    fn solve_two(&mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool) -> i32 {
+    arch::two_copies! {
+        /// [`Self::solve_shallow`] with two empties: each move leads straight to the last one.
+        /// Both squares have the same parity, so the lower is tried first; a node is counted for
+        /// every position, as the general walk does.
+        fn solve_two, solve_two_base, solve_two_v3 => solve_two_body(
+            &mut self, p: u64, o: u64, alpha: i32, beta: i32, passed: bool,
+        ) -> i32;
+    }
+
+    #[inline(always)]
+    fn solve_two_body<const V3: bool>(
+        &mut self,
+        p: u64,
+        o: u64,
+        alpha: i32,
+        beta: i32,
+        passed: bool,
+    ) -> i32 {
         let empty = !(p | o);
         let a = empty.trailing_zeros() as usize;
         let b = 63 - empty.leading_zeros() as usize;
@@ -1470,7 +1530,7 @@ impl<'a> Search<'a> {
             return final_score(p, o);
         }
         self.nodes += 1;
-        -self.solve_two(o, p, -beta, -alpha, true)
+        -self.solve_two::<V3>(o, p, -beta, -alpha, true)
     }
 }
 
@@ -1979,6 +2039,23 @@ mod tests {
         assert_eq!(set.len(), 19);
         let numbered: Vec<(usize, &Ffo)> = (1..).zip(&set).collect();
         solves_exactly(&numbered);
+    }
+
+    #[test]
+    fn both_copies_of_the_solver_give_the_same_values_over_the_same_nodes() {
+        // On a processor without the x86-64-v3 instructions both runs take the build's copy.
+        for ffo in &ffo_file(FFO_1_19) {
+            let (p, o) = ffo.pos.boards();
+            let run = |v3: bool| {
+                let table = Table::new(1 << 20);
+                let mut search = Search::new(&table, 0, &Limits::UNLIMITED);
+                search.v3 = v3 && arch::has_v3();
+                (search.solve(p, o, -64, 64, false), search.nodes)
+            };
+            let base = run(false);
+            assert_eq!(base.0, ffo.score(), "{:?}", ffo.pos);
+            assert_eq!(run(true), base, "{:?}", ffo.pos);
+        }
     }
 
     /// The quick ones of #20–#39 (up to 20 empties, solved in well under a second each).
