@@ -1,11 +1,12 @@
-//! The one place the solvers ask the processor for what safe Rust cannot say: a prefetch hint
-//! for a table slot about to be read, and a second copy of the Reversi solver compiled for the
-//! x86-64-v3 instructions (AVX2, BMI1/2, LZCNT, POPCNT), run where the processor has them.
+//! The one place the solvers ask the processor and the kernel for what safe Rust cannot say: a
+//! prefetch hint for a table slot about to be read, huge pages for the tables, and a second copy
+//! of the Reversi solver compiled for the x86-64-v3 instructions (AVX2, BMI1/2, LZCNT, POPCNT),
+//! run where the processor has them.
 //!
 //! This is the workspace's only `unsafe` (`unsafe_code` is denied everywhere else, and the
 //! copies' dispatch is written here, in [`two_copies!`]): the call of an intrinsic that is a hint
-//! to the cache and has no effect on memory, and calls of the copies once the processor's
-//! features were checked.
+//! to the cache, an `madvise` that only says how to back memory the program owns, and calls of
+//! the copies once the processor's features were checked.
 
 #![allow(unsafe_code)]
 
@@ -25,6 +26,43 @@ pub(crate) fn prefetch<T>(item: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = item;
 }
+
+/// A table of `len` items made by `empty`, whose memory the kernel is asked to back with huge
+/// pages (2 MiB on x86-64) before it is first written: a table of tens of MiB probed at random
+/// would otherwise miss the processor's address cache (TLB) on most probes as well as its data
+/// caches. Where the kernel does not (not Linux, transparent huge pages off), an ordinary table.
+pub(crate) fn table<T>(len: usize, empty: impl FnMut() -> T) -> Vec<T> {
+    let mut items = Vec::with_capacity(len);
+    advise_huge_pages(items.spare_capacity_mut());
+    items.extend(std::iter::repeat_with(empty).take(len));
+    items
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages<T>(memory: &mut [std::mem::MaybeUninit<T>]) {
+    const HUGE_PAGE: usize = 2 << 20;
+    let start = memory.as_mut_ptr() as usize;
+    let end = start + std::mem::size_of_val(memory);
+    let (first, last) = (
+        start.next_multiple_of(HUGE_PAGE),
+        end / HUGE_PAGE * HUGE_PAGE,
+    );
+    if first < last {
+        // SAFETY: the range lies inside `memory`, which the caller owns and has not written
+        // yet; MADV_HUGEPAGE only tells the kernel how to back it and changes no byte of it. A
+        // refusal (transparent huge pages off) leaves it as it was, so the result is ignored.
+        unsafe {
+            libc::madvise(
+                first as *mut libc::c_void,
+                last - first,
+                libc::MADV_HUGEPAGE,
+            );
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages<T>(_: &mut [std::mem::MaybeUninit<T>]) {}
 
 /// Whether this processor has every instruction the x86-64-v3 copies of [`two_copies!`] are
 /// compiled for (the standard library asks the processor once and remembers).

@@ -241,10 +241,8 @@ impl Table {
     fn new(entries: usize) -> Table {
         let bits = entries.max(1024).ilog2();
         Table {
-            slots: (0..1usize << bits).map(|_| AtomicU64::new(0)).collect(),
-            written: (0..1usize << (bits - 6))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
+            slots: arch::table(1 << bits, || AtomicU64::new(0)),
+            written: arch::table(1 << (bits - 6), || AtomicU64::new(0)),
             shift: 64 - bits,
             generation: 1,
         }

@@ -349,7 +349,7 @@ impl Table {
         // The largest power of two that fits (so that indexing is a mask).
         let len = 1usize << (usize::BITS - 1 - wanted.leading_zeros());
         Table {
-            entries: (0..len).map(|_| Default::default()).collect(),
+            entries: arch::table(len, Slot::default),
             mask: len - 1,
         }
     }
