@@ -6,7 +6,9 @@
 //! opponent an immediate win, orders moves by the number of winning cells they create (centre
 //! first on ties), remembers upper and lower bounds in a transposition table, and finds the score
 //! by a series of null-window searches that bisect the possible range, biased towards 0 so that
-//! win / draw / loss is settled first.
+//! win / draw / loss is settled first. Beyond the reference, a node asks the processor to fetch
+//! its children's table slots while it searches the first child, so that their probes rarely
+//! wait for main memory (where most of the time went); the nodes visited are the same.
 //!
 //! Scores follow SPEC §6: 0 is a draw, `+k` means the side to move wins with its `(22 - k)`-th
 //! disc, `-k` that it loses to the opponent's `(22 - k)`-th disc. A side that can win at once with

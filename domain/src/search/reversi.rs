@@ -14,7 +14,8 @@
 //! - The **endgame** solver is exact. Above a few empties it orders moves fastest-first (fewest
 //!   replies for the opponent, corners counted twice, odd regions first; far from the end, the
 //!   opponent's replies and the evaluation after the move, or a two-ply search), probes the
-//!   table (and, far from the end, every child's entry before searching any) and cuts on
+//!   table (fetching the children's slots into the cache while it orders them, and far from
+//!   the end probing every child's entry before searching any) and cuts on
 //!   stability (discs of the opponent that can never flip bound the score from above); for the last
 //!   [`SHALLOW_EMPTIES`] squares it walks the empty squares directly, those in regions with an
 //!   odd number of empties first, and counts the last move's flips alone.
@@ -24,7 +25,9 @@
 //!   others are shared too (`Search::solve_root`). CPU choices use one thread.
 //!
 //! Searches are bounded by node counts (and an optional stop flag), never by a clock, so a CPU
-//! move is the same on every machine.
+//! move is the same on every machine. The exact solver's recursive steps exist twice
+//! (`arch::two_copies!`): compiled for the build's target and for the x86-64-v3 instructions,
+//! the second taken where the processor has them; both visit the same nodes.
 
 use std::sync::Mutex;
 use std::sync::atomic::{
