@@ -310,7 +310,7 @@ struct Entry {
 /// each XOR-ed with the data word, and the data (Hyatt and Mann's lockless hashing). Words
 /// written by two threads at once may mix, and a mixed entry does not verify: it reads as empty.
 ///
-/// A slot is aligned to 32 bytes (the fourth word unused), so that no entry straddles two cache
+/// A slot is aligned to 32 bytes (padded to four words), so that no entry straddles two cache
 /// lines: a probe is at most one trip to memory. For a power-of-two size in bytes this holds as
 /// many entries as three-word slots would (the count is a power of two either way).
 struct Table {
