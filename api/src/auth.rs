@@ -9,7 +9,9 @@ use uuid::Uuid;
 use domain::ids::PlayerId;
 
 use crate::error::ApiError;
-use crate::reasons::{Refused, Unauthenticated};
+use crate::reasons::Unauthenticated;
+use service::Error;
+use service::reasons::Refused;
 
 /// The audience of every token of ours.
 pub const AUDIENCE: &str = "discs";
@@ -45,7 +47,7 @@ pub struct External {
 impl External {
     /// The issuer `DISCS_JWT_PUBLIC_KEY_FILE` and its companions name, if any; refuses a key
     /// without an issuer, an unreadable key and an unknown role.
-    pub fn from_config(config: &crate::config::AuthConfig) -> anyhow::Result<Option<External>> {
+    pub fn from_config(config: &service::config::AuthConfig) -> anyhow::Result<Option<External>> {
         let Some(path) = &config.jwt_public_key_file else {
             return Ok(None);
         };
@@ -206,7 +208,7 @@ impl Auth {
     pub fn require_admin(&self) -> Result<(), ApiError> {
         match self.role {
             Role::Admin => Ok(()),
-            Role::Player => Err(ApiError::Forbidden(Refused::AdminsOnly)),
+            Role::Player => Err(Error::Forbidden(Refused::AdminsOnly).into()),
         }
     }
 }

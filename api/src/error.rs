@@ -1,21 +1,19 @@
-//! `ApiError`: every error a client can see, mapped in one place to a status, a stable `code` and
-//! an `application/problem+json` body in English or Portuguese.
+//! `ApiError`: every error a client can see (the application's `service::Error` and the edge's
+//! own: bodies, tokens, routes, rate limits), mapped in one place to a status, a stable `code`,
+//! headers and an `application/problem+json` body in English or Portuguese.
 
 use std::fmt;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
-use domain::analysis::AnalysisError;
-use domain::games::ParseError;
-use domain::matches::DomainError;
+use service::Error;
+use service::reasons::{Illegal, Invalid};
 
 use crate::lang::Lang;
-use crate::reasons::{Active, Clash, Illegal, Invalid, Missing, Refused, Unauthenticated};
+use crate::reasons::{Describe, Keyed, Templated, Unauthenticated};
 use crate::texts;
 
 /// An error answered to a client: a variant per kind, with a typed reason where the kind has
@@ -23,41 +21,22 @@ use crate::texts;
 /// cause and show nothing internal.
 #[derive(Debug)]
 pub enum ApiError {
+    /// What the application refused or failed at.
+    Core(Error),
     /// The body is not JSON at all: where it stops parsing, or `None` when it could not be
     /// read.
     MalformedJson(Option<(usize, usize)>),
-    /// Well-formed input with wrong fields or values, or a bad id in the path.
-    InvalidRequest(Invalid),
-    IllegalMove(Illegal),
-    NotYourTurn,
-    VersionConflict {
-        expected: u64,
-        actual: u64,
-    },
-    MatchFinished,
     Unauthorized(Unauthenticated),
-    Forbidden(Refused),
-    NotFound(Missing),
-    AlreadyQueued,
-    InMatch,
-    RoomFull,
-    TicketClosed,
-    IdempotencyKeyReused,
-    Conflict(Clash),
-    /// A room already playing a match, settings changed during a match, the analysis of a
-    /// match still being played.
-    MatchActive(Active),
     PayloadTooLarge(usize),
-    RateLimited(u64),
-    /// The player already has this many active solo matches against CPU levels 4–5.
-    StrongSoloLimit(u32),
     NoRoute,
     /// The path exists, with other methods (answered in `Allow`).
     MethodNotAllowed(Vec<&'static str>),
-    /// The database is out of reach: the request may be retried (a command with its
-    /// `Idempotency-Key`, whose outcome may be unknown). The cause is logged, not shown.
-    Unavailable(String),
-    Unexpected(anyhow::Error),
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> ApiError {
+        ApiError::Core(e)
+    }
 }
 
 /// In English, as the detail of its problem document.
@@ -71,13 +50,20 @@ impl std::error::Error for ApiError {}
 
 impl From<Invalid> for ApiError {
     fn from(reason: Invalid) -> ApiError {
-        ApiError::InvalidRequest(reason)
+        ApiError::Core(Error::InvalidRequest(reason))
     }
 }
 
 impl From<Illegal> for ApiError {
     fn from(reason: Illegal) -> ApiError {
-        ApiError::IllegalMove(reason)
+        ApiError::Core(Error::IllegalMove(reason))
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    /// An unexpected error, or `unavailable` when its cause is the database out of reach.
+    fn from(e: anyhow::Error) -> ApiError {
+        ApiError::Core(Error::from(e))
     }
 }
 
@@ -88,137 +74,27 @@ pub const RETRY_UNAVAILABLE: u64 = 2;
 /// must end first: a guess at how long a move of theirs takes).
 pub const RETRY_STRONG_SOLO: u64 = 60;
 
-/// How often an outage is logged at most: one line per interval, with the count of the
-/// failures it stands for.
-const OUTAGE_LOG_INTERVAL: Duration = Duration::from_secs(10);
-
-impl From<anyhow::Error> for ApiError {
-    /// An unexpected error, or [`ApiError::Unavailable`] when its cause is the database being
-    /// out of reach.
-    fn from(e: anyhow::Error) -> Self {
-        if e.chain().any(is_outage) {
-            ApiError::Unavailable(format!("{e:#}"))
-        } else {
-            ApiError::Unexpected(e)
-        }
-    }
-}
-
-/// Whether an error (one link of a chain) is the database being out of reach.
-fn is_outage(e: &(dyn std::error::Error + 'static)) -> bool {
-    if let Some(e) = e.downcast_ref::<crate::commit::CommitError>() {
-        return e.is_outage();
-    }
-    if let Some(e) = e.downcast_ref::<eventlog::AppendError>() {
-        return e.is_outage();
-    }
-    if let Some(e) = e.downcast_ref::<eventlog::Error>() {
-        return e.is_outage();
-    }
-    if let Some(e) = e.downcast_ref::<tokio_postgres::Error>() {
-        return eventlog::db_outage(e);
-    }
-    if let Some(e) = e.downcast_ref::<deadpool_postgres::PoolError>() {
-        return eventlog::pool_outage(e);
-    }
-    // A connection that broke, under an error type that forwards to its cause.
-    e.downcast_ref::<std::io::Error>().is_some_and(|e| {
-        use std::io::ErrorKind::*;
-        matches!(
-            e.kind(),
-            ConnectionRefused
-                | ConnectionReset
-                | ConnectionAborted
-                | NotConnected
-                | BrokenPipe
-                | UnexpectedEof
-                | TimedOut
-        )
-    })
-}
-
-/// Logs an error the client cannot do anything about: an unexpected one each time (its cause
-/// chain on one line), an outage at most once per [`OUTAGE_LOG_INTERVAL`].
-pub fn log(error: &ApiError) {
-    match error {
-        ApiError::Unexpected(e) => tracing::error!(error = %format!("{e:#}"), "unexpected error"),
-        ApiError::Unavailable(cause) => log_outage(cause),
-        _ => {}
-    }
-}
-
-/// One log line per [`OUTAGE_LOG_INTERVAL`] while the database is out of reach.
-pub fn log_outage(cause: &str) {
-    static LAST: Mutex<Option<(Instant, u64)>> = Mutex::new(None);
-    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
-    let now = Instant::now();
-    match &mut *last {
-        Some((at, muted)) if now.duration_since(*at) < OUTAGE_LOG_INTERVAL => *muted += 1,
-        _ => {
-            let muted = last.map_or(0, |(_, m)| m);
-            tracing::warn!(
-                cause,
-                failures_since_last_line = muted,
-                "the database is out of reach"
-            );
-            *last = Some((now, 0));
-        }
-    }
-}
-
 impl ApiError {
     /// The stable snake_case code clients match on.
     pub fn code(&self) -> &'static str {
         match self {
-            ApiError::MalformedJson(_) | ApiError::InvalidRequest(_) => "invalid_request",
-            ApiError::IllegalMove(_) => "illegal_move",
-            ApiError::NotYourTurn => "not_your_turn",
-            ApiError::VersionConflict { .. } => "version_conflict",
-            ApiError::MatchFinished => "match_finished",
+            ApiError::Core(e) => code(e),
+            ApiError::MalformedJson(_) => "invalid_request",
             ApiError::Unauthorized(_) => "unauthorized",
-            ApiError::Forbidden(_) => "forbidden",
-            ApiError::NotFound(_) | ApiError::NoRoute => "not_found",
+            ApiError::NoRoute => "not_found",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
-            ApiError::AlreadyQueued => "already_queued",
-            ApiError::InMatch => "in_match",
-            ApiError::RoomFull => "room_full",
-            ApiError::TicketClosed => "ticket_closed",
-            ApiError::IdempotencyKeyReused => "idempotency_key_reused",
-            ApiError::Conflict(_) => "conflict",
-            ApiError::MatchActive(_) => "match_active",
             ApiError::PayloadTooLarge(_) => "payload_too_large",
-            ApiError::RateLimited(_) | ApiError::StrongSoloLimit(_) => "rate_limited",
-            ApiError::Unavailable(_) => "unavailable",
-            ApiError::Unexpected(_) => "internal",
         }
     }
 
     fn status(&self) -> StatusCode {
         match self {
+            ApiError::Core(e) => status(e),
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
-            ApiError::InvalidRequest(_) | ApiError::IllegalMove(_) => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ApiError::NotFound(_) | ApiError::NoRoute => StatusCode::NOT_FOUND,
+            ApiError::NoRoute => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::NotYourTurn
-            | ApiError::VersionConflict { .. }
-            | ApiError::MatchFinished
-            | ApiError::AlreadyQueued
-            | ApiError::InMatch
-            | ApiError::RoomFull
-            | ApiError::TicketClosed
-            | ApiError::IdempotencyKeyReused
-            | ApiError::Conflict(_)
-            | ApiError::MatchActive(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::RateLimited(_) | ApiError::StrongSoloLimit(_) => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Unexpected(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -226,38 +102,18 @@ impl ApiError {
     fn detail(&self, lang: Lang) -> String {
         let n = |name: &'static str, value: &dyn ToString| (name, value.to_string());
         let (key, args): (&str, Vec<(&str, String)>) = match self {
+            ApiError::Core(e) => return detail(e, lang),
             ApiError::MalformedJson(Some((line, column))) => {
                 ("malformed_json", vec![n("line", line), n("column", column)])
             }
             ApiError::MalformedJson(None) => ("malformed_json.unreadable", vec![]),
-            ApiError::InvalidRequest(reason) => return reason.describe(lang),
-            ApiError::IllegalMove(reason) => return reason.describe(lang),
-            ApiError::NotYourTurn => ("not_your_turn", vec![]),
-            ApiError::VersionConflict { expected, actual } => (
-                "version_conflict",
-                vec![n("expected", expected), n("actual", actual)],
-            ),
-            ApiError::MatchFinished => ("match_finished", vec![]),
             ApiError::Unauthorized(reason) => (reason.key(), vec![]),
-            ApiError::Forbidden(reason) => (reason.key(), vec![]),
-            ApiError::NotFound(what) => (what.key(), vec![]),
             ApiError::NoRoute => ("no_route", vec![]),
             ApiError::MethodNotAllowed(methods) => (
                 "method_not_allowed",
                 vec![n("methods", &methods.join(", "))],
             ),
-            ApiError::AlreadyQueued => ("already_queued", vec![]),
-            ApiError::InMatch => ("in_match", vec![]),
-            ApiError::RoomFull => ("room_full", vec![]),
-            ApiError::TicketClosed => ("ticket_closed", vec![]),
-            ApiError::IdempotencyKeyReused => ("idempotency_key_reused", vec![]),
-            ApiError::Conflict(reason) => reason.detail(),
-            ApiError::MatchActive(what) => (what.key(), vec![]),
             ApiError::PayloadTooLarge(max) => ("payload_too_large", vec![n("max", max)]),
-            ApiError::RateLimited(seconds) => ("rate_limited", vec![n("seconds", seconds)]),
-            ApiError::StrongSoloLimit(count) => ("strong_solo_limit", vec![n("count", count)]),
-            ApiError::Unavailable(_) => ("unavailable", vec![n("seconds", &RETRY_UNAVAILABLE)]),
-            ApiError::Unexpected(_) => ("internal", vec![]),
         };
         texts::detail(lang, key, &args)
     }
@@ -297,7 +153,9 @@ impl ResponseError for ApiError {
     /// The one place an error becomes a response: logged if unexpected, rendered in the
     /// language of the request being served ([`crate::requests::lang`]).
     fn error_response(&self) -> HttpResponse {
-        log(self);
+        if let ApiError::Core(e) = self {
+            service::error::log(e);
+        }
         render(self, crate::requests::lang())
     }
 }
@@ -311,13 +169,13 @@ fn render(error: &ApiError, lang: Lang) -> HttpResponse {
     ));
     res.insert_header((header::CONTENT_LANGUAGE, lang.tag()));
     match error {
-        ApiError::RateLimited(secs) => {
+        ApiError::Core(Error::RateLimited(secs)) => {
             res.insert_header((header::RETRY_AFTER, secs.to_string()));
         }
-        ApiError::Unavailable(_) => {
+        ApiError::Core(Error::Unavailable(_)) => {
             res.insert_header((header::RETRY_AFTER, RETRY_UNAVAILABLE.to_string()));
         }
-        ApiError::StrongSoloLimit(_) => {
+        ApiError::Core(Error::StrongSoloLimit(_)) => {
             res.insert_header((header::RETRY_AFTER, RETRY_STRONG_SOLO.to_string()));
         }
         ApiError::MethodNotAllowed(methods) => {
@@ -329,74 +187,110 @@ fn render(error: &ApiError, lang: Lang) -> HttpResponse {
     res.body(body)
 }
 
-/// A refusal of the domain, as the client sees it.
-impl From<DomainError> for ApiError {
-    fn from(e: DomainError) -> ApiError {
-        match e {
-            DomainError::MatchFinished => ApiError::MatchFinished,
-            DomainError::NotYourTurn(_) => ApiError::NotYourTurn,
-            DomainError::IllegalMove(e) => ApiError::IllegalMove(e.into()),
-            DomainError::NotCreated => ApiError::NotFound(Missing::Match),
-            DomainError::NotAHumanSeat(_) => ApiError::Forbidden(Refused::NotYourSeat),
-            DomainError::AlreadyAway(_) => ApiError::Conflict(Clash::AlreadyAway),
-            DomainError::NotAway(_) => ApiError::Conflict(Clash::NotAway),
-            DomainError::BadCpuLevel(_) => ApiError::InvalidRequest(Invalid::CpuLevel {
-                min: *domain::cpu::LEVELS.start(),
-                max: *domain::cpu::LEVELS.end(),
-            }),
-            DomainError::SamePlayerTwice => ApiError::InvalidRequest(Invalid::SamePlayerTwice),
-            DomainError::RankedNeedsHumans => ApiError::InvalidRequest(Invalid::RankedNeedsHumans),
-            DomainError::SettingNotForGame(game) => {
-                ApiError::InvalidRequest(Invalid::SettingNotForGame(game))
+/// Anything the application turns into its own error (the domain's refusals, parse and
+/// analysis errors) is an error the client sees.
+macro_rules! from_the_application {
+    ($($t:ty),*) => {$(
+        impl From<$t> for ApiError {
+            fn from(e: $t) -> ApiError {
+                ApiError::Core(Error::from(e))
             }
-            DomainError::AlreadyCreated => ApiError::Conflict(Clash::AlreadyCreated),
-            DomainError::NotCpuControlled(seat) => {
-                ApiError::Conflict(Clash::NotCpuControlled(seat))
-            }
-            DomainError::AlreadyReplaced(seat) => ApiError::Conflict(Clash::AlreadyReplaced(seat)),
-            DomainError::NoTurnLimit => ApiError::Conflict(Clash::NoTurnLimit),
-            DomainError::TooEarly => ApiError::Conflict(Clash::TooEarly),
         }
-    }
+    )*};
 }
-
-/// A notation that does not parse: a move is an illegal move, a board or a game id is invalid.
-impl From<ParseError> for ApiError {
-    fn from(e: ParseError) -> ApiError {
-        match e {
-            ParseError::BadMove(raw) => ApiError::IllegalMove(Illegal::NotAMove(raw)),
-            ParseError::BadBoard(e) => ApiError::InvalidRequest(Invalid::Board(e)),
-            ParseError::UnknownGame(raw) => ApiError::InvalidRequest(Invalid::UnknownGame(raw)),
-        }
-    }
-}
-
-/// A position that cannot be analysed.
-impl From<AnalysisError> for ApiError {
-    fn from(e: AnalysisError) -> ApiError {
-        match e {
-            AnalysisError::Finished => ApiError::InvalidRequest(Invalid::NothingToAnalyse),
-            AnalysisError::Parse(e) => e.into(),
-            AnalysisError::Move { ply, error } => ApiError::IllegalMove(Illegal::AtPly {
-                ply,
-                why: Box::new(error.into()),
-            }),
-        }
-    }
-}
+from_the_application!(
+    domain::matches::DomainError,
+    domain::games::ParseError,
+    domain::analysis::AnalysisError
+);
 
 /// An error the client cannot act on; its cause chain is logged, not shown.
 pub fn unexpected<E: std::error::Error + Send + Sync + 'static>(e: E) -> ApiError {
-    ApiError::from(anyhow::Error::new(e))
+    ApiError::Core(service::error::unexpected(e))
+}
+
+/// The stable code of an application error.
+fn code(e: &Error) -> &'static str {
+    match e {
+        Error::InvalidRequest(_) => "invalid_request",
+        Error::IllegalMove(_) => "illegal_move",
+        Error::NotYourTurn => "not_your_turn",
+        Error::VersionConflict { .. } => "version_conflict",
+        Error::MatchFinished => "match_finished",
+        Error::Forbidden(_) => "forbidden",
+        Error::NotFound(_) => "not_found",
+        Error::AlreadyQueued => "already_queued",
+        Error::InMatch => "in_match",
+        Error::RoomFull => "room_full",
+        Error::TicketClosed => "ticket_closed",
+        Error::IdempotencyKeyReused => "idempotency_key_reused",
+        Error::Conflict(_) => "conflict",
+        Error::MatchActive(_) => "match_active",
+        Error::RateLimited(_) | Error::StrongSoloLimit(_) => "rate_limited",
+        Error::Unavailable(_) => "unavailable",
+        Error::Unexpected(_) => "internal",
+    }
+}
+
+/// The status of an application error.
+fn status(e: &Error) -> StatusCode {
+    match e {
+        Error::InvalidRequest(_) | Error::IllegalMove(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::Forbidden(_) => StatusCode::FORBIDDEN,
+        Error::NotFound(_) => StatusCode::NOT_FOUND,
+        Error::NotYourTurn
+        | Error::VersionConflict { .. }
+        | Error::MatchFinished
+        | Error::AlreadyQueued
+        | Error::InMatch
+        | Error::RoomFull
+        | Error::TicketClosed
+        | Error::IdempotencyKeyReused
+        | Error::Conflict(_)
+        | Error::MatchActive(_) => StatusCode::CONFLICT,
+        Error::RateLimited(_) | Error::StrongSoloLimit(_) => StatusCode::TOO_MANY_REQUESTS,
+        Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        Error::Unexpected(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// The detail of an application error, in `lang`.
+fn detail(e: &Error, lang: Lang) -> String {
+    let n = |name: &'static str, value: &dyn ToString| (name, value.to_string());
+    let (key, args): (&str, Vec<(&str, String)>) = match e {
+        Error::InvalidRequest(reason) => return reason.describe(lang),
+        Error::IllegalMove(reason) => return reason.describe(lang),
+        Error::NotYourTurn => ("not_your_turn", vec![]),
+        Error::VersionConflict { expected, actual } => (
+            "version_conflict",
+            vec![n("expected", expected), n("actual", actual)],
+        ),
+        Error::MatchFinished => ("match_finished", vec![]),
+        Error::Forbidden(reason) => (reason.key(), vec![]),
+        Error::NotFound(what) => (what.key(), vec![]),
+        Error::AlreadyQueued => ("already_queued", vec![]),
+        Error::InMatch => ("in_match", vec![]),
+        Error::RoomFull => ("room_full", vec![]),
+        Error::TicketClosed => ("ticket_closed", vec![]),
+        Error::IdempotencyKeyReused => ("idempotency_key_reused", vec![]),
+        Error::Conflict(reason) => reason.template(),
+        Error::MatchActive(what) => (what.key(), vec![]),
+        Error::RateLimited(seconds) => ("rate_limited", vec![n("seconds", seconds)]),
+        Error::StrongSoloLimit(count) => ("strong_solo_limit", vec![n("count", count)]),
+        Error::Unavailable(_) => ("unavailable", vec![n("seconds", &RETRY_UNAVAILABLE)]),
+        Error::Unexpected(_) => ("internal", vec![]),
+    };
+    texts::detail(lang, key, &args)
 }
 
 #[cfg(test)]
 mod tests {
     use domain::games::{BoardError, GameId};
     use domain::ids::Seat;
+    use domain::matches::DomainError;
 
     use super::*;
-    use crate::reasons::JsonIssue;
+    use service::reasons::{Active, Clash, JsonIssue, Missing, Refused};
 
     /// One error of every variant and every reason.
     fn every_error() -> Vec<ApiError> {
@@ -520,7 +414,7 @@ mod tests {
                 Refused::ExternalRefresh,
                 Refused::NotRoomMember,
             ]
-            .map(ApiError::Forbidden),
+            .map(|r| ApiError::Core(Error::Forbidden(r))),
         );
         all.extend(
             [
@@ -532,7 +426,7 @@ mod tests {
                 Clash::NoTurnLimit,
                 Clash::TooEarly,
             ]
-            .map(ApiError::Conflict),
+            .map(|r| ApiError::Core(Error::Conflict(r))),
         );
         all.extend(
             [
@@ -544,32 +438,38 @@ mod tests {
                 Missing::Asset,
                 Missing::Job,
             ]
-            .map(ApiError::NotFound),
+            .map(|r| ApiError::Core(Error::NotFound(r))),
         );
         all.extend(
-            [Active::RoomPlaying, Active::Settings, Active::Analysis].map(ApiError::MatchActive),
+            [Active::RoomPlaying, Active::Settings, Active::Analysis]
+                .map(|r| ApiError::Core(Error::MatchActive(r))),
+        );
+        all.extend(
+            [
+                Error::NotYourTurn,
+                Error::VersionConflict {
+                    expected: 3,
+                    actual: 4,
+                },
+                Error::MatchFinished,
+                Error::AlreadyQueued,
+                Error::InMatch,
+                Error::RoomFull,
+                Error::TicketClosed,
+                Error::IdempotencyKeyReused,
+                Error::RateLimited(3),
+                Error::StrongSoloLimit(2),
+                Error::Unavailable("down".into()),
+                Error::Unexpected(anyhow::anyhow!("boom")),
+            ]
+            .map(ApiError::Core),
         );
         all.extend([
             ApiError::MalformedJson(Some((1, 5))),
             ApiError::MalformedJson(None),
-            ApiError::NotYourTurn,
-            ApiError::VersionConflict {
-                expected: 3,
-                actual: 4,
-            },
-            ApiError::MatchFinished,
-            ApiError::AlreadyQueued,
-            ApiError::InMatch,
-            ApiError::RoomFull,
-            ApiError::TicketClosed,
-            ApiError::IdempotencyKeyReused,
             ApiError::PayloadTooLarge(16384),
-            ApiError::RateLimited(3),
-            ApiError::StrongSoloLimit(2),
             ApiError::NoRoute,
             ApiError::MethodNotAllowed(vec!["GET", "POST"]),
-            ApiError::Unavailable("down".into()),
-            ApiError::Unexpected(anyhow::anyhow!("boom")),
         ]);
         all
     }
@@ -633,7 +533,9 @@ mod tests {
                 "A query string não serve: Tipo inválido: texto \"x\"; esperava um inteiro não negativo",
             ),
             (
-                ApiError::Conflict(Clash::NotCpuControlled(Seat::try_from(2u8).expect("seat"))),
+                ApiError::Core(Error::Conflict(Clash::NotCpuControlled(
+                    Seat::try_from(2u8).expect("seat"),
+                ))),
                 "seat 2 is not played by the CPU",
                 "O assento 2 não é jogado pela CPU",
             ),

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 use domain::tickets::Pool;
 
 use crate::error::{ApiError, unexpected};
-use crate::metrics::{Limit, Percentiles, PoolStats};
-use crate::state::AppState;
+use crate::state::ApiState;
+use service::metrics::{Limit, Percentiles, PoolStats};
+use service::state::AppState;
 
 /// Every pool that has waiting tickets or pairings in the last 24 hours.
 pub async fn pool_stats(app: &AppState) -> Result<Vec<PoolStats>, ApiError> {
@@ -45,10 +46,41 @@ pub async fn pool_stats(app: &AppState) -> Result<Vec<PoolStats>, ApiError> {
         .collect())
 }
 
-/// The Prometheus text exposition of `/metrics`.
-pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
+/// The Prometheus text exposition of `/metrics`: the shared queue statistics, this instance's
+/// waves, limits and searches, and the projections' progress.
+pub async fn prometheus(app: &ApiState) -> Result<String, ApiError> {
     let stats = pool_stats(app).await?;
-    let mut out = String::new();
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let checkpoints = projections::queries::checkpoints(&client)
+        .await
+        .map_err(unexpected)?;
+    let mut out = Text::default();
+    queue(&mut out, &stats);
+    waves(&mut out, app);
+    limits(&mut out, app);
+    searches(&mut out, app);
+    projections(&mut out, &checkpoints);
+    Ok(out.0)
+}
+
+/// The text being written (writing to a `String` cannot fail).
+#[derive(Default)]
+struct Text(String);
+
+impl Text {
+    /// A metric family's `HELP` and `TYPE` lines.
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        self.line(format_args!("# HELP {name} {help}"));
+        self.line(format_args!("# TYPE {name} {kind}"));
+    }
+
+    fn line(&mut self, line: std::fmt::Arguments<'_>) {
+        let _ = writeln!(self.0, "{line}");
+    }
+}
+
+/// The pools' waiting tickets, waits, rating gaps and repeat pairs (every instance's).
+fn queue(out: &mut Text, stats: &[PoolStats]) {
     let label = |s: &PoolStats| {
         format!(
             "game=\"{}\",turn_seconds=\"{}\"",
@@ -56,13 +88,17 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
             s.turn_seconds.map_or("none".to_owned(), |t| t.to_string())
         )
     };
-    let _ = writeln!(
-        out,
-        "# HELP discs_queue_waiting Tickets waiting in the pool."
+    out.family(
+        "discs_queue_waiting",
+        "gauge",
+        "Tickets waiting in the pool.",
     );
-    let _ = writeln!(out, "# TYPE discs_queue_waiting gauge");
-    for s in &stats {
-        let _ = writeln!(out, "discs_queue_waiting{{{}}} {}", label(s), s.waiting);
+    for s in stats {
+        out.line(format_args!(
+            "discs_queue_waiting{{{}}} {}",
+            label(s),
+            s.waiting
+        ));
     }
     for (name, help, pick) in [
         (
@@ -76,46 +112,52 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
             |s: &PoolStats| s.rating_gap,
         ),
     ] {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} summary");
-        for s in &stats {
+        out.family(name, "summary", help);
+        for s in stats {
             let p = pick(s);
             for (q, v) in [("0.5", p.p50), ("0.95", p.p95), ("0.99", p.p99)] {
-                let _ = writeln!(out, "{name}{{{},quantile=\"{q}\"}} {v}", label(s));
+                out.line(format_args!("{name}{{{},quantile=\"{q}\"}} {v}", label(s)));
             }
-            let _ = writeln!(out, "{name}_count{{{}}} {}", label(s), s.pairs);
+            out.line(format_args!("{name}_count{{{}}} {}", label(s), s.pairs));
         }
     }
-    let _ = writeln!(
-        out,
-        "# HELP discs_queue_repeat_pair_rate Share of pairs that repeat the previous pairing, last 24 h."
+    out.family(
+        "discs_queue_repeat_pair_rate",
+        "gauge",
+        "Share of pairs that repeat the previous pairing, last 24 h.",
     );
-    let _ = writeln!(out, "# TYPE discs_queue_repeat_pair_rate gauge");
-    for s in &stats {
-        let _ = writeln!(
-            out,
+    for s in stats {
+        out.line(format_args!(
             "discs_queue_repeat_pair_rate{{{}}} {}",
             label(s),
             s.repeat_pair_rate
-        );
+        ));
     }
-    let _ = writeln!(
-        out,
-        "# HELP discs_waves_total Matchmaking waves run by this instance."
-    );
-    let _ = writeln!(out, "# TYPE discs_waves_total counter");
+}
+
+/// The waves this instance ran and the pairs they made, per pool.
+fn waves(out: &mut Text, app: &ApiState) {
     let all = app.metrics.all();
-    for (pool, (waves, _)) in &all {
-        let _ = writeln!(out, "discs_waves_total{{pool=\"{pool}\"}} {waves}");
-    }
-    let _ = writeln!(
-        out,
-        "# HELP discs_pairs_total Pairs made by this instance's waves."
+    out.family(
+        "discs_waves_total",
+        "counter",
+        "Matchmaking waves run by this instance.",
     );
-    let _ = writeln!(out, "# TYPE discs_pairs_total counter");
-    for (pool, (_, pairs)) in &all {
-        let _ = writeln!(out, "discs_pairs_total{{pool=\"{pool}\"}} {pairs}");
+    for (pool, (waves, _)) in &all {
+        out.line(format_args!("discs_waves_total{{pool=\"{pool}\"}} {waves}"));
     }
+    out.family(
+        "discs_pairs_total",
+        "counter",
+        "Pairs made by this instance's waves.",
+    );
+    for (pool, (_, pairs)) in &all {
+        out.line(format_args!("discs_pairs_total{{pool=\"{pool}\"}} {pairs}"));
+    }
+}
+
+/// The rate limits (rates, bursts, refusals) and the configured per-match and per-player limits.
+fn limits(out: &mut Text, app: &ApiState) {
     let limits = [
         ("player", app.limiter.stats()),
         ("signup", app.signups.stats()),
@@ -133,37 +175,34 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
             1,
         ),
     ] {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} gauge");
+        out.family(name, "gauge", help);
         for (limit, (per_second, burst, _)) in &limits {
             let value = if pick == 0 { per_second } else { burst };
-            let _ = writeln!(out, "{name}{{limit=\"{limit}\"}} {value}");
+            out.line(format_args!("{name}{{limit=\"{limit}\"}} {value}"));
         }
     }
-    let _ = writeln!(
-        out,
-        "# HELP discs_rate_limited_total Calls refused with 429 by a rate limit."
+    out.family(
+        "discs_rate_limited_total",
+        "counter",
+        "Calls refused with 429 by a rate limit.",
     );
-    let _ = writeln!(out, "# TYPE discs_rate_limited_total counter");
     for (limit, (_, _, refused)) in &limits {
-        let _ = writeln!(
-            out,
+        out.line(format_args!(
             "discs_rate_limited_total{{limit=\"{limit}\"}} {refused}"
-        );
+        ));
     }
     for limit in Limit::ALL {
-        let _ = writeln!(
-            out,
+        out.line(format_args!(
             "discs_rate_limited_total{{limit=\"{}\"}} {}",
             limit.label(),
             app.metrics.refusals(limit)
-        );
+        ));
     }
-    let _ = writeln!(
-        out,
-        "# HELP discs_limit Configured limits: leaves per match at once (DISCS_LEAVES_PER_MATCH) and the seconds that earn one more (DISCS_LEAVE_REFILL_SECONDS); active solo matches against CPU levels 4-5 per player (DISCS_STRONG_SOLO_PER_PLAYER); analyses per player at once (DISCS_ANALYSES_PER_PLAYER)."
+    out.family(
+        "discs_limit",
+        "gauge",
+        "Configured limits: leaves per match at once (DISCS_LEAVES_PER_MATCH) and the seconds that earn one more (DISCS_LEAVE_REFILL_SECONDS); active solo matches against CPU levels 4-5 per player (DISCS_STRONG_SOLO_PER_PLAYER); analyses per player at once (DISCS_ANALYSES_PER_PLAYER).",
     );
-    let _ = writeln!(out, "# TYPE discs_limit gauge");
     for (name, value) in [
         ("leaves_per_match", u64::from(app.play.leaves_per_match)),
         (
@@ -179,8 +218,12 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
             app.searches.analyses_per_player() as u64,
         ),
     ] {
-        let _ = writeln!(out, "discs_limit{{limit=\"{name}\"}} {value}");
+        out.line(format_args!("discs_limit{{limit=\"{name}\"}} {value}"));
     }
+}
+
+/// This instance's CPU search slots: configured, running, waiting, refused.
+fn searches(out: &mut Text, app: &ApiState) {
     let searches = app.searches.stats();
     for (name, kind, help, value) in [
         (
@@ -208,40 +251,36 @@ pub async fn prometheus(app: &AppState) -> Result<String, ApiError> {
             searches.refused,
         ),
     ] {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        let _ = writeln!(out, "{name} {value}");
+        out.family(name, kind, help);
+        out.line(format_args!("{name} {value}"));
     }
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = projections::queries::checkpoints(&client)
-        .await
-        .map_err(unexpected)?;
-    let _ = writeln!(
-        out,
-        "# HELP discs_projection_events_total Events applied by each projection."
+}
+
+/// Each projection's events applied and checkpoint, and where the log ends.
+fn projections(out: &mut Text, rows: &[projections::queries::CheckpointRow]) {
+    out.family(
+        "discs_projection_events_total",
+        "counter",
+        "Events applied by each projection.",
     );
-    let _ = writeln!(out, "# TYPE discs_projection_events_total counter");
-    for r in &rows {
-        let _ = writeln!(
-            out,
+    for r in rows {
+        out.line(format_args!(
             "discs_projection_events_total{{projection=\"{}\"}} {}",
             r.name, r.events
-        );
+        ));
     }
-    let _ = writeln!(
-        out,
-        "# HELP discs_projection_position Log position of each projection's checkpoint and of the log's last event."
+    out.family(
+        "discs_projection_position",
+        "gauge",
+        "Log position of each projection's checkpoint and of the log's last event.",
     );
-    let _ = writeln!(out, "# TYPE discs_projection_position gauge");
-    for r in &rows {
-        let _ = writeln!(
-            out,
+    for r in rows {
+        out.line(format_args!(
             "discs_projection_position{{projection=\"{}\"}} {}",
             r.name, r.position
-        );
+        ));
     }
     if let Some(r) = rows.first() {
-        let _ = writeln!(out, "discs_log_position {}", r.log_position);
+        out.line(format_args!("discs_log_position {}", r.log_position));
     }
-    Ok(out)
 }

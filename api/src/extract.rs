@@ -11,7 +11,7 @@ use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::ratelimit::ByAddress;
 use crate::reasons::Unauthenticated;
-use crate::state::AppState;
+use crate::state::ApiState;
 
 impl FromRequest for Auth {
     type Error = ApiError;
@@ -23,7 +23,7 @@ impl FromRequest for Auth {
 }
 
 fn authenticate(req: &HttpRequest) -> Result<Auth, ApiError> {
-    let state = AppState::of(req)?;
+    let state = ApiState::of(req)?;
     let token = bearer(req)
         .or_else(|| query_token(req))
         .ok_or_else(|| ApiError::Unauthorized(Unauthenticated::BearerRequired))?;
@@ -60,7 +60,7 @@ impl FromRequest for ByAddress {
 }
 
 fn by_address(req: &HttpRequest) -> Result<ByAddress, ApiError> {
-    let state = AppState::of(req)?;
+    let state = ApiState::of(req)?;
     if let Some(peer) = req.peer_addr() {
         state.anonymous.check(&peer.ip())?;
     }

@@ -11,12 +11,13 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+use service::live::answers::{self, Body, Key, KeyRecord, Stored};
+use service::reasons::Invalid;
+
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::error::unexpected;
 use crate::lang::Lang;
-use crate::reasons::Invalid;
-use crate::state::AppState;
+use crate::state::ApiState;
 
 /// What a state-changing handler produces: a status and a JSON body.
 pub type Reply = Result<(StatusCode, Body), ApiError>;
@@ -25,66 +26,12 @@ pub type Reply = Result<(StatusCode, Body), ApiError>;
 /// whether it is already stored (committed in the command's own transaction).
 pub type KeyedReply = Result<(StatusCode, Body, bool), ApiError>;
 
-/// A JSON answer: a value, or bytes serialized once from a typed view (the moves' answers,
-/// which never need to become a `serde_json::Value` on their way out).
-#[derive(Debug, Clone)]
-pub enum Body {
-    Value(serde_json::Value),
-    Serialized(Vec<u8>),
-}
-
-impl Body {
-    /// `value` serialized now.
-    pub fn of<T: serde::Serialize>(value: &T) -> Result<Body, ApiError> {
-        serde_json::to_vec(value)
-            .map(Body::Serialized)
-            .map_err(unexpected)
-    }
-
-    /// As a value (to store it).
-    fn to_value(&self) -> Result<serde_json::Value, ApiError> {
-        match self {
-            Body::Value(v) => Ok(v.clone()),
-            Body::Serialized(bytes) => serde_json::from_slice(bytes).map_err(unexpected),
-        }
-    }
-
-    fn into_bytes(self) -> Vec<u8> {
-        match self {
-            Body::Value(v) => serde_json::to_vec(&v).unwrap_or_default(),
-            Body::Serialized(bytes) => bytes,
-        }
-    }
-}
-
-impl From<serde_json::Value> for Body {
-    fn from(v: serde_json::Value) -> Body {
-        Body::Value(v)
-    }
-}
-
-/// A request's `Idempotency-Key`, as its answer is stored under.
-#[derive(Debug, Clone)]
-pub struct KeyRecord {
-    pub player: Uuid,
-    pub key: String,
-    pub request_hash: Vec<u8>,
-}
-
-/// The command id a handler gives the log, and the key its answer is stored under (none
-/// without an `Idempotency-Key`).
-#[derive(Debug, Clone)]
-pub struct Key {
-    pub command_id: Uuid,
-    pub record: Option<KeyRecord>,
-}
-
 const MAX_KEY: usize = 200;
 
 /// Reads the body of a state-changing request, then runs `handler` on it at most once per
 /// (player, key) as [`once`] does.
 pub async fn command<F, Fut>(
-    app: &AppState,
+    app: &ApiState,
     auth: &Auth,
     req: &HttpRequest,
     payload: actix_web::web::Payload,
@@ -108,7 +55,7 @@ fn unstored(reply: Reply) -> KeyedReply {
 /// [`command`] for handlers that commit their answer with their command: they receive the
 /// key's record and say whether they stored it.
 pub async fn command_keyed<F, Fut>(
-    app: &AppState,
+    app: &ApiState,
     auth: &Auth,
     req: &HttpRequest,
     payload: actix_web::web::Payload,
@@ -129,7 +76,7 @@ where
 /// Runs `handler` at most once per (player, key): it receives the command id to give the
 /// event log (derived from the key, so that even racing twins write once).
 pub async fn once<F, Fut>(
-    app: &AppState,
+    app: &ApiState,
     auth: &Auth,
     req: &HttpRequest,
     body: &[u8],
@@ -147,7 +94,7 @@ where
 
 /// [`once`] for handlers that receive the whole [`Key`] and may store their answer.
 async fn once_keyed<F, Fut>(
-    app: &AppState,
+    app: &ApiState,
     auth: &Auth,
     req: &HttpRequest,
     body: &[u8],
@@ -165,7 +112,7 @@ where
 }
 
 async fn run<F, Fut>(
-    app: &AppState,
+    app: &ApiState,
     auth: &Auth,
     req: &HttpRequest,
     body: &[u8],
@@ -187,7 +134,7 @@ where
     let request_hash = request_hash(req, body);
     let player = auth.player.as_uuid();
 
-    if let Some(stored) = stored(app, player, &key).await? {
+    if let Some(stored) = answers::stored(app, player, &key).await? {
         return replay(stored, &request_hash);
     }
     let command_id = Uuid::new_v5(&player, key.as_bytes());
@@ -205,40 +152,21 @@ where
         // Committed with the command: that transaction is the answer's only write.
         Ok((_, _, true)) => return Ok(reply(outcome)),
         Ok((status, body, false)) => (*status, body.to_value()?),
-        // Unexpected failures and rate limits are not answers worth repeating: retrying may
-        // succeed, so they are not stored.
-        Err(
-            ApiError::Unexpected(_)
-            | ApiError::Unavailable(_)
-            | ApiError::RateLimited(_)
-            | ApiError::StrongSoloLimit(_),
-        ) => {
-            return Ok(reply(outcome));
-        }
+        // Failures a retry may get past are not answers worth repeating.
+        Err(ApiError::Core(e)) if e.is_transient() => return Ok(reply(outcome)),
         Err(e) => (
             e.status_code(),
             serde_json::to_value(e.problem(lang)).unwrap_or_default(),
         ),
     };
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let inserted = client
-        .execute(
-            "INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            &[
-                &player,
-                &key,
-                &request_hash,
-                &i32::from(status.as_u16()),
-                &body,
-                &app.now(),
-            ],
-        )
-        .await
-        .map_err(unexpected)?;
-    if inserted == 0 {
+    let record = KeyRecord {
+        player,
+        key: key.clone(),
+        request_hash: request_hash.clone(),
+    };
+    if !answers::store(app, &record, status.as_u16(), &body, app.now()).await? {
         // A twin request got there first: its answer is the answer.
-        if let Some(stored) = stored(app, player, &key).await? {
+        if let Some(stored) = answers::stored(app, player, &key).await? {
             return replay(stored, &request_hash);
         }
     }
@@ -255,7 +183,7 @@ pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
         .ok()
         .filter(|k| !k.is_empty() && k.len() <= MAX_KEY && k.bytes().all(|b| b.is_ascii_graphic()))
         .map(|k| Some(k.to_owned()))
-        .ok_or_else(|| ApiError::InvalidRequest(Invalid::IdempotencyKey { max: MAX_KEY }))
+        .ok_or_else(|| Invalid::IdempotencyKey { max: MAX_KEY }.into())
 }
 
 /// What tells a retry from another request under the same key: method, path and body.
@@ -269,36 +197,11 @@ pub fn request_hash(req: &HttpRequest, body: &[u8]) -> Vec<u8> {
     hasher.finalize().to_vec()
 }
 
-struct Stored {
-    request_hash: Vec<u8>,
-    status: i32,
-    body: serde_json::Value,
-}
-
-async fn stored(app: &AppState, player: Uuid, key: &str) -> Result<Option<Stored>, ApiError> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let row = client
-        .query_opt(
-            "SELECT request_hash, status, body FROM idempotency_keys WHERE player_id = $1 AND key = $2",
-            &[&player, &key],
-        )
-        .await
-        .map_err(unexpected)?;
-    Ok(row.map(|r| Stored {
-        request_hash: r.get(0),
-        status: r.get(1),
-        body: r.get(2),
-    }))
-}
-
 fn replay(stored: Stored, request_hash: &[u8]) -> Result<HttpResponse, ApiError> {
     if stored.request_hash != request_hash {
-        return Err(ApiError::IdempotencyKeyReused);
+        return Err(service::Error::IdempotencyKeyReused.into());
     }
-    let status = u16::try_from(stored.status)
-        .ok()
-        .and_then(|s| StatusCode::from_u16(s).ok())
-        .unwrap_or(StatusCode::OK);
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
     let content_type = if status.is_success() {
         "application/json"
     } else {

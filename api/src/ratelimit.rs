@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::error::ApiError;
+use service::Error;
 
 /// A call without a token, counted against its client address's bucket
 /// (`DISCS_ANON_PER_SECOND`, `DISCS_ANON_BURST`): an extractor, so a handler that takes it is
@@ -70,7 +71,7 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
         } else {
             self.refused.fetch_add(1, Ordering::Relaxed);
             let wait = ((1.0 - bucket.tokens) / self.per_second).ceil().max(1.0);
-            Err(ApiError::RateLimited(wait as u64))
+            Err(Error::RateLimited(wait as u64).into())
         }
     }
 }
@@ -87,7 +88,7 @@ mod tests {
         }
         assert!(matches!(
             limiter.check(&"ada"),
-            Err(ApiError::RateLimited(1))
+            Err(ApiError::Core(Error::RateLimited(1)))
         ));
         assert!(limiter.check(&"bob").is_ok(), "buckets are per key");
     }

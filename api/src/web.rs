@@ -13,7 +13,8 @@ use sha2::{Digest, Sha256};
 use crate::error::ApiError;
 use crate::lang::Lang;
 use crate::ratelimit::ByAddress;
-use crate::reasons::Missing;
+use service::Error;
+use service::reasons::Missing;
 
 /// The pages; each answers the shell, and the script renders the page its address names.
 pub const PAGES: [&str; 7] = [
@@ -138,7 +139,7 @@ async fn asset(
         .iter()
         .find(|a| a.name == file)
         .filter(|_| version == assets.version)
-        .ok_or(ApiError::NotFound(Missing::Asset))?;
+        .ok_or(Error::NotFound(Missing::Asset))?;
     let gzip = req
         .headers()
         .get(header::ACCEPT_ENCODING)

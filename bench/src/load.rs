@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use api::config::{DatabaseConfig, PlayConfig, ServeConfig};
-use api::startup::Application;
 use clap::Parser;
+use discs::startup::Application;
 use serde_json::{Value, json};
+use service::config::{DatabaseConfig, PlayConfig, ServeConfig};
 use tokio::sync::Mutex;
 
 #[derive(Parser)]

@@ -17,7 +17,7 @@ use futures_util::FutureExt;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use api::startup::Application;
+use discs::startup::Application;
 use domain::games::GameId;
 use domain::games::any::{AnyPosition, split_moves};
 use eventlog::testing::TestDb;
@@ -36,7 +36,7 @@ struct Site {
     port: u16,
     base: String,
     http: reqwest::Client,
-    state: Mutex<api::state::AppState>,
+    state: Mutex<api::state::ApiState>,
     stop: Mutex<Option<(oneshot::Sender<()>, tokio::task::JoinHandle<()>)>>,
     driver: Driver,
     sessions: Sessions,
@@ -114,7 +114,7 @@ async fn serve(
     db_url: &str,
     port: u16,
 ) -> (
-    api::state::AppState,
+    api::state::ApiState,
     u16,
     (oneshot::Sender<()>, tokio::task::JoinHandle<()>),
 ) {
@@ -125,7 +125,7 @@ async fn serve(
     let app = Application::build(config)
         .await
         .expect("the application builds");
-    let (state, port) = (app.state(), app.port());
+    let (state, port) = (app.edge(), app.port());
     let (tx, rx) = oneshot::channel::<()>();
     let done = tokio::spawn(async move {
         app.run_until(async move {

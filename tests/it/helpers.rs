@@ -3,18 +3,20 @@
 
 use std::sync::Arc;
 
-use api::clock::ManualClock;
-use api::config::{DatabaseConfig, ServeConfig};
-use api::startup::Application;
-use api::state::AppState;
+use discs::startup::Application;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use service::clock::ManualClock;
+use service::config::{DatabaseConfig, ServeConfig};
+use service::state::AppState;
 use time::{Duration, OffsetDateTime};
 
 pub struct TestApp {
     pub base: String,
     pub http: reqwest::Client,
     pub state: AppState,
+    /// The HTTP edge's own state (token keys, rate limits).
+    pub edge: api::state::ApiState,
     pub clock: Arc<ManualClock>,
     pub db_url: String,
     /// The test's database, dropped with the last instance that holds it.
@@ -111,11 +113,13 @@ pub async fn spawn_on(db_url: &str, config: ServeConfig) -> TestApp {
         .expect("the application builds");
     let base = format!("http://127.0.0.1:{}", app.port());
     let state = app.state();
+    let edge = app.edge();
     tokio::spawn(app.run_until_stopped());
     TestApp {
         base,
         http: reqwest::Client::new(),
         state,
+        edge,
         clock,
         db_url: db_url.to_owned(),
         db: None,
@@ -175,7 +179,7 @@ impl TestApp {
         let p = self.player(name).await;
         let id: domain::ids::PlayerId = p.id.parse().expect("a player id");
         let token = self
-            .state
+            .edge
             .keys
             .issue(id, api::auth::Role::Admin, self.state.now())
             .expect("a token");
@@ -410,14 +414,14 @@ impl TestApp {
     /// Catches the queue projection up, then runs one wave over every pool.
     pub async fn wave(&self) -> usize {
         self.project().await;
-        let reports = api::ranked::run_waves(&self.state)
+        let reports = service::ranked::run_waves(&self.state)
             .await
             .expect("the wave runs");
         reports.values().map(|r| r.paired).sum()
     }
 
     pub async fn run_workers(&self) -> usize {
-        api::workers::run_until_idle(&self.state)
+        service::workers::run_until_idle(&self.state)
             .await
             .expect("workers run")
     }

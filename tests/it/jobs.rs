@@ -7,10 +7,10 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use api::jobs::{Ended, LEASE, MAX_ATTEMPTS};
 use domain::analysis::position_after;
 use domain::games::GameId;
 use domain::ids::JobId;
+use service::analysis::jobs::{Ended, LEASE, MAX_ATTEMPTS};
 
 use crate::helpers::{Player, Res, TestApp, config, spawn_app, spawn_app_with, spawn_on};
 
@@ -59,12 +59,19 @@ async fn a_job_is_queued_run_to_an_exact_answer_and_cached() {
     assert_eq!(foreign.status, StatusCode::NOT_FOUND);
     assert_eq!(foreign.code(), "not_found");
 
-    let ran = api::jobs::run_next(&app.state).await.expect("a run");
+    let ran = service::analysis::jobs::run_next(&app.state)
+        .await
+        .expect("a run");
     assert_eq!(
         ran.map(|(id, ended)| (id.to_string(), ended)),
         Some((id.clone(), Ended::Done))
     );
-    assert_eq!(api::jobs::run_next(&app.state).await.expect("a look"), None);
+    assert_eq!(
+        service::analysis::jobs::run_next(&app.state)
+            .await
+            .expect("a look"),
+        None
+    );
     let done = app.job(&ada, &id).await;
     assert_eq!(done.status, StatusCode::OK);
     assert_eq!(done.body["status"], "done", "{:?}", done.body);
@@ -102,7 +109,9 @@ async fn a_reversi_job_solves_beyond_what_an_interactive_analysis_can() {
     assert_eq!(estimate.body["exact"], false, "{:?}", estimate.body);
 
     let id = job_id(&app.queue_job(&ada, body.clone()).await);
-    let ran = api::jobs::run_next(&app.state).await.expect("a run");
+    let ran = service::analysis::jobs::run_next(&app.state)
+        .await
+        .expect("a run");
     assert_eq!(ran.map(|(_, ended)| ended), Some(Ended::Done));
     let done = app.job(&ada, &id).await;
     assert_eq!(done.body["status"], "done", "{:?}", done.body);
@@ -171,7 +180,7 @@ async fn a_job_whose_instance_died_is_taken_up_by_another_and_completes() {
     let id = job_id(&first.queue_job(&ada, body).await);
 
     // The first instance claims the job, then dies: it never renews its lease.
-    let claimed = api::jobs::claim(&first.state)
+    let claimed = service::analysis::jobs::claim(&first.state)
         .await
         .expect("a claim")
         .expect("the queued job");
@@ -186,7 +195,7 @@ async fn a_job_whose_instance_died_is_taken_up_by_another_and_completes() {
     assert_eq!(second.job(&ada, &id).await.body["status"], "running");
     // While the lease holds, nobody else takes it.
     assert!(
-        api::jobs::claim(&second.state)
+        service::analysis::jobs::claim(&second.state)
             .await
             .expect("a look")
             .is_none()
@@ -195,7 +204,9 @@ async fn a_job_whose_instance_died_is_taken_up_by_another_and_completes() {
     second
         .clock
         .advance(time::Duration::try_from(LEASE).expect("a lease") + time::Duration::SECOND);
-    let ran = api::jobs::run_next(&second.state).await.expect("a run");
+    let ran = service::analysis::jobs::run_next(&second.state)
+        .await
+        .expect("a run");
     assert_eq!(
         ran,
         Some((id.parse::<JobId>().expect("an id"), Ended::Done))
@@ -214,11 +225,15 @@ async fn a_job_whose_instances_keep_dying_fails_after_its_last_attempt() {
     let id = job_id(&app.queue_job(&ada, body).await);
     let lease = time::Duration::try_from(LEASE).expect("a lease") + time::Duration::SECOND;
     for attempt in 1..=MAX_ATTEMPTS {
-        let claimed = api::jobs::claim(&app.state).await.expect("a claim");
+        let claimed = service::analysis::jobs::claim(&app.state)
+            .await
+            .expect("a claim");
         assert_eq!(claimed.map(|c| c.attempt), Some(attempt));
         app.clock.advance(lease);
     }
-    let ran = api::jobs::run_next(&app.state).await.expect("a run");
+    let ran = service::analysis::jobs::run_next(&app.state)
+        .await
+        .expect("a run");
     assert_eq!(ran.map(|(_, ended)| ended), Some(Ended::Failed));
     let failed = app.job(&ada, &id).await;
     assert_eq!(failed.body["status"], "failed");
@@ -239,7 +254,9 @@ async fn a_job_at_its_time_cap_answers_with_its_best_estimate() {
         &app.queue_job(&ada, json!({"game": "four_in_a_row", "moves": ""}))
             .await,
     );
-    let ran = api::jobs::run_next(&app.state).await.expect("a run");
+    let ran = service::analysis::jobs::run_next(&app.state)
+        .await
+        .expect("a run");
     assert_eq!(ran.map(|(_, ended)| ended), Some(Ended::Done));
     let done = app.job(&ada, &id).await;
     assert_eq!(done.body["status"], "done");
@@ -265,12 +282,12 @@ async fn a_running_job_gives_way_to_an_analysis_and_resumes_to_the_same_answer()
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
     let (body, score) = solver_line(L2_R1, 7);
     let id = job_id(&app.queue_job(&ada, body).await);
-    let claimed = api::jobs::claim(&app.state)
+    let claimed = service::analysis::jobs::claim(&app.state)
         .await
         .expect("a claim")
         .expect("the job");
     let state = app.state.clone();
-    let running = tokio::spawn(async move { api::jobs::run(&state, claimed).await });
+    let running = tokio::spawn(async move { service::analysis::jobs::run(&state, claimed).await });
     // Whether the job searches already or not, the analysis is not refused: the job gives way.
     let (other, _) = solver_line(L2_R1, 8);
     let analysis = app.analyse(&bob, other, None).await;

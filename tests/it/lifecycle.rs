@@ -155,8 +155,8 @@ async fn two_instances_never_fire_a_timeout_twice() {
     app.clock.advance(time::Duration::seconds(31));
     other.clock.advance(time::Duration::seconds(31));
     let (a, b) = tokio::join!(
-        api::workers::run_until_idle(&app.state),
-        api::workers::run_until_idle(&other.state)
+        service::workers::run_until_idle(&app.state),
+        service::workers::run_until_idle(&other.state)
     );
     a.expect("first instance");
     b.expect("second instance");

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use api::commit::Stage;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use service::live::commit::Stage;
 
 use crate::helpers::{Player, TestApp, config, spawn_app, spawn_on, types};
 
@@ -185,10 +185,12 @@ async fn the_repair_recreates_missing_and_stale_work_rows_and_the_timeout_fires(
         .await
         .expect("insert");
 
-    let report = api::workers::repair_work(&app.state).await.expect("repair");
+    let report = service::workers::repair_work(&app.state)
+        .await
+        .expect("repair");
     assert_eq!(
         report,
-        api::workers::Repair {
+        service::workers::Repair {
             created: 1,
             fixed: 1,
             removed: 1
@@ -198,8 +200,10 @@ async fn the_repair_recreates_missing_and_stale_work_rows_and_the_timeout_fires(
     assert_eq!(work_row(&app, &stale).await, Some((true, 2)));
     assert_eq!(work_row(&app, &done).await, None);
     // Nothing left to repair.
-    let again = api::workers::repair_work(&app.state).await.expect("repair");
-    assert_eq!(again, api::workers::Repair::default());
+    let again = service::workers::repair_work(&app.state)
+        .await
+        .expect("repair");
+    assert_eq!(again, service::workers::Repair::default());
 
     app.advance(31).await;
     for id in [&lost, &stale] {
@@ -506,8 +510,8 @@ async fn a_leader_applies_the_log_readers_batches_and_writes_only_what_it_must()
 }
 
 /// A command on a fresh stream of its own.
-fn fresh_stream_job(n: u32) -> api::commit::Job {
-    api::commit::Job {
+fn fresh_stream_job(n: u32) -> service::live::commit::Job {
+    service::live::commit::Job {
         command_id: uuid::Uuid::now_v7(),
         appends: vec![eventlog::StreamAppend {
             stream: format!("lane-test-{n}-{}", uuid::Uuid::now_v7()),
@@ -530,7 +534,7 @@ fn fresh_stream_job(n: u32) -> api::commit::Job {
 async fn a_thread_whose_runtime_stopped_gets_a_new_lane_of_the_committer() {
     let app = spawn_app().await;
     let settings = eventlog::settings(&app.db_url).expect("settings");
-    let committer = api::commit::Committer::new(settings, 1);
+    let committer = service::live::commit::Committer::new(settings, 1);
     // Two runtimes, one after the other, on one thread (an HTTP worker restarted): the first
     // one's lane stops with it, and the second one's commands still commit.
     let outcomes = std::thread::spawn(move || {
@@ -578,7 +582,7 @@ async fn stored_answers_are_purged_after_a_day_and_a_late_retry_is_still_applied
     assert_eq!(status, StatusCode::OK, "{body:?}");
     let answers = stored_answers(&app).await;
 
-    let purged = api::workers::purge_answers(&app.state)
+    let purged = service::workers::purge_answers(&app.state)
         .await
         .expect("the purge runs");
     assert_eq!(purged, 1, "only the answer older than a day");

@@ -406,6 +406,6 @@ async fn calls_without_a_token_beyond_the_limit_per_address_get_429_but_probes_d
         .get(&format!("/v1/players/{}", ada.id), &ada.token)
         .await;
     assert_eq!(me.status, StatusCode::OK, "{:?}", me.body);
-    let counted = app.state.anonymous.stats();
+    let counted = app.edge.anonymous.stats();
     assert_eq!((counted.0, counted.1, counted.2), (0.01, 2.0, 1));
 }

@@ -253,7 +253,7 @@ async fn a_ticket_is_cancelled_or_matched_never_both() {
         app.project().await;
         let path = format!("/v1/queue/{}", tickets[0]);
         let cancel = app.delete(&path, &a.token);
-        let wave = api::ranked::run_waves(&app.state);
+        let wave = service::ranked::run_waves(&app.state);
         let (cancelled, waved) = tokio::join!(cancel, wave);
         let paired: usize = waved.expect("wave").values().map(|r| r.paired).sum();
         let first = app
@@ -321,8 +321,8 @@ async fn two_instances_running_waves_at_once_match_each_ticket_once() {
     }
     one.project().await;
     let (a, b) = tokio::join!(
-        api::ranked::run_waves(&one.state),
-        api::ranked::run_waves(&two.state)
+        service::ranked::run_waves(&one.state),
+        service::ranked::run_waves(&two.state)
     );
     let made: usize = [a, b]
         .into_iter()
@@ -520,7 +520,7 @@ async fn the_audit_finds_a_planted_mismatch_and_a_tampered_event() {
         .await
         .expect("audit");
     assert!(
-        api::cli::audit_table(&report)
+        discs::cli::audit_table(&report)
             .contains("every stored rating (ratings, leaderboard) equals the log's")
     );
 
@@ -836,5 +836,5 @@ async fn the_audit_checks_the_leaderboards_own_copy_of_each_rating() {
     let (stored, recomputed) = (m.stored.expect("a row"), m.recomputed.expect("a rating"));
     assert!((recomputed.deviation - stored.deviation - 3.0).abs() < 1e-9);
     assert_eq!(m.first_diverging_match, None);
-    assert!(api::cli::audit_table(&report).contains("leaderboard"));
+    assert!(discs::cli::audit_table(&report).contains("leaderboard"));
 }

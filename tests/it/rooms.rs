@@ -193,12 +193,12 @@ async fn rooms_that_never_started_a_match_are_purged_after_a_day() {
     let idle_id = idle["room_id"].as_str().expect("a room id").to_owned();
     app.room_match(&ada, &bob, "reversi").await;
     app.clock.advance(time::Duration::hours(23));
-    let purged = api::workers::purge_rooms(&app.state)
+    let purged = service::workers::purge_rooms(&app.state)
         .await
         .expect("the purge runs");
     assert_eq!(purged, 0, "a room younger than DISCS_ROOM_IDLE_HOURS stays");
     app.clock.advance(time::Duration::hours(2));
-    let purged = api::workers::purge_rooms(&app.state)
+    let purged = service::workers::purge_rooms(&app.state)
         .await
         .expect("the purge runs");
     assert_eq!(purged, 1, "only the room that never started a match");

@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use service::checks;
 use uuid::Uuid;
 
 use domain::games::GameId;
@@ -15,10 +16,12 @@ use projections::{Projection, audit, rebuild};
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
+use crate::input;
 use crate::ratelimit::ByAddress;
-use crate::reasons::{Invalid, Missing};
-use crate::state::AppState;
-use crate::{input, metrics};
+use crate::state::ApiState;
+use service::Error;
+use service::metrics;
+use service::reasons::{Invalid, Missing};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -87,13 +90,13 @@ fn audit_error(e: projections::Error) -> ApiError {
 
 /// `GET /v1/admin/audits/ratings?game&exclude_players=id,id`.
 pub async fn audit_ratings(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     query: Result<web::Query<AuditQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let q = query.map_err(input::query_error)?;
-    let exclude = input::player_list(q.exclude_players.as_deref())?;
+    let exclude = checks::player_list(q.exclude_players.as_deref())?;
     let report = audit::ratings(&app.log, q.game, &exclude)
         .await
         .map_err(audit_error)?;
@@ -102,14 +105,14 @@ pub async fn audit_ratings(
 
 /// `GET /v1/admin/players/{id}/ratings/{game}/explain`.
 pub async fn explain(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let (raw_player, raw_game) = path.into_inner();
-    let player: PlayerId = input::id(&raw_player)?;
-    let game = input::game(&raw_game)?;
+    let player: PlayerId = checks::id(&raw_player)?;
+    let game = checks::game(&raw_game)?;
     let explanation = audit::explain(&app.log, player, game)
         .await
         .map_err(audit_error)?;
@@ -126,7 +129,7 @@ pub async fn explain(
 }
 
 /// `GET /v1/admin/flags`.
-pub async fn flags(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+pub async fn flags(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let flags = audit::flags(&app.log, audit::FlagRules::default())
         .await
@@ -135,7 +138,7 @@ pub async fn flags(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse,
 }
 
 /// `GET /v1/admin/queue/stats`.
-pub async fn queue_stats(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+pub async fn queue_stats(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let pools = crate::exposition::pool_stats(&app).await?;
     Ok(HttpResponse::Ok().json(QueueStats {
@@ -175,7 +178,7 @@ fn projection(raw: &str) -> Result<Projection, ApiError> {
 
 /// `POST /v1/admin/projections/{name}/rebuild`: starts a rebuild in the background; 202.
 pub async fn start_rebuild(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
@@ -195,7 +198,7 @@ pub async fn start_rebuild(
 
 /// `GET /v1/admin/projections/{name}`: the checkpoint and the latest rebuild.
 pub async fn get_projection(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
@@ -205,7 +208,7 @@ pub async fn get_projection(
     let cp = projections::queries::checkpoint(&client, p.name())
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound(Missing::Projection))?;
+        .ok_or(Error::NotFound(Missing::Projection))?;
     let last = projections::queries::latest_rebuild(&client, p.name())
         .await
         .map_err(unexpected)?;
@@ -234,7 +237,7 @@ pub async fn get_projection(
 }
 
 /// `GET /metrics`: Prometheus text.
-pub async fn prometheus(_: ByAddress, app: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn prometheus(_: ByAddress, app: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
     let body = crate::exposition::prometheus(&app).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")

@@ -5,6 +5,7 @@
 //! never holds up the async workers. Their time budget lives here: a timer sets the search's stop
 //! flag when `budget_ms` runs out (the domain reads no clock), and so does a dropped request.
 
+use service::checks;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -22,14 +23,17 @@ use domain::search::Limits;
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
-use crate::idempotency::{self, Body};
+use crate::idempotency;
 use crate::input;
-use crate::jobs;
-use crate::play;
-use crate::reasons::{Active, Invalid};
-use crate::searches::StopOnDrop;
-use crate::solved::{self, Source};
-use crate::state::AppState;
+use crate::state::ApiState;
+use service::Error;
+use service::analysis::jobs;
+use service::analysis::searches::StopOnDrop;
+use service::analysis::solved::{self, Source};
+use service::live::answers::Body;
+use service::live::play;
+use service::reasons::{Active, Invalid};
+use service::state::AppState;
 
 /// `budget_ms` when the client names none, for one position.
 const DEFAULT_BUDGET_MS: u64 = 2_000;
@@ -169,7 +173,7 @@ fn side_of(game: GameId, letter: &str) -> Result<Side, ApiError> {
 
 /// `POST /v1/analysis[?budget_ms=n]`: the score and best moves of one position.
 pub async fn position(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     query: Result<web::Query<BudgetQuery>, actix_web::Error>,
     payload: web::Payload,
@@ -220,7 +224,7 @@ pub async fn position(
 /// `GET /v1/matches/{id}/analysis[?budget_ms=n]`: a finished match ply by ply. A seated caller
 /// counts as present, as for every read of a match.
 pub async fn of_match(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
     query: Result<web::Query<BudgetQuery>, actix_web::Error>,
@@ -228,10 +232,10 @@ pub async fn of_match(
     app.limiter.check(&auth.player)?;
     let query = query.map_err(input::query_error)?;
     let budget = query.budget(DEFAULT_MATCH_BUDGET_MS)?;
-    let loaded = play::open(&app, &auth, &path).await?;
+    let loaded = play::open(&app, auth.player, &path).await?;
     let m = loaded.get()?;
     if !m.is_finished() {
-        return Err(ApiError::MatchActive(Active::Analysis));
+        return Err(Error::MatchActive(Active::Analysis).into());
     }
     let (game, moves, match_id) = (m.game, m.moves.clone(), loaded.id);
     // The record was replayed from the log: a move that does not replay is a broken log.
@@ -286,7 +290,7 @@ pub async fn of_match(
 /// `POST /v1/analysis/jobs`: queues a search of a position (the body of `POST /v1/analysis`)
 /// that runs in the background until it is exact or its time cap is spent; 202 with the job.
 pub async fn create_job(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     payload: web::Payload,
@@ -305,11 +309,11 @@ pub async fn create_job(
 
 /// `GET /v1/analysis/jobs/{job_id}`: your job, its progress and, once done, its answer.
 pub async fn get_job(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id: JobId = input::id(&path)?;
+    let id: JobId = checks::id(&path)?;
     Ok(HttpResponse::Ok().json(jobs::own(&app, auth.player, id).await?))
 }
 

@@ -5,7 +5,7 @@ use actix_web::{HttpResponse, web};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::state::AppState;
+use crate::state::ApiState;
 
 /// `/healthz`: `{"status": "ok"}`.
 #[derive(Serialize, JsonSchema)]
@@ -49,7 +49,7 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Alive { status: "ok" })
 }
 
-pub async fn readyz(app: web::Data<AppState>) -> HttpResponse {
+pub async fn readyz(app: web::Data<ApiState>) -> HttpResponse {
     match eventlog::migrations_pending(&app.pool).await {
         Ok(0) => HttpResponse::Ok().json(Readiness {
             status: "ready",
@@ -59,7 +59,7 @@ pub async fn readyz(app: web::Data<AppState>) -> HttpResponse {
             .json(not_ready(format!("{n} migrations not applied"))),
         // The cause goes to the log (at most once per interval), not to whoever asks.
         Err(e) => {
-            crate::error::log_outage(&e.to_string());
+            service::error::log_outage(&e.to_string());
             let reason = if e.is_outage() {
                 "the database does not answer"
             } else {

@@ -4,13 +4,14 @@
 use actix_web::{HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use service::checks;
 use uuid::Uuid;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
 use crate::input;
-use crate::state::AppState;
+use crate::state::ApiState;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -38,14 +39,14 @@ pub struct Entry {
 
 /// `GET /v1/leaderboards/{game}?limit` (default 50, at most 500).
 pub async fn get(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     _auth: Auth,
     path: web::Path<String>,
     query: Result<web::Query<BoardQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = input::game(&path)?;
+    let game = checks::game(&path)?;
     let q = query.map_err(input::query_error)?;
-    let limit = input::limit(q.limit)?;
+    let limit = checks::limit(q.limit)?;
     let client = app.pool.get().await.map_err(unexpected)?;
     let entries = projections::queries::leaderboard(&client, game, limit)
         .await

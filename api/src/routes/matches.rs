@@ -5,6 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use service::checks;
 
 use domain::cpu;
 use domain::games::GameId;
@@ -15,13 +16,15 @@ use domain::matches::{
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::idempotency::{self, Body};
+use crate::idempotency;
 use crate::input;
-use crate::metrics::Limit;
-use crate::play;
-use crate::reasons::{Illegal, Invalid};
-use crate::state::AppState;
-use crate::views::{EventView, PlyJson};
+use crate::state::ApiState;
+use service::Error;
+use service::live::answers::Body;
+use service::live::play;
+use service::metrics::Limit;
+use service::reasons::{Illegal, Invalid};
+use service::views::{EventView, PlyJson};
 
 /// Who moves first: the player or the CPU.
 #[derive(Deserialize, JsonSchema)]
@@ -55,7 +58,7 @@ fn me() -> FirstChoice {
 
 /// `POST /v1/matches`: a solo match against the CPU.
 pub async fn create_solo(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     payload: web::Payload,
@@ -63,7 +66,7 @@ pub async fn create_solo(
     let (app, auth) = (&app, &auth);
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let solo: NewSolo = input::json(&body)?;
-        input::cpu_level(solo.cpu_level)?;
+        checks::cpu_level(solo.cpu_level)?;
         let command_id = key.command_id;
         let id = MatchId::of_command(command_id);
         let create = CreateMatch {
@@ -95,11 +98,11 @@ pub async fn create_solo(
 
 /// `GET /v1/matches/{id}`.
 pub async fn get(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let loaded = play::open(&app, &auth, &path).await?;
+    let loaded = play::open(&app, auth.player, &path).await?;
     Ok(HttpResponse::Ok().json(loaded.view()?))
 }
 
@@ -117,7 +120,7 @@ pub struct MoveBody {
 
 /// `POST /v1/matches/{id}/moves`.
 pub async fn post_move(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -126,7 +129,7 @@ pub async fn post_move(
     seated_command(app, auth, req, path, payload, |body, seat| {
         let m: MoveBody = input::json(body)?;
         if m.mv.len() > 8 {
-            return Err(ApiError::IllegalMove(Illegal::NotAMove(m.mv)));
+            return Err(Error::IllegalMove(Illegal::NotAMove(m.mv)).into());
         }
         Ok((
             Action::PlayMove {
@@ -150,7 +153,7 @@ pub struct VersionBody {
 
 /// `POST /v1/matches/{id}/resign`.
 pub async fn resign(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -165,7 +168,7 @@ pub async fn resign(
 
 /// `POST /v1/matches/{id}/leave`.
 pub async fn leave(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -176,7 +179,7 @@ pub async fn leave(
 
 /// `POST /v1/matches/{id}/return`.
 pub async fn return_(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -188,18 +191,18 @@ pub async fn return_(
 /// `POST /v1/matches/{id}/heartbeat`: presence only; writes no event (unless it brings an away
 /// player back).
 pub async fn heartbeat(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let loaded = play::open(&app, &auth, &path).await?;
+    let loaded = play::open(&app, auth.player, &path).await?;
     loaded.seat_required(auth.player)?;
     Ok(HttpResponse::Ok().json(loaded.view()?))
 }
 
 /// Leaving and returning: no-ops (answered with the view) when already in that state.
 async fn presence_command(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -209,20 +212,21 @@ async fn presence_command(
     let (app, auth) = (&app, &auth);
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let b: VersionBody = input::json(&body)?;
-        let id: MatchId = input::id(&path)?;
+        let id: MatchId = checks::id(&path)?;
         let loaded = play::load(app, id).await?;
         let seat = loaded.seat_required(auth.player)?;
         let m = loaded.get()?;
         if m.is_finished() {
-            return Err(ApiError::MatchFinished);
+            return Err(Error::MatchFinished.into());
         }
         if let Some(expected) = b.expected_version
             && expected != loaded.state.version()
         {
-            return Err(ApiError::VersionConflict {
+            return Err(Error::VersionConflict {
                 expected,
                 actual: loaded.state.version(),
-            });
+            }
+            .into());
         }
         let here = m.seat(seat).presence == Presence::Here;
         let action = match (leaving, here) {
@@ -245,7 +249,7 @@ async fn presence_command(
                 .leave_wait(m.seat(seat).leaves, m.created_at, app.now())
         {
             app.metrics.refused(Limit::Leaves);
-            return Err(ApiError::RateLimited(wait));
+            return Err(Error::RateLimited(wait).into());
         }
         let seen = (!leaving).then_some(seat);
         let cmd =
@@ -259,7 +263,7 @@ async fn presence_command(
 /// The shape of a seated player's command: read the body, check the seat, decide and append,
 /// let the CPU answer, answer with the view right after the player's own command.
 async fn seated_command<F>(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -271,7 +275,7 @@ where
 {
     let (app, auth) = (&app, &auth);
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
-        let id: MatchId = input::id(&path)?;
+        let id: MatchId = checks::id(&path)?;
         let known = play::load_command(app, id).await?;
         let seat = known.loaded.seat_required(auth.player)?;
         let (action, expected) = make(&body, seat)?;
@@ -287,11 +291,11 @@ where
 
 /// `GET /v1/matches/{id}/events`.
 pub async fn events(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (loaded, events) = play::open_with_events(&app, &auth, &path).await?;
+    let (loaded, events) = play::open_with_events(&app, auth.player, &path).await?;
     let finished = loaded.get()?.is_finished();
     let events: Vec<EventView> = events
         .iter()
@@ -310,13 +314,13 @@ pub struct PlyQuery {
 
 /// `GET /v1/matches/{id}/replay[?ply=n]`.
 pub async fn replay(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
     query: Result<web::Query<PlyQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     let query = query.map_err(input::query_error)?;
-    let (loaded, events) = play::open_with_events(&app, &auth, &path).await?;
+    let (loaded, events) = play::open_with_events(&app, auth.player, &path).await?;
     let m = loaded.get()?;
     let hide = !m.settings.shows_legal_moves(m.game);
     let stamped = events
@@ -328,7 +332,7 @@ pub async fn replay(
         let one = plies
             .into_iter()
             .nth(n as usize)
-            .ok_or_else(|| ApiError::InvalidRequest(Invalid::PlyPastEnd(n)))?;
+            .ok_or_else(|| Error::InvalidRequest(Invalid::PlyPastEnd(n)))?;
         plies = vec![one];
     }
     let plies: Vec<PlyJson> = plies.into_iter().map(|p| PlyJson::new(p, hide)).collect();

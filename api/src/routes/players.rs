@@ -2,6 +2,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
+use service::checks;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -20,15 +21,18 @@ use crate::error::ApiError;
 use crate::error::unexpected;
 use crate::idempotency;
 use crate::input;
-use crate::reasons::{Missing, Refused, Unauthenticated};
-use crate::state::AppState;
+use crate::reasons::Unauthenticated;
+use crate::state::ApiState;
+use service::Error;
+use service::reasons::{Missing, Refused};
+use service::state::AppState;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayer {
     /// 1 to 32 characters once surrounding spaces are dropped; no control or bidirectional
     /// control characters.
-    #[schemars(length(min = 1, max = 32), regex(pattern = input::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 32), regex(pattern = checks::NAME_PATTERN))]
     name: String,
 }
 
@@ -114,7 +118,7 @@ pub struct RatingPoint {
 /// arrived, and gets a fresh token for it; the same key with another body is
 /// `idempotency_key_reused`. The key is the only proof of a retry: it must be random.
 pub async fn create(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
@@ -125,7 +129,7 @@ pub async fn create(
     let key = idempotency::key_of(&req)?;
     let raw = input::body(payload).await?;
     let body: NewPlayer = input::json(&raw)?;
-    let name = input::valid_name(&body.name)?;
+    let name = checks::valid_name(&body.name)?;
     let now = app.now();
     let (player, name) = match key {
         None => {
@@ -194,17 +198,17 @@ async fn signed_up_once(
         .map_err(unexpected)?;
     let (stored_hash, stored_name): (Vec<u8>, String) = (row.get(0), row.get(1));
     if stored_hash != hash {
-        return Err(ApiError::IdempotencyKeyReused);
+        return Err(Error::IdempotencyKeyReused.into());
     }
     tx.commit().await.map_err(unexpected)?;
     Ok((PlayerId::from_uuid(player), stored_name))
 }
 
 /// `POST /v1/tokens/refresh`: a valid token for a fresh one.
-pub async fn refresh(app: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+pub async fn refresh(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     app.limiter.check(&auth.player)?;
     if auth.external {
-        return Err(ApiError::Forbidden(Refused::ExternalRefresh));
+        return Err(Error::Forbidden(Refused::ExternalRefresh).into());
     }
     let token = app.keys.issue(auth.player, auth.role, app.now())?;
     Ok(HttpResponse::Ok().json(Token { token }))
@@ -212,11 +216,11 @@ pub async fn refresh(app: web::Data<AppState>, auth: Auth) -> Result<HttpRespons
 
 /// `GET /v1/players/{id}`.
 pub async fn get(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     _auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let player: PlayerId = input::id(&path)?;
+    let player: PlayerId = checks::id(&path)?;
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
         .query_opt(
@@ -225,7 +229,7 @@ pub async fn get(
         )
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound(Missing::Player))?;
+        .ok_or(Error::NotFound(Missing::Player))?;
     let name: String = row.get(0);
     let mut stored = projections::queries::ratings_of(&client, player)
         .await
@@ -267,14 +271,14 @@ pub struct HistoryQuery {
 
 /// `GET /v1/players/{id}/matches?game&limit&before`: finished matches, newest first.
 pub async fn matches(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     _auth: Auth,
     path: web::Path<String>,
     query: Result<web::Query<HistoryQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    let player: PlayerId = input::id(&path)?;
+    let player: PlayerId = checks::id(&path)?;
     let q = query.map_err(input::query_error)?;
-    let limit = input::limit(q.limit)?;
+    let limit = checks::limit(q.limit)?;
     let client = app.pool.get().await.map_err(unexpected)?;
     exists(&client, player).await?;
     let rows = projections::queries::history(&client, player, q.game, q.before, limit)
@@ -307,13 +311,13 @@ pub async fn matches(
 
 /// `GET /v1/players/{id}/ratings/{game}`: the rating after each ranked match, oldest first.
 pub async fn rating_history(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     _auth: Auth,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (raw_player, raw_game) = path.into_inner();
-    let player: PlayerId = input::id(&raw_player)?;
-    let game = input::game(&raw_game)?;
+    let player: PlayerId = checks::id(&raw_player)?;
+    let game = checks::game(&raw_game)?;
     let client = app.pool.get().await.map_err(unexpected)?;
     exists(&client, player).await?;
     let points = projections::queries::rating_points(&client, player, game)
@@ -339,7 +343,7 @@ async fn exists(client: &deadpool_postgres::Client, player: PlayerId) -> Result<
         )
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound(Missing::Player))?;
+        .ok_or(Error::NotFound(Missing::Player))?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
+use service::checks;
 
 use domain::games::GameId;
 use domain::ids::TicketId;
@@ -11,9 +12,11 @@ use domain::tickets::Pool;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::idempotency::{self, Body};
-use crate::state::AppState;
-use crate::{input, ranked};
+use crate::idempotency;
+use crate::input;
+use crate::state::ApiState;
+use service::live::answers::Body;
+use service::ranked;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -26,7 +29,7 @@ pub struct NewTicket {
 
 /// `POST /v1/queue`.
 pub async fn open(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     payload: web::Payload,
@@ -46,21 +49,21 @@ pub async fn open(
 
 /// `GET /v1/queue/{ticket}` (owner only).
 pub async fn get(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id: TicketId = input::id(&path)?;
+    let id: TicketId = checks::id(&path)?;
     Ok(HttpResponse::Ok().json(ranked::own_ticket(&app, auth.player, id).await?))
 }
 
 /// `DELETE /v1/queue/{ticket}`.
 pub async fn cancel(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     app.limiter.check(&auth.player)?;
-    let id: TicketId = input::id(&path)?;
+    let id: TicketId = checks::id(&path)?;
     Ok(HttpResponse::Ok().json(ranked::cancel_ticket(&app, auth.player, id).await?))
 }

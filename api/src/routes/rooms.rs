@@ -6,6 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use service::checks;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
@@ -16,11 +17,14 @@ use domain::matches::{CreateMatch, FirstMoveRule, FirstSetting, Occupant, Settin
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
-use crate::idempotency::{self, Body};
+use crate::idempotency;
 use crate::input;
-use crate::play;
-use crate::reasons::{Active, Invalid, Missing, Refused};
-use crate::state::AppState;
+use crate::state::ApiState;
+use service::Error;
+use service::live::answers::Body;
+use service::live::play;
+use service::reasons::{Active, Invalid, Missing, Refused};
+use service::state::AppState;
 
 /// Invite codes: no letters or digits that read alike (0/O, 1/I/L).
 const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -129,7 +133,7 @@ async fn load_as_member(app: &AppState, raw_id: &str, player: PlayerId) -> Resul
     if room.is_member(player) {
         Ok(room)
     } else {
-        Err(ApiError::Forbidden(Refused::NotRoomMember))
+        Err(Error::Forbidden(Refused::NotRoomMember).into())
     }
 }
 
@@ -142,18 +146,18 @@ async fn load(app: &AppState, room_id: Uuid) -> Result<Room, ApiError> {
         )
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound(Missing::Room))?;
+        .ok_or(Error::NotFound(Missing::Room))?;
     Room::from_row(&row)
 }
 
 fn room_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::InvalidRequest(Invalid::RoomId(raw.to_owned())))
+    Uuid::parse_str(raw).map_err(|_| Invalid::RoomId(raw.to_owned()).into())
 }
 
 fn settings_for(game: GameId, settings: Settings) -> Result<Settings, ApiError> {
     settings
         .validate_for(game)
-        .map_err(|e| ApiError::InvalidRequest(e.into()))?;
+        .map_err(|e| Error::InvalidRequest(e.into()))?;
     Ok(settings)
 }
 
@@ -168,7 +172,7 @@ pub struct NewRoom {
 
 /// `POST /v1/rooms`.
 pub async fn create(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     payload: web::Payload,
@@ -203,7 +207,7 @@ pub async fn create(
                 return Ok((StatusCode::CREATED, Body::of(&room.view(app).await?)?));
             }
         }
-        Err(ApiError::Unexpected(anyhow::anyhow!("no free invite code")))
+        Err(Error::Unexpected(anyhow::anyhow!("no free invite code")).into())
     })
     .await
 }
@@ -221,7 +225,7 @@ fn invite_code() -> String {
 
 /// `GET /v1/rooms/{room_id}` (members only).
 pub async fn get(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
@@ -231,7 +235,7 @@ pub async fn get(
 
 /// `POST /v1/rooms/{code}/join`: two members at most.
 pub async fn join(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -241,7 +245,7 @@ pub async fn join(
     idempotency::command(app, auth, &req, payload, |_, _body| async move {
         let code = path.trim().to_ascii_uppercase();
         if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
-            return Err(ApiError::NotFound(Missing::Room));
+            return Err(Error::NotFound(Missing::Room).into());
         }
         let client = app.pool.get().await.map_err(unexpected)?;
         let joined = client
@@ -264,10 +268,10 @@ pub async fn join(
                     )
                     .await
                     .map_err(unexpected)?
-                    .ok_or(ApiError::NotFound(Missing::Room))?;
+                    .ok_or(Error::NotFound(Missing::Room))?;
                 let room = Room::from_row(&row)?;
                 if !room.is_member(auth.player) {
-                    return Err(ApiError::RoomFull);
+                    return Err(Error::RoomFull.into());
                 }
                 room
             }
@@ -290,14 +294,14 @@ async fn match_active(app: &AppState, room: &Room) -> Result<bool, ApiError> {
     };
     match play::load(app, id).await {
         Ok(loaded) => Ok(!loaded.get()?.is_finished()),
-        Err(ApiError::NotFound(_)) => Ok(false),
-        Err(e) => Err(e),
+        Err(Error::NotFound(_)) => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }
 
 /// `PATCH /v1/rooms/{room_id}`: settings, between matches.
 pub async fn patch(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -309,7 +313,7 @@ pub async fn patch(
         let room = load_as_member(app, &path, auth.player).await?;
         let settings = settings_for(room.game, patch.settings)?;
         if match_active(app, &room).await? {
-            return Err(ApiError::MatchActive(Active::Settings));
+            return Err(Error::MatchActive(Active::Settings).into());
         }
         let client = app.pool.get().await.map_err(unexpected)?;
         let row = client
@@ -337,7 +341,7 @@ pub struct StartBody {
 
 /// `POST /v1/rooms/{room_id}/matches`: start (or rematch); alone, against the CPU.
 pub async fn start(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
@@ -347,10 +351,10 @@ pub async fn start(
     idempotency::command(app, auth, &req, payload, |command_id, body| async move {
         let start: StartBody = input::json(&body)?;
         let level = start.cpu_level.unwrap_or(domain::cpu::DEFAULT_LEVEL);
-        input::cpu_level(level)?;
+        checks::cpu_level(level)?;
         let room = load_as_member(app, &path, auth.player).await?;
         if match_active(app, &room).await? {
-            return Err(ApiError::MatchActive(Active::RoomPlaying));
+            return Err(Error::MatchActive(Active::RoomPlaying).into());
         }
         let (first_seat, first_rule) = match room.last_first_seat {
             Some(last) if room.settings.alternate_first => {
@@ -387,7 +391,7 @@ pub async fn start(
             .await
             .map_err(unexpected)?;
         if reserved == 0 {
-            return Err(ApiError::MatchActive(Active::RoomPlaying));
+            return Err(Error::MatchActive(Active::RoomPlaying).into());
         }
         let seats = [
             Occupant::Human {

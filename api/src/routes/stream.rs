@@ -3,6 +3,7 @@
 //! presence. New events come from the instance's fan-out ([`crate::live`]), not from reads of
 //! their own.
 
+use service::checks;
 use std::time::Duration;
 
 use actix_web::http::header;
@@ -16,11 +17,12 @@ use eventlog::RecordedEvent;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::input;
-use crate::live::{self, Viewer};
-use crate::play::{self, Loaded};
-use crate::reasons::Invalid;
-use crate::state::AppState;
+use crate::state::ApiState;
+use service::Error;
+use service::live::fanout::{self, Viewer};
+use service::live::play::{self, Loaded};
+use service::reasons::Invalid;
+use service::state::AppState;
 
 /// A comment line this often keeps proxies from closing an idle stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -30,19 +32,19 @@ const RECONNECT_HINT: &[u8] = b"retry: 1000\n\n";
 const PRESENCE: Duration = Duration::from_secs(10);
 
 pub async fn stream(
-    app: web::Data<AppState>,
+    app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id: MatchId = input::id(&path)?;
+    let id: MatchId = checks::id(&path)?;
     let after = match req.headers().get("last-event-id") {
         None => 0,
         Some(v) => v
             .to_str()
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
-            .ok_or_else(|| ApiError::InvalidRequest(Invalid::LastEventId))?,
+            .ok_or_else(|| Error::InvalidRequest(Invalid::LastEventId))?,
     };
     let viewer = app.live.view(auth.player, id)?;
     let loaded = play::load(&app, id).await?;
@@ -54,7 +56,7 @@ pub async fn stream(
         .await?;
     let history = history(&app, id, after, &current, read).await?;
     let (tx, mut rx) = mpsc::channel::<web::Bytes>(16);
-    let app = app.get_ref().clone();
+    let app = app.app.clone();
     actix_web::rt::spawn(async move {
         if let Err(e) = pump(app, viewer, current, history, seat, auth.player, tx).await {
             tracing::debug!(error = %e, "event stream ended");
@@ -97,7 +99,7 @@ async fn history(
     for e in events.iter().take_while(|e| e.version as u64 <= upto) {
         evolve(&mut folded.state, &play::stamped(e)?);
         if e.version as u64 > after {
-            frames.push(live::frame(&folded, e)?.bytes);
+            frames.push(fanout::frame(&folded, e)?.bytes);
         }
     }
     Ok(frames)

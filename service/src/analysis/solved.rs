@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use domain::analysis::Analysis;
 use domain::games::AnyPosition;
 
-use crate::error::{ApiError, unexpected};
+use crate::error::{Error, unexpected};
 
 /// Where an analysis comes from.
 #[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub enum Source {
 pub async fn lookup(
     client: &impl GenericClient,
     pos: &AnyPosition,
-) -> Result<Option<Analysis>, ApiError> {
+) -> Result<Option<Analysis>, Error> {
     Ok(lookup_all(client, std::slice::from_ref(pos))
         .await?
         .pop()
@@ -42,7 +42,7 @@ pub async fn lookup(
 pub async fn lookup_all(
     client: &impl GenericClient,
     positions: &[AnyPosition],
-) -> Result<Vec<Option<Analysis>>, ApiError> {
+) -> Result<Vec<Option<Analysis>>, Error> {
     let keys: Vec<_> = positions.iter().map(AnyPosition::canonical).collect();
     let wanted: Vec<&str> = keys.iter().map(|(key, _)| key.as_str()).collect();
     let rows = client
@@ -85,7 +85,7 @@ pub async fn store(
     pos: &AnyPosition,
     analysis: &Analysis,
     at: OffsetDateTime,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     store_all(client, &[(*pos, analysis.clone())], at).await
 }
 
@@ -94,7 +94,7 @@ pub async fn store_all(
     client: &impl GenericClient,
     verdicts: &[(AnyPosition, Analysis)],
     at: OffsetDateTime,
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let (mut keys, mut games, mut scores, mut moves) = (vec![], vec![], vec![], vec![]);
     for (pos, analysis) in verdicts.iter().filter(|(_, a)| a.exact) {
         let (key, s) = pos.canonical();

@@ -14,7 +14,7 @@ use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 
 use domain::ids::PlayerId;
 
-use crate::error::ApiError;
+use crate::error::Error;
 
 /// Seconds a refused search is asked to wait (`Retry-After`).
 const RETRY_SECONDS: u64 = 1;
@@ -154,7 +154,7 @@ impl Searches {
 
     /// A slot for a CPU move's search: at once, or after waiting in the queue; 429 when the
     /// queue is full.
-    pub async fn for_move(&self) -> Result<Slot<'_>, ApiError> {
+    pub async fn for_move(&self) -> Result<Slot<'_>, Error> {
         if let Ok(slot) = self.slots.try_acquire() {
             return Ok(Slot {
                 _slot: slot,
@@ -172,7 +172,7 @@ impl Searches {
             .slots
             .acquire()
             .await
-            .map_err(|_| ApiError::RateLimited(RETRY_SECONDS))?;
+            .map_err(|_| Error::RateLimited(RETRY_SECONDS))?;
         Ok(Slot {
             _slot: slot,
             _analysis: None,
@@ -183,7 +183,7 @@ impl Searches {
     /// A slot for an analysis of `player`, only if one is free now (and not the last one) or a
     /// job holds it and gives way, and the player runs fewer than `analyses_per_player`; 429
     /// otherwise.
-    pub async fn for_analysis(&self, player: PlayerId) -> Result<Slot<'_>, ApiError> {
+    pub async fn for_analysis(&self, player: PlayerId) -> Result<Slot<'_>, Error> {
         let mine = {
             let mut running = self.analyses();
             let n = running.entry(player).or_default();
@@ -232,8 +232,8 @@ impl Searches {
     /// A slot for a background job's search, waiting as long as it takes (behind moves and
     /// analyses that asked before), and the stop flag of the search it runs: set when an
     /// analysis asks the job to give way ([`JobSlot::yielded`]).
-    pub async fn for_job(&self) -> Result<(JobSlot<'_>, Arc<AtomicBool>), ApiError> {
-        let closed = |_| ApiError::RateLimited(RETRY_SECONDS);
+    pub async fn for_job(&self) -> Result<(JobSlot<'_>, Arc<AtomicBool>), Error> {
+        let closed = |_| Error::RateLimited(RETRY_SECONDS);
         let analysis = loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
@@ -290,9 +290,9 @@ impl Searches {
         }
     }
 
-    fn refuse(&self) -> ApiError {
+    fn refuse(&self) -> Error {
         self.refused.fetch_add(1, Ordering::AcqRel);
-        ApiError::RateLimited(RETRY_SECONDS)
+        Error::RateLimited(RETRY_SECONDS)
     }
 }
 
@@ -320,7 +320,7 @@ mod tests {
         let second = searches.for_analysis(ADA).await.expect("a second one");
         assert!(matches!(
             searches.for_analysis(ADA).await,
-            Err(ApiError::RateLimited(1))
+            Err(Error::RateLimited(1))
         ));
         let other = searches
             .for_analysis(BOB)
@@ -342,10 +342,7 @@ mod tests {
         let searches = Searches::new(2, 1, 2);
         let analysis = searches.for_analysis(ADA).await.expect("one analysis");
         assert!(
-            matches!(
-                searches.for_analysis(BOB).await,
-                Err(ApiError::RateLimited(1))
-            ),
+            matches!(searches.for_analysis(BOB).await, Err(Error::RateLimited(1))),
             "the last slot is kept for moves"
         );
         let running = searches.for_move().await.expect("the last slot");
@@ -355,7 +352,7 @@ mod tests {
         assert_eq!(searches.stats().waiting, 1);
         assert!(matches!(
             searches.for_move().await,
-            Err(ApiError::RateLimited(1))
+            Err(Error::RateLimited(1))
         ));
         drop(analysis);
         let slot = queued.await.expect("the freed slot");
@@ -398,7 +395,7 @@ mod tests {
         // A running analysis is never asked to give way: a second one is refused.
         assert!(matches!(
             searches.for_analysis(BOB).await,
-            Err(ApiError::RateLimited(1))
+            Err(Error::RateLimited(1))
         ));
         drop(analysis);
         let (job, stop) = second.await.expect("the slot once the analysis ends");

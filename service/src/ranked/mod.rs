@@ -17,7 +17,7 @@ use domain::ids::PlayerId;
 use domain::tickets::TicketEvent;
 use eventlog::{AppendError, AppendOutcome, EventLog, NewEvent, StreamAppend};
 
-use crate::error::{ApiError, unexpected};
+use crate::error::{Error, unexpected};
 
 pub mod tickets;
 pub mod waves;
@@ -41,15 +41,15 @@ async fn append_with_slot(
     tx: deadpool_postgres::Transaction<'_>,
     command_id: Uuid,
     appends: Vec<StreamAppend>,
-    work: Option<&crate::commit::WorkRow>,
+    work: Option<&crate::live::commit::WorkRow>,
     slot_sql: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<Result<AppendOutcome, AppendError>, ApiError> {
+) -> Result<Result<AppendOutcome, AppendError>, Error> {
     match EventLog::append_on(&tx, command_id, appends).await {
         Ok(AppendOutcome::Appended(written)) => {
             tx.execute(slot_sql, params).await.map_err(unexpected)?;
             if let Some(work) = work {
-                crate::commit::write_work(&tx, &[work])
+                crate::live::commit::write_work(&tx, &[work])
                     .await
                     .map_err(unexpected)?;
             }

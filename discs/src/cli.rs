@@ -8,8 +8,10 @@ use std::time::Instant;
 use clap::{CommandFactory, Parser, Subcommand};
 use domain::games::{AnyPosition, GameId, PerftMode, Side, split_moves};
 
-use crate::auth::{Keys, Role};
-use crate::config::{AuthConfig, DatabaseConfig, ServeConfig};
+use api::auth::{Keys, Role};
+use api::error::ApiError;
+use service::config::{AuthConfig, DatabaseConfig, ServeConfig};
+
 use crate::startup::Application;
 
 #[derive(Debug, Parser)]
@@ -101,7 +103,7 @@ enum AuditCmd {
 
 pub fn main() -> ExitCode {
     let cli = Cli::try_parse().unwrap_or_else(|e| {
-        let variable = crate::config::variable_of(&e, &Cli::command());
+        let variable = service::config::variable_of(&e, &Cli::command());
         let _ = e.print();
         if let Some(variable) = variable {
             eprintln!("(that value comes from `{variable}` when the flag is not given)");
@@ -193,7 +195,7 @@ fn repair_work(mut config: ServeConfig) -> anyhow::Result<()> {
         config.addr = "127.0.0.1:0".into();
         config.no_workers = true;
         let app = Application::build(config).await?;
-        let report = crate::workers::repair_work(&app.state())
+        let report = service::workers::repair_work(&app.state())
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         println!(
@@ -209,8 +211,9 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
     runtime.block_on(async {
         let pool = eventlog::open(&db.url, &db.data_dir(), 2).await?;
         eventlog::migrate(&pool).await?;
-        let name = crate::input::valid_name(name).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let secret = crate::auth::load_secret(&pool, auth.jwt_secret.as_deref()).await?;
+        let name = service::checks::valid_name(name)
+            .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
+        let secret = api::auth::load_secret(&pool, auth.jwt_secret.as_deref()).await?;
         let keys = Keys::new(&secret, None, auth.token_days)?;
         let player = domain::ids::PlayerId::from_uuid(uuid::Uuid::now_v7());
         let now = time::OffsetDateTime::now_utc();
@@ -293,7 +296,8 @@ fn audit_ratings(
     db: DatabaseConfig,
 ) -> anyhow::Result<()> {
     let game: Option<GameId> = game.map(str::parse).transpose()?;
-    let exclude = crate::input::player_list(exclude).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let exclude = service::checks::player_list(exclude)
+        .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
     let runtime = tokio::runtime::Runtime::new()?;
     let report = runtime.block_on(async {
         let log = open_log(&db).await?;

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use actix_web::web::Bytes;
+use bytes::Bytes;
 use serde_json::json;
 use tokio::sync::{Notify, broadcast};
 
@@ -25,9 +25,9 @@ use domain::ids::{MatchId, PlayerId};
 use domain::matches::evolve;
 use eventlog::{Checkpoint, EventLog, RecordedEvent};
 
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::error::unexpected;
-use crate::loaded::{Loaded, stamped};
+use crate::live::loaded::{Loaded, stamped};
 use crate::views::EventView;
 
 /// Frames a viewer may fall behind by before its stream is closed (it resumes with
@@ -152,12 +152,12 @@ impl Live {
     /// Opens a stream of `player` on match `id`: a place under the caps (or when to try
     /// again), and a receiver of the match's frames, subscribed before anything is read so that
     /// no frame can be missed.
-    pub fn view(self: &Arc<Self>, player: PlayerId, id: MatchId) -> Result<Viewer, ApiError> {
+    pub fn view(self: &Arc<Self>, player: PlayerId, id: MatchId) -> Result<Viewer, Error> {
         {
             let mut s = self.lock_streams();
             let mine = s.by_player.get(&player).copied().unwrap_or(0);
             if mine >= self.per_player || s.total >= self.max_streams {
-                return Err(ApiError::RateLimited(5));
+                return Err(Error::RateLimited(5));
             }
             s.total += 1;
             *s.by_player.entry(player).or_default() += 1;
@@ -241,9 +241,9 @@ impl Watch {
     pub async fn current<Load>(
         &self,
         load: Load,
-    ) -> Result<(Loaded, Option<Vec<RecordedEvent>>), ApiError>
+    ) -> Result<(Loaded, Option<Vec<RecordedEvent>>), Error>
     where
-        Load: Future<Output = Result<(Loaded, Vec<RecordedEvent>), ApiError>>,
+        Load: Future<Output = Result<(Loaded, Vec<RecordedEvent>), Error>>,
     {
         let mut folded = self.folded.lock().await;
         if let Some(f) = folded.as_ref() {
@@ -261,7 +261,7 @@ impl Watch {
         log: &EventLog,
         id: MatchId,
         events: &[RecordedEvent],
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), Error> {
         let mut folded = self.folded.lock().await;
         let Some(loaded) = folded.as_mut() else {
             // No viewer has read the match yet: its first read will include these events.
@@ -294,7 +294,7 @@ impl Watch {
 }
 
 /// The frame of `e`, with `loaded` already folded to it.
-pub fn frame(loaded: &Loaded, e: &RecordedEvent) -> Result<Frame, ApiError> {
+pub fn frame(loaded: &Loaded, e: &RecordedEvent) -> Result<Frame, Error> {
     let m = loaded.get()?;
     let data = json!({"event": EventView::shown(e, m.is_finished()), "match": loaded.view()?});
     Ok(Frame {

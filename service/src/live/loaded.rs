@@ -7,8 +7,8 @@ use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{Match, MatchEvent, MatchState, Stamped};
 use eventlog::{Hash, RecordedEvent};
 
-use crate::cache::Names;
-use crate::error::ApiError;
+use crate::error::Error;
+use crate::live::cache::Names;
 use crate::reasons::{Missing, Refused};
 use crate::views::MatchView;
 
@@ -24,14 +24,14 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    pub fn get(&self) -> Result<&Match, ApiError> {
-        self.state.get().ok_or(ApiError::NotFound(Missing::Match))
+    pub fn get(&self) -> Result<&Match, Error> {
+        self.state.get().ok_or(Error::NotFound(Missing::Match))
     }
 
     /// The seat of a player who must have one (a `forbidden` answer otherwise).
-    pub fn seat_required(&self, player: PlayerId) -> Result<Seat, ApiError> {
+    pub fn seat_required(&self, player: PlayerId) -> Result<Seat, Error> {
         self.seat_of(player)
-            .ok_or_else(|| ApiError::Forbidden(Refused::NoSeat))
+            .ok_or_else(|| Error::Forbidden(Refused::NoSeat))
     }
 
     /// The seat of a player in this match, if they have one.
@@ -43,7 +43,7 @@ impl Loaded {
     }
 
     /// The match view.
-    pub fn view(&self) -> Result<MatchView, ApiError> {
+    pub fn view(&self) -> Result<MatchView, Error> {
         let m = self.get()?;
         Ok(MatchView::new(
             self.id,
@@ -55,9 +55,9 @@ impl Loaded {
 }
 
 /// A stored event as the domain reads it.
-pub fn stamped(e: &RecordedEvent) -> Result<Stamped, ApiError> {
+pub fn stamped(e: &RecordedEvent) -> Result<Stamped, Error> {
     let event = MatchEvent::decode(&e.event_type, e.schema_version, &e.data)
-        .map_err(|err| ApiError::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))?;
+        .map_err(|err| Error::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))?;
     Ok(Stamped {
         at: e.recorded_at,
         event,

@@ -14,9 +14,9 @@ use domain::tickets::{Pool, Status, Ticket, TicketEvent, TicketOpened};
 use eventlog::{AppendOutcome, StreamAppend};
 
 use super::{append_with_slot, new_event};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::error::unexpected;
-use crate::play;
+use crate::live::play;
 use crate::reasons::Missing;
 use crate::state::AppState;
 
@@ -66,7 +66,7 @@ impl TicketView {
 }
 
 /// Reads and folds a ticket stream.
-pub async fn load_ticket(app: &AppState, id: TicketId) -> Result<Ticket, ApiError> {
+pub async fn load_ticket(app: &AppState, id: TicketId) -> Result<Ticket, Error> {
     let events = app
         .log
         .read_stream(&id.stream())
@@ -77,21 +77,17 @@ pub async fn load_ticket(app: &AppState, id: TicketId) -> Result<Ticket, ApiErro
         .map(|e| {
             TicketEvent::decode(&e.event_type, e.schema_version, &e.data)
                 .map(|t| (e.recorded_at, t))
-                .map_err(|err| ApiError::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))
+                .map_err(|err| Error::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ticket::fold(decoded.iter().map(|(at, e)| (*at, e))).ok_or(ApiError::NotFound(Missing::Ticket))
+    Ticket::fold(decoded.iter().map(|(at, e)| (*at, e))).ok_or(Error::NotFound(Missing::Ticket))
 }
 
 /// A ticket of `player`'s own, folded (`not_found` for anyone else's: tickets are private).
-async fn load_own_ticket(
-    app: &AppState,
-    player: PlayerId,
-    id: TicketId,
-) -> Result<Ticket, ApiError> {
+async fn load_own_ticket(app: &AppState, player: PlayerId, id: TicketId) -> Result<Ticket, Error> {
     let t = load_ticket(app, id).await?;
     if t.opened.player_id != player {
-        return Err(ApiError::NotFound(Missing::Ticket));
+        return Err(Error::NotFound(Missing::Ticket));
     }
     Ok(t)
 }
@@ -101,7 +97,7 @@ pub async fn own_ticket(
     app: &AppState,
     player: PlayerId,
     id: TicketId,
-) -> Result<TicketView, ApiError> {
+) -> Result<TicketView, Error> {
     let t = load_own_ticket(app, player, id).await?;
     Ok(TicketView::new(id, &t, app.now()))
 }
@@ -113,7 +109,7 @@ pub async fn current_rating(
     player: PlayerId,
     game: GameId,
     now: OffsetDateTime,
-) -> Result<Rating, ApiError> {
+) -> Result<Rating, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let stored = projections::queries::rating_in(&client, player, game)
         .await
@@ -131,7 +127,7 @@ pub async fn open_ticket(
     player: PlayerId,
     pool: Pool,
     command_id: Uuid,
-) -> Result<TicketView, ApiError> {
+) -> Result<TicketView, Error> {
     let now = app.now();
     let rating = current_rating(app, player, pool.game, now).await?;
     let id = TicketId::from_uuid(Uuid::new_v5(&command_id, b"ticket"));
@@ -164,12 +160,12 @@ pub async fn open_ticket(
             drop(tx);
             return own_ticket(app, player, id).await;
         }
-        return Err(ApiError::AlreadyQueued);
+        return Err(Error::AlreadyQueued);
     }
     if let Some(m) = in_match {
         let loaded = play::load(app, MatchId::from_uuid(m)).await?;
         if !loaded.get()?.is_finished() {
-            return Err(ApiError::InMatch);
+            return Err(Error::InMatch);
         }
     }
     let event = TicketEvent::TicketOpened(opened);
@@ -190,11 +186,11 @@ pub async fn open_ticket(
     match outcome {
         Ok(AppendOutcome::Appended(_)) => {}
         Ok(AppendOutcome::AlreadyApplied(_)) => return own_ticket(app, player, id).await,
-        Err(_) => return Err(ApiError::AlreadyQueued),
+        Err(_) => return Err(Error::AlreadyQueued),
     }
     app.wake_projections();
     app.waves.notify_one();
-    let t = Ticket::fold([(now, &event)]).ok_or(ApiError::NotFound(Missing::Ticket))?;
+    let t = Ticket::fold([(now, &event)]).ok_or(Error::NotFound(Missing::Ticket))?;
     Ok(TicketView::new(id, &t, now))
 }
 
@@ -204,9 +200,9 @@ pub async fn cancel_ticket(
     app: &AppState,
     player: PlayerId,
     id: TicketId,
-) -> Result<TicketView, ApiError> {
+) -> Result<TicketView, Error> {
     let t = load_own_ticket(app, player, id).await?;
-    let event = t.cancel().map_err(|_| ApiError::TicketClosed)?;
+    let event = t.cancel().map_err(|_| Error::TicketClosed)?;
     let now = app.now();
     let append = StreamAppend {
         stream: id.stream(),
@@ -226,7 +222,7 @@ pub async fn cancel_ticket(
     )
     .await?;
     if !matches!(outcome, Ok(AppendOutcome::Appended(_))) {
-        return Err(ApiError::TicketClosed);
+        return Err(Error::TicketClosed);
     }
     app.wake_projections();
     let mut view = TicketView::new(id, &t, now);

@@ -11,17 +11,17 @@ use uuid::Uuid;
 
 use domain::ids::{MatchId, PlayerId, Seat, TicketId};
 use domain::matches::{
-    Action, Command, CreateMatch, FirstMoveRule, MatchState, Occupant, Settings, Stamped, decide,
-    evolve,
+    Action, Command, CreateMatch, FirstMoveRule, MatchEvent, MatchState, Occupant, Settings,
+    Stamped, decide, evolve,
 };
 use domain::matchmaking::{self, Candidate, Rules};
 use domain::tickets::{Pool, TicketEvent, TicketMatched};
 use eventlog::{AppendError, AppendOutcome, NewEvent, StreamAppend};
 
 use super::{append_with_slot, new_event};
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::error::unexpected;
-use crate::play::{self, Loaded};
+use crate::live::play::{self, Loaded};
 use crate::state::AppState;
 
 /// What one wave over one pool did.
@@ -35,7 +35,7 @@ pub struct WaveReport {
 }
 
 /// The pools that have waiting tickets.
-async fn busy_pools(app: &AppState) -> Result<Vec<Pool>, ApiError> {
+async fn busy_pools(app: &AppState) -> Result<Vec<Pool>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     projections::queries::busy_pools(&client)
         .await
@@ -43,7 +43,7 @@ async fn busy_pools(app: &AppState) -> Result<Vec<Pool>, ApiError> {
 }
 
 /// Runs one wave over every pool with waiting tickets.
-pub async fn run_waves(app: &AppState) -> Result<HashMap<Pool, WaveReport>, ApiError> {
+pub async fn run_waves(app: &AppState) -> Result<HashMap<Pool, WaveReport>, Error> {
     let mut reports = HashMap::new();
     for pool in busy_pools(app).await? {
         let report = run_wave(app, pool).await?;
@@ -60,7 +60,7 @@ struct Waiting {
 }
 
 /// One wave over one pool: read the waiting tickets, pair them, write every pairing.
-pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError> {
+pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, Error> {
     let now = app.now();
     let client = app.pool.get().await.map_err(unexpected)?;
     let tickets = projections::queries::waiting_tickets(&client, pool)
@@ -118,7 +118,7 @@ pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, ApiError
                 report.paired += 1;
                 report.matches.push(id);
             }
-            Ok(None) | Err(ApiError::VersionConflict { .. }) => report.lost += 1,
+            Ok(None) | Err(Error::VersionConflict { .. }) => report.lost += 1,
             Err(e) => return Err(e),
         }
     }
@@ -150,14 +150,8 @@ async fn write_pairing(
     pool: Pool,
     pairing: &Pairing<'_>,
     now: OffsetDateTime,
-) -> Result<Option<MatchId>, ApiError> {
-    let Pairing {
-        first: a,
-        second: b,
-        gap,
-        repeat,
-        coin,
-    } = *pairing;
+) -> Result<Option<MatchId>, Error> {
+    let (a, b) = (pairing.first, pairing.second);
     // Whichever ticket got seat 1 (a coin may differ between instances): the same pairing.
     let (lo, hi) = if a.ticket.as_uuid() < b.ticket.as_uuid() {
         (a.ticket.as_uuid(), b.ticket.as_uuid())
@@ -166,14 +160,62 @@ async fn write_pairing(
     };
     let command_id = Uuid::new_v5(&lo, hi.as_bytes());
     let id = MatchId::of_command(command_id);
-    let create = CreateMatch {
+    let events = decide(
+        &MatchState::default(),
+        &Command {
+            at: now,
+            action: Action::CreateMatch(ranked_match(pool, pairing)),
+        },
+    )
+    .map_err(Error::from)?;
+    let appends = pairing_appends(id, &events, pairing, now);
+    // The match's timers commit with it: no crash can leave it without them.
+    let work = play::work_row(app, &created(id, &events, now), None, now);
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let outcome = append_with_slot(
+        tx,
+        command_id,
+        appends,
+        work.as_ref(),
+        "UPDATE queue_slots SET ticket_id = NULL, match_id = $3 \
+         WHERE (player_id, ticket_id) IN (($1, $4), ($2, $5))",
+        &[
+            &a.player.as_uuid(),
+            &b.player.as_uuid(),
+            &id.as_uuid(),
+            &a.ticket.as_uuid(),
+            &b.ticket.as_uuid(),
+        ],
+    )
+    .await?;
+    match outcome {
+        Err(AppendError::Conflict {
+            expected, actual, ..
+        }) => {
+            return Err(Error::VersionConflict {
+                expected: expected as u64,
+                actual: actual as u64,
+            });
+        }
+        Ok(AppendOutcome::Appended(written)) => app.live.committed(&app.log, id, &written),
+        Ok(AppendOutcome::AlreadyApplied(_)) => return Ok(None),
+        Err(e) => return Err(unexpected(e)),
+    }
+    Ok(Some(id))
+}
+
+/// The ranked match of a pairing: its two players in the pool's game and turn limit, who
+/// moves first drawn by the pairing's coin or, without one, given to who started fewer.
+fn ranked_match(pool: Pool, pairing: &Pairing<'_>) -> CreateMatch {
+    CreateMatch {
         game: pool.game,
         seats: [
             Occupant::Human {
-                player_id: a.player,
+                player_id: pairing.first.player,
             },
             Occupant::Human {
-                player_id: b.player,
+                player_id: pairing.second.player,
             },
         ],
         settings: Settings {
@@ -181,32 +223,35 @@ async fn write_pairing(
             ..Settings::default()
         },
         first_seat: Seat::ONE,
-        first_rule: match coin {
+        first_rule: match pairing.coin {
             Some(heads) => FirstMoveRule::CoinFlip { heads },
             None => FirstMoveRule::FewerStarts,
         },
         ranked: true,
         room_id: None,
         cpu_seed: play::fresh_seed(),
-    };
-    let events = decide(
-        &MatchState::default(),
-        &Command {
-            at: now,
-            action: Action::CreateMatch(create),
-        },
-    )
-    .map_err(ApiError::from)?;
+    }
+}
+
+/// What a pairing appends: the match's creation and each ticket's `ticket_matched`, at the
+/// versions a waiting ticket and a new match have.
+fn pairing_appends(
+    id: MatchId,
+    events: &[MatchEvent],
+    pairing: &Pairing<'_>,
+    now: OffsetDateTime,
+) -> Vec<StreamAppend> {
+    let (a, b) = (pairing.first, pairing.second);
     let matched = |w: &Waiting, opponent: PlayerId| {
         TicketEvent::TicketMatched(TicketMatched {
             match_id: id,
             opponent,
-            rating_gap: gap,
+            rating_gap: pairing.gap,
             waited_ms: u64::try_from((now - w.opened_at).whole_milliseconds().max(0)).unwrap_or(0),
-            repeat,
+            repeat: pairing.repeat,
         })
     };
-    let appends = vec![
+    vec![
         StreamAppend {
             stream: id.stream(),
             expected_version: 0,
@@ -231,9 +276,13 @@ async fn write_pairing(
             expected_version: 1,
             events: vec![new_event(&matched(b, a.player), None, now)],
         },
-    ];
+    ]
+}
+
+/// A match just created from `events`, as the command path knows it (for its work row).
+fn created(id: MatchId, events: &[MatchEvent], now: OffsetDateTime) -> Loaded {
     let mut state = MatchState::default();
-    for e in &events {
+    for e in events {
         evolve(
             &mut state,
             &Stamped {
@@ -242,46 +291,12 @@ async fn write_pairing(
             },
         );
     }
-    let loaded = Loaded {
+    Loaded {
         id,
         state,
         names: Default::default(),
         head: None,
-    };
-    // The match's timers commit with it: no crash can leave it without them.
-    let work = play::work_row(app, &loaded, None, now);
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    let outcome = append_with_slot(
-        tx,
-        command_id,
-        appends,
-        work.as_ref(),
-        "UPDATE queue_slots SET ticket_id = NULL, match_id = $3 \
-         WHERE (player_id, ticket_id) IN (($1, $4), ($2, $5))",
-        &[
-            &a.player.as_uuid(),
-            &b.player.as_uuid(),
-            &id.as_uuid(),
-            &a.ticket.as_uuid(),
-            &b.ticket.as_uuid(),
-        ],
-    )
-    .await?;
-    match outcome {
-        Err(AppendError::Conflict {
-            expected, actual, ..
-        }) => {
-            return Err(ApiError::VersionConflict {
-                expected: expected as u64,
-                actual: actual as u64,
-            });
-        }
-        Ok(AppendOutcome::Appended(written)) => app.live.committed(&app.log, id, &written),
-        Ok(AppendOutcome::AlreadyApplied(_)) => return Ok(None),
-        Err(e) => return Err(unexpected(e)),
     }
-    Ok(Some(id))
 }
 
 /// The background loop of `discs serve`: a wave over every pool each `interval`, and at once

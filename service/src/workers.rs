@@ -15,9 +15,9 @@ use uuid::Uuid;
 use domain::ids::{MatchId, Seat};
 use domain::matches::{Action, LeaveReason, Occupant, Presence};
 
-use crate::error::ApiError;
+use crate::error::Error;
 use crate::error::unexpected;
-use crate::play::{self, Loaded, STAND_IN_LEVEL, derived_id};
+use crate::live::play::{self, Loaded, STAND_IN_LEVEL, derived_id};
 use crate::state::AppState;
 
 /// How long a claimed match stays with the instance that claimed it.
@@ -32,7 +32,7 @@ const CLAIM: &str = "UPDATE match_work SET lease_until = $3 \
     RETURNING match_id, seen1, seen2";
 
 /// Runs one pass over the due matches; returns how many it worked on.
-pub async fn run_due(app: &AppState) -> Result<usize, ApiError> {
+pub async fn run_due(app: &AppState) -> Result<usize, Error> {
     let now = app.now();
     let presence_limit = now - Duration::seconds(i64::from(app.play.presence_seconds));
     let rows = {
@@ -56,7 +56,7 @@ pub async fn run_due(app: &AppState) -> Result<usize, ApiError> {
 
 /// Runs passes until nothing is due (tests call this after moving the clock); bounded, so a
 /// match that stays due cannot hold it forever.
-pub async fn run_until_idle(app: &AppState) -> Result<usize, ApiError> {
+pub async fn run_until_idle(app: &AppState) -> Result<usize, Error> {
     let mut total = 0;
     for _ in 0..64 {
         let n = run_due(app).await?;
@@ -85,7 +85,7 @@ pub struct Repair {
 ///
 /// The work rows are read before the log's open matches: a match created in between is seen
 /// open without a row (and gets one, computed from the log), never as a row without a match.
-pub async fn repair_work(app: &AppState) -> Result<Repair, ApiError> {
+pub async fn repair_work(app: &AppState) -> Result<Repair, Error> {
     let now = app.now();
     let rows: HashMap<Uuid, i64> = {
         let client = app.pool.get().await.map_err(unexpected)?;
@@ -128,7 +128,7 @@ pub async fn repair_work(app: &AppState) -> Result<Repair, ApiError> {
             p.seen = [now, now];
         }
         let client = app.pool.get().await.map_err(unexpected)?;
-        crate::commit::write_work(&client, &[&work])
+        crate::live::commit::write_work(&client, &[&work])
             .await
             .map_err(unexpected)?;
         if missing {
@@ -171,7 +171,7 @@ const PURGE_EVERY: StdDuration = StdDuration::from_secs(60);
 /// Deletes the stored `Idempotency-Key` answers older than `DISCS_IDEMPOTENCY_HOURS`; how many.
 /// A request retried after that is still applied once (its command id is derived from its key,
 /// so the log answers "already applied"); it only loses its stored answer.
-pub async fn purge_answers(app: &AppState) -> Result<u64, ApiError> {
+pub async fn purge_answers(app: &AppState) -> Result<u64, Error> {
     let before = app.now() - app.answers_kept;
     let client = app.pool.get().await.map_err(unexpected)?;
     client
@@ -185,7 +185,7 @@ pub async fn purge_answers(app: &AppState) -> Result<u64, ApiError> {
 
 /// Deletes the rooms that never started a match and are older than `DISCS_ROOM_IDLE_HOURS`;
 /// how many. A room that started one stays: its matches name it.
-pub async fn purge_rooms(app: &AppState) -> Result<u64, ApiError> {
+pub async fn purge_rooms(app: &AppState) -> Result<u64, Error> {
     let before = app.now() - app.rooms_kept;
     let client = app.pool.get().await.map_err(unexpected)?;
     client
@@ -233,7 +233,7 @@ async fn work_on(
     app: &AppState,
     id: MatchId,
     seen: [time::OffsetDateTime; 2],
-) -> Result<(), ApiError> {
+) -> Result<(), Error> {
     let now = app.now();
     let presence = Duration::seconds(i64::from(app.play.presence_seconds));
     let mut loaded = play::load(app, id).await?;
@@ -253,7 +253,7 @@ async fn work_on(
         };
         loaded = match play::execute(app, cmd).await {
             Ok(done) => done.last,
-            Err(ApiError::VersionConflict { .. }) => play::load_fresh(app, id).await?,
+            Err(Error::VersionConflict { .. }) => play::load_fresh(app, id).await?,
             Err(e) => return Err(e),
         };
     }
@@ -261,15 +261,11 @@ async fn work_on(
 }
 
 /// Gives back the lease of a match, with its work row as its state now asks.
-async fn release(
-    app: &AppState,
-    loaded: &Loaded,
-    now: time::OffsetDateTime,
-) -> Result<(), ApiError> {
+async fn release(app: &AppState, loaded: &Loaded, now: time::OffsetDateTime) -> Result<(), Error> {
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
     if let Some(row) = play::work_row(app, loaded, None, now) {
-        crate::commit::write_work(&tx, &[&row])
+        crate::live::commit::write_work(&tx, &[&row])
             .await
             .map_err(unexpected)?;
     }
@@ -300,7 +296,7 @@ async fn due_action(
     seen: [time::OffsetDateTime; 2],
     presence: Duration,
     now: time::OffsetDateTime,
-) -> Result<Option<Action>, ApiError> {
+) -> Result<Option<Action>, Error> {
     let Some(m) = loaded.state.get() else {
         return Ok(None);
     };

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use actix_web::http::StatusCode;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
@@ -18,13 +17,12 @@ use domain::matches::{
 };
 use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
-use crate::auth::Auth;
-use crate::cache::Cached;
-use crate::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
-use crate::error::{ApiError, unexpected};
-use crate::idempotency::KeyRecord;
-use crate::input;
-pub use crate::loaded::{Loaded, stamped};
+use crate::checks;
+use crate::error::{Error, unexpected};
+use crate::live::answers::{self, KeyRecord};
+use crate::live::cache::Cached;
+use crate::live::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
+pub use crate::live::loaded::{Loaded, stamped};
 use crate::metrics::Limit;
 use crate::reasons::Missing;
 use crate::state::AppState;
@@ -51,7 +49,7 @@ fn remember(app: &AppState, loaded: &Loaded) {
 
 /// The match as it is in the log now: the cached state brought up to date by one read of the
 /// events after it (usually none), or the whole stream when nothing is cached.
-pub async fn load(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
+pub async fn load(app: &AppState, id: MatchId) -> Result<Loaded, Error> {
     let Some(cached) = app.cache.get(id) else {
         return load_fresh(app, id).await;
     };
@@ -84,7 +82,7 @@ pub struct Known {
 }
 
 /// The match for a command: the cached state without asking the log, or read from the log.
-pub async fn load_command(app: &AppState, id: MatchId) -> Result<Known, ApiError> {
+pub async fn load_command(app: &AppState, id: MatchId) -> Result<Known, Error> {
     Ok(match app.cache.get(id) {
         Some(c) => Known {
             loaded: Loaded {
@@ -104,7 +102,7 @@ pub async fn load_command(app: &AppState, id: MatchId) -> Result<Known, ApiError
 
 /// Reads and folds the whole stream (and the players' names); `not_found` when it has no
 /// events. Caches what it read.
-pub async fn load_fresh(app: &AppState, id: MatchId) -> Result<Loaded, ApiError> {
+pub async fn load_fresh(app: &AppState, id: MatchId) -> Result<Loaded, Error> {
     Ok(load_with_events(app, id).await?.0)
 }
 
@@ -112,14 +110,14 @@ pub async fn load_fresh(app: &AppState, id: MatchId) -> Result<Loaded, ApiError>
 pub async fn load_with_events(
     app: &AppState,
     id: MatchId,
-) -> Result<(Loaded, Vec<RecordedEvent>), ApiError> {
+) -> Result<(Loaded, Vec<RecordedEvent>), Error> {
     let events = app
         .log
         .read_stream(&id.stream())
         .await
         .map_err(unexpected)?;
     if events.is_empty() {
-        return Err(ApiError::NotFound(Missing::Match));
+        return Err(Error::NotFound(Missing::Match));
     }
     let mut state = MatchState::default();
     for e in &events {
@@ -127,7 +125,7 @@ pub async fn load_with_events(
     }
     let names = match app.cache.get(id) {
         Some(c) => c.names.clone(),
-        None => Arc::new(names(app, state.get().ok_or(ApiError::NotFound(Missing::Match))?).await?),
+        None => Arc::new(names(app, state.get().ok_or(Error::NotFound(Missing::Match))?).await?),
     };
     let loaded = Loaded {
         id,
@@ -152,7 +150,8 @@ pub enum AnswerAt {
 /// The answer a request stores with its command (`Idempotency-Key`).
 pub struct Answering {
     pub key: KeyRecord,
-    pub status: StatusCode,
+    /// The answer's status as the edge renders it ([`answers::OK`], [`answers::CREATED`]).
+    pub status: u16,
     pub at: AnswerAt,
 }
 
@@ -161,7 +160,7 @@ impl Answering {
     pub fn own(key: Option<KeyRecord>) -> Option<Answering> {
         key.map(|key| Answering {
             key,
-            status: StatusCode::OK,
+            status: answers::OK,
             at: AnswerAt::Own,
         })
     }
@@ -185,7 +184,7 @@ impl MatchCommand {
     /// A seated player's command from a request (its key's command id and stored answer).
     pub fn by_player(
         id: MatchId,
-        key: crate::idempotency::Key,
+        key: crate::live::answers::Key,
         action: Action,
         player: PlayerId,
         expected: Option<u64>,
@@ -215,7 +214,7 @@ pub struct Done {
 
 /// Decides a command (and the CPU's immediate replies) and commits it with the match's work row
 /// and the stored answer, in one transaction. The same `command_id` twice writes once.
-pub async fn execute(app: &AppState, cmd: MatchCommand) -> Result<Done, ApiError> {
+pub async fn execute(app: &AppState, cmd: MatchCommand) -> Result<Done, Error> {
     execute_on(app, cmd, None).await
 }
 
@@ -224,7 +223,7 @@ pub async fn execute_on(
     app: &AppState,
     cmd: MatchCommand,
     known: Option<Known>,
-) -> Result<Done, ApiError> {
+) -> Result<Done, Error> {
     let turn = match &cmd.action {
         Action::CreateMatch(create) => strong_solo_turn(app, &create.seats).await?,
         _ => None,
@@ -240,7 +239,7 @@ async fn decide_and_commit(
     app: &AppState,
     cmd: MatchCommand,
     known: Option<Known>,
-) -> Result<Done, ApiError> {
+) -> Result<Done, Error> {
     let at = app.now();
     let Known {
         mut loaded,
@@ -262,7 +261,7 @@ async fn decide_and_commit(
                 (loaded, cached) = (load_fresh(app, cmd.id).await?, false);
                 continue;
             }
-            return Err(ApiError::VersionConflict {
+            return Err(Error::VersionConflict {
                 expected,
                 actual: version,
             });
@@ -276,23 +275,7 @@ async fn decide_and_commit(
             }
             Err(e) => return Err(e),
         };
-        let answer = match &cmd.answer {
-            Some(a) if a.at == AnswerAt::Own || !cpu_pending(&decided.last) => {
-                let view = match a.at {
-                    AnswerAt::Own => decided.own.view()?,
-                    AnswerAt::Last => decided.last.view()?,
-                };
-                Some(StoredAnswer {
-                    player: a.key.player,
-                    key: a.key.key.clone(),
-                    request_hash: a.key.request_hash.clone(),
-                    status: a.status.as_u16(),
-                    body: serde_json::to_value(&view).map_err(unexpected)?,
-                    at,
-                })
-            }
-            _ => None,
-        };
+        let answer = stored_answer(cmd.answer.as_ref(), &decided, at)?;
         let stored = answer.is_some();
         let job = Job {
             command_id: cmd.command_id,
@@ -328,7 +311,7 @@ async fn decide_and_commit(
             Err(CommitError::Append(AppendError::Conflict { actual, .. })) => {
                 app.cache.forget(cmd.id);
                 if matches!(cmd.action, Action::CreateMatch(_)) || attempt >= 5 {
-                    return Err(ApiError::VersionConflict {
+                    return Err(Error::VersionConflict {
                         expected: cmd.expected.unwrap_or(version),
                         actual: actual as u64,
                     });
@@ -336,7 +319,7 @@ async fn decide_and_commit(
                 if let Some(expected) = cmd.expected
                     && !cached
                 {
-                    return Err(ApiError::VersionConflict {
+                    return Err(Error::VersionConflict {
                         expected,
                         actual: actual as u64,
                     });
@@ -350,6 +333,32 @@ async fn decide_and_commit(
     unreachable!("the loop returns")
 }
 
+/// The answer a request stores with its command: the match right after the caller's command,
+/// or after the CPU's replies (none yet when level 5 is still to move: the answer is then
+/// stored by the request after it).
+fn stored_answer(
+    answer: Option<&Answering>,
+    decided: &Decided,
+    at: OffsetDateTime,
+) -> Result<Option<StoredAnswer>, Error> {
+    let Some(a) = answer else {
+        return Ok(None);
+    };
+    let view = match a.at {
+        AnswerAt::Own => decided.own.view()?,
+        AnswerAt::Last if !cpu_pending(&decided.last) => decided.last.view()?,
+        AnswerAt::Last => return Ok(None),
+    };
+    Ok(Some(StoredAnswer {
+        player: a.key.player,
+        key: a.key.key.clone(),
+        request_hash: a.key.request_hash.clone(),
+        status: a.status,
+        body: serde_json::to_value(&view).map_err(unexpected)?,
+        at,
+    }))
+}
+
 /// Refuses a new solo match against CPU level 4 or 5 when its player already has
 /// `DISCS_STRONG_SOLO_PER_PLAYER` of them active (each ties up search time on every move).
 ///
@@ -360,7 +369,7 @@ async fn decide_and_commit(
 async fn strong_solo_turn(
     app: &AppState,
     seats: &[Occupant; 2],
-) -> Result<Option<StrongSoloTurn>, ApiError> {
+) -> Result<Option<StrongSoloTurn>, Error> {
     let Some(player) = strong_solo_player(seats) else {
         return Ok(None);
     };
@@ -374,7 +383,7 @@ async fn strong_solo_turn(
         .get(0);
     if !locked {
         app.metrics.refused(Limit::StrongSolo);
-        return Err(ApiError::StrongSoloLimit(limit));
+        return Err(Error::StrongSoloLimit(limit));
     }
     let turn = StrongSoloTurn(Some(client), key);
     let active: i64 = turn
@@ -389,7 +398,7 @@ async fn strong_solo_turn(
     if active >= i64::from(limit) {
         turn.release().await;
         app.metrics.refused(Limit::StrongSolo);
-        return Err(ApiError::StrongSoloLimit(limit));
+        return Err(Error::StrongSoloLimit(limit));
     }
     Ok(Some(turn))
 }
@@ -439,7 +448,7 @@ impl Drop for StrongSoloTurn {
 }
 
 /// The empty match a `CreateMatch` is decided on, with its players' names.
-async fn created(app: &AppState, id: MatchId, create: &CreateMatch) -> Result<Loaded, ApiError> {
+async fn created(app: &AppState, id: MatchId, create: &CreateMatch) -> Result<Loaded, Error> {
     let ids: Vec<Uuid> = create
         .seats
         .iter()
@@ -470,11 +479,11 @@ async fn decide_with_cpu(
     action: &Action,
     actor: Option<PlayerId>,
     at: OffsetDateTime,
-) -> Result<Decided, ApiError> {
+) -> Result<Decided, Error> {
     let mut state = loaded.state.clone();
     let mut events = Vec::new();
     let mut apply = |state: &mut MatchState, action: Action, actor: Option<PlayerId>| {
-        let decided = decide(state, &Command { at, action }).map_err(ApiError::from)?;
+        let decided = decide(state, &Command { at, action }).map_err(Error::from)?;
         for e in decided {
             events.push(NewEvent {
                 event_type: e.event_type().to_owned(),
@@ -485,7 +494,7 @@ async fn decide_with_cpu(
             });
             evolve(state, &Stamped { at, event: e });
         }
-        Ok::<(), ApiError>(())
+        Ok::<(), Error>(())
     };
     apply(&mut state, action.clone(), actor)?;
     let own = Loaded {
@@ -540,7 +549,7 @@ pub async fn cpu_move(
     position: AnyPosition,
     level: u8,
     seed: u32,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>, Error> {
     if level <= 2 {
         return Ok(cpu::choose_move(&position, level, seed));
     }
@@ -553,7 +562,7 @@ pub async fn cpu_move(
 
 /// Lets the CPU play its searched moves (level 5) while it is to move; each move is a command of
 /// its own whose id follows from the match version, so two instances never play it twice.
-pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiError> {
+pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, Error> {
     for _ in 0..64 {
         let Some(m) = loaded.state.get() else { break };
         let Some((seat, level)) = m.cpu_to_move() else {
@@ -579,7 +588,7 @@ pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, ApiEr
         loaded = match execute(app, cmd).await {
             Ok(done) => done.last,
             // Another instance moved first: carry on from the fresh state.
-            Err(ApiError::VersionConflict { .. } | ApiError::NotYourTurn) => {
+            Err(Error::VersionConflict { .. } | Error::NotYourTurn) => {
                 load_fresh(app, loaded.id).await?
             }
             Err(e) => return Err(e),
@@ -597,7 +606,7 @@ pub async fn start(
     create: CreateMatch,
     player: PlayerId,
     answer: Option<KeyRecord>,
-) -> Result<(MatchView, bool), ApiError> {
+) -> Result<(MatchView, bool), Error> {
     let seat = Seat::BOTH
         .into_iter()
         .find(|&s| matches!(create.seats[s.index()], Occupant::Human { player_id } if player_id == player));
@@ -612,7 +621,7 @@ pub async fn start(
             seen: seat,
             answer: answer.map(|key| Answering {
                 key,
-                status: StatusCode::CREATED,
+                status: answers::CREATED,
                 at: AnswerAt::Last,
             }),
         },
@@ -630,11 +639,7 @@ pub fn derived_id(id: MatchId, what: &str, version: u64) -> Uuid {
 
 /// Brings a seated player back when they act on the match while away (SPEC §2), and records
 /// that they are here.
-pub async fn presence(
-    app: &AppState,
-    loaded: Loaded,
-    player: PlayerId,
-) -> Result<Loaded, ApiError> {
+pub async fn presence(app: &AppState, loaded: Loaded, player: PlayerId) -> Result<Loaded, Error> {
     let Some(seat) = loaded.seat_of(player) else {
         return Ok(loaded);
     };
@@ -657,7 +662,7 @@ pub async fn presence(
         };
         return match execute(app, cmd).await {
             Ok(done) => Ok(done.last),
-            Err(ApiError::VersionConflict { .. } | ApiError::Conflict(_)) => {
+            Err(Error::VersionConflict { .. } | Error::Conflict(_)) => {
                 load_fresh(app, loaded.id).await
             }
             Err(e) => Err(e),
@@ -669,7 +674,7 @@ pub async fn presence(
 
 /// Records that a seat's player is here. Only `seen` changes, committed without waiting for
 /// the flush: a lost update after a crash costs nothing but a late "away".
-pub async fn mark_seen(app: &AppState, id: MatchId, seat: Seat) -> Result<(), ApiError> {
+pub async fn mark_seen(app: &AppState, id: MatchId, seat: Seat) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let sql = if seat == Seat::ONE {
         "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) \
@@ -737,7 +742,7 @@ fn state_due(m: &Match, return_seconds: u32, now: OffsetDateTime) -> Option<Offs
 }
 
 /// Names of the human players of a match.
-pub async fn names(app: &AppState, m: &Match) -> Result<HashMap<PlayerId, String>, ApiError> {
+pub async fn names(app: &AppState, m: &Match) -> Result<HashMap<PlayerId, String>, Error> {
     let ids: Vec<Uuid> = m
         .seats
         .iter()
@@ -747,7 +752,7 @@ pub async fn names(app: &AppState, m: &Match) -> Result<HashMap<PlayerId, String
     names_of(app, &ids).await
 }
 
-async fn names_of(app: &AppState, ids: &[Uuid]) -> Result<HashMap<PlayerId, String>, ApiError> {
+async fn names_of(app: &AppState, ids: &[Uuid]) -> Result<HashMap<PlayerId, String>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(
@@ -763,22 +768,22 @@ async fn names_of(app: &AppState, ids: &[Uuid]) -> Result<HashMap<PlayerId, Stri
 }
 
 /// Loads a match for a caller; a seated caller counts as present (and comes back if away).
-pub async fn open(app: &AppState, auth: &Auth, raw_id: &str) -> Result<Loaded, ApiError> {
-    let id: MatchId = input::id(raw_id)?;
+pub async fn open(app: &AppState, player: PlayerId, raw_id: &str) -> Result<Loaded, Error> {
+    let id: MatchId = checks::id(raw_id)?;
     let loaded = load(app, id).await?;
-    presence(app, loaded, auth.player).await
+    presence(app, loaded, player).await
 }
 
 /// [`open`], with every event of the match.
 pub async fn open_with_events(
     app: &AppState,
-    auth: &Auth,
+    player: PlayerId,
     raw_id: &str,
-) -> Result<(Loaded, Vec<eventlog::RecordedEvent>), ApiError> {
-    let id: MatchId = input::id(raw_id)?;
+) -> Result<(Loaded, Vec<eventlog::RecordedEvent>), Error> {
+    let id: MatchId = checks::id(raw_id)?;
     let (loaded, events) = load_with_events(app, id).await?;
     let version = loaded.state.version();
-    let loaded = presence(app, loaded, auth.player).await?;
+    let loaded = presence(app, loaded, player).await?;
     if loaded.state.version() == version {
         return Ok((loaded, events));
     }

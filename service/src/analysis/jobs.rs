@@ -7,7 +7,7 @@
 //! died, is claimed again by another instance, which goes on from the time already spent; after
 //! [`MAX_ATTEMPTS`] claims it is given up as failed. Jobs search in the instance's search slots,
 //! behind CPU moves, and give way to an interactive analysis that needs the slot
-//! ([`Searches::for_job`](crate::searches::Searches::for_job)); they resume after it with the
+//! ([`Searches::for_job`](crate::analysis::searches::Searches::for_job)); they resume after it with the
 //! tables they had. An exact answer also goes into the shared cache of solved positions.
 
 use std::collections::HashSet;
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::GenericClient;
 use schemars::JsonSchema;
 use serde::Serialize;
-use tokio::sync::Notify;
+
 use tokio_postgres::types::{FromSql, ToSql};
 use uuid::Uuid;
 
@@ -28,31 +28,11 @@ use domain::games::{AnyPosition, GameId, Side};
 use domain::ids::{JobId, PlayerId};
 use domain::search::Limits;
 
-use crate::error::{ApiError, unexpected};
+use crate::analysis::searches::{JobSlot, StopOnDrop};
+use crate::analysis::solved;
+use crate::error::{Error, unexpected};
 use crate::reasons::Missing;
-use crate::searches::StopOnDrop;
-use crate::solved;
 use crate::state::AppState;
-
-/// This instance's side of the jobs.
-pub struct Jobs {
-    /// This instance, as the owner of the jobs it claims.
-    pub instance: Uuid,
-    /// How long one job may search, its attempts together.
-    pub cap: Duration,
-    /// Wakes this instance's runner when a job is queued here.
-    pub wake: Notify,
-}
-
-impl Jobs {
-    pub fn new(cap: Duration) -> Jobs {
-        Jobs {
-            instance: Uuid::new_v4(),
-            cap,
-            wake: Notify::new(),
-        }
-    }
-}
 
 /// How long a claim holds unless it is renewed.
 pub const LEASE: Duration = Duration::from_secs(30);
@@ -74,13 +54,13 @@ pub enum Status {
 }
 
 impl Status {
-    fn of(s: &str) -> Result<Status, ApiError> {
+    fn of(s: &str) -> Result<Status, Error> {
         Ok(match s {
             "queued" => Status::Queued,
             "running" => Status::Running,
             "done" => Status::Done,
             "failed" => Status::Failed,
-            other => return Err(ApiError::from(anyhow::anyhow!("job status {other:?}"))),
+            other => return Err(Error::from(anyhow::anyhow!("job status {other:?}"))),
         })
     }
 }
@@ -115,7 +95,7 @@ pub struct JobResult {
 
 const VIEW_COLUMNS: &str = "job_id, status, score, best_moves, exact, nodes, elapsed_ms, error";
 
-fn view_of(row: &tokio_postgres::Row) -> Result<JobView, ApiError> {
+fn view_of(row: &tokio_postgres::Row) -> Result<JobView, Error> {
     let status = Status::of(row.get(1))?;
     let score: Option<i32> = row.get(2);
     Ok(JobView {
@@ -151,7 +131,7 @@ pub async fn queue(
     player: PlayerId,
     job_id: JobId,
     pos: &AnyPosition,
-) -> Result<JobView, ApiError> {
+) -> Result<JobView, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let known = solved::lookup(&client, pos).await?;
     insert(&client, app, player, job_id, pos, known.as_ref()).await?;
@@ -160,7 +140,7 @@ pub async fn queue(
     }
     view(&client, job_id)
         .await?
-        .ok_or_else(|| ApiError::from(anyhow::anyhow!("job {job_id} vanished as it was queued")))
+        .ok_or_else(|| Error::from(anyhow::anyhow!("job {job_id} vanished as it was queued")))
 }
 
 /// Queues jobs for the positions of a match whose analysis was not exact, each under its own
@@ -170,7 +150,7 @@ pub async fn queue_missing(
     app: &AppState,
     player: PlayerId,
     positions: &[(JobId, AnyPosition)],
-) -> Result<Vec<JobId>, ApiError> {
+) -> Result<Vec<JobId>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let keys: Vec<String> = positions.iter().map(|(_, pos)| pos.canonical().0).collect();
     let open: HashSet<String> = first_column(
@@ -207,7 +187,7 @@ async fn first_column<P, T>(
     client: &impl GenericClient,
     sql: &str,
     values: &[P],
-) -> Result<HashSet<T>, ApiError>
+) -> Result<HashSet<T>, Error>
 where
     P: ToSql + Sync,
     T: for<'r> FromSql<'r> + Eq + Hash,
@@ -229,7 +209,7 @@ async fn insert(
     job_id: JobId,
     pos: &AnyPosition,
     known: Option<&Analysis>,
-) -> Result<u64, ApiError> {
+) -> Result<u64, Error> {
     let (key, _) = pos.canonical();
     let now = app.now();
     let status = if known.is_some() { "done" } else { "queued" };
@@ -260,7 +240,7 @@ async fn insert(
 }
 
 /// A job, if it exists.
-async fn view(client: &impl GenericClient, job_id: JobId) -> Result<Option<JobView>, ApiError> {
+async fn view(client: &impl GenericClient, job_id: JobId) -> Result<Option<JobView>, Error> {
     client
         .query_opt(
             &format!("SELECT {VIEW_COLUMNS} FROM analysis_jobs WHERE job_id = $1"),
@@ -273,7 +253,7 @@ async fn view(client: &impl GenericClient, job_id: JobId) -> Result<Option<JobVi
 }
 
 /// `player`'s job `job_id` (404 for anyone else's: a job is its asker's).
-pub async fn own(app: &AppState, player: PlayerId, job_id: JobId) -> Result<JobView, ApiError> {
+pub async fn own(app: &AppState, player: PlayerId, job_id: JobId) -> Result<JobView, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
         .query_opt(
@@ -284,7 +264,7 @@ pub async fn own(app: &AppState, player: PlayerId, job_id: JobId) -> Result<JobV
         )
         .await
         .map_err(unexpected)?
-        .ok_or(ApiError::NotFound(Missing::Job))?;
+        .ok_or(Error::NotFound(Missing::Job))?;
     view_of(&row)
 }
 
@@ -305,7 +285,7 @@ pub struct Claimed {
 
 /// Claims the oldest open job no live lease holds: a queued one, or a running one whose
 /// instance stopped renewing its lease.
-pub async fn claim(app: &AppState) -> Result<Option<Claimed>, ApiError> {
+pub async fn claim(app: &AppState) -> Result<Option<Claimed>, Error> {
     let now = app.now();
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
@@ -369,7 +349,7 @@ struct Stops {
 }
 
 /// Claims one job and runs it to its end; `None` when no job waits.
-pub async fn run_next(app: &AppState) -> Result<Option<(JobId, Ended)>, ApiError> {
+pub async fn run_next(app: &AppState) -> Result<Option<(JobId, Ended)>, Error> {
     let Some(job) = claim(app).await? else {
         return Ok(None);
     };
@@ -379,7 +359,7 @@ pub async fn run_next(app: &AppState) -> Result<Option<(JobId, Ended)>, ApiError
 
 /// Runs a claimed job until it is exact, its cap is spent, the instance shuts down or the
 /// job is lost.
-pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, ApiError> {
+pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, Error> {
     if job.attempt > MAX_ATTEMPTS {
         let why = format!(
             "given up after {MAX_ATTEMPTS} attempts: each ended with the instance running it"
@@ -406,27 +386,10 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, ApiError> {
     let (mut searched, mut spent) = (0u64, Duration::ZERO);
     let mut stopping = app.stopping.clone();
     loop {
-        // Waiting for a slot, the job keeps its lease.
-        let (slot, stop) = {
-            let waiting = app.searches.for_job();
-            tokio::pin!(waiting);
-            let mut tick = tokio::time::interval(PROGRESS_EVERY);
-            tick.tick().await;
-            loop {
-                tokio::select! {
-                    got = &mut waiting => break got?,
-                    _ = tick.tick() => {
-                        let (nodes, elapsed) = (job.nodes + searched, job.elapsed + spent);
-                        if !renew(app, &job, nodes, elapsed).await.unwrap_or(true) {
-                            return Ok(Ended::Lost);
-                        }
-                    }
-                    () = stopped(&mut stopping) => {
-                        let (nodes, elapsed) = (job.nodes + searched, job.elapsed + spent);
-                        return release(app, &job, nodes, elapsed).await;
-                    }
-                }
-            }
+        let (nodes, elapsed) = (job.nodes + searched, job.elapsed + spent);
+        let (slot, stop) = match wait_for_slot(app, &job, nodes, elapsed, &mut stopping).await? {
+            Waited::Slot(slot, stop) => (slot, stop),
+            Waited::Ended(ended) => return Ok(ended),
         };
         let started = Instant::now();
         // However this future ends (its runtime dropped included), the search stops.
@@ -504,6 +467,43 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, ApiError> {
     }
 }
 
+/// What waiting for a search slot came to: the slot and its stop flag, or the job's end.
+enum Waited<'a> {
+    Slot(JobSlot<'a>, Arc<AtomicBool>),
+    Ended(Ended),
+}
+
+/// Waits for a job slot, renewing the job's lease (at `nodes` and `elapsed` so far) while it
+/// waits: the job is lost when another instance took it, released when this one shuts down.
+async fn wait_for_slot<'a>(
+    app: &'a AppState,
+    job: &Claimed,
+    nodes: u64,
+    elapsed: Duration,
+    stopping: &mut tokio::sync::watch::Receiver<bool>,
+) -> Result<Waited<'a>, Error> {
+    let waiting = app.searches.for_job();
+    tokio::pin!(waiting);
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            got = &mut waiting => {
+                let (slot, stop) = got?;
+                return Ok(Waited::Slot(slot, stop));
+            }
+            _ = tick.tick() => {
+                if !renew(app, job, nodes, elapsed).await.unwrap_or(true) {
+                    return Ok(Waited::Ended(Ended::Lost));
+                }
+            }
+            () = stopped(stopping) => {
+                return Ok(Waited::Ended(release(app, job, nodes, elapsed).await?));
+            }
+        }
+    }
+}
+
 /// Returns once the instance is shutting down.
 async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
     // The guard it returns is not held across the caller's awaits.
@@ -517,7 +517,7 @@ async fn update_own(
     job: &Claimed,
     set: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<bool, ApiError> {
+) -> Result<bool, Error> {
     let (id, owner) = (job.job_id.as_uuid(), app.jobs.instance);
     let mut all: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&id, &owner];
     all.extend_from_slice(params);
@@ -546,7 +546,7 @@ async fn renew(
     job: &Claimed,
     nodes: u64,
     elapsed: Duration,
-) -> Result<bool, ApiError> {
+) -> Result<bool, Error> {
     let lease_until = app.now() + LEASE;
     let set = "nodes = $3, elapsed_ms = $4, lease_until = $5";
     update_own(
@@ -570,7 +570,7 @@ async fn finish(
     analysis: &Analysis,
     nodes: u64,
     elapsed: Duration,
-) -> Result<Ended, ApiError> {
+) -> Result<Ended, Error> {
     let set = "status = 'done', score = $3, best_moves = $4, exact = $5, nodes = $6, \
                elapsed_ms = $7, finished_at = $8, owner = NULL, lease_until = NULL";
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
@@ -588,7 +588,7 @@ async fn finish(
 }
 
 /// Ends a job as failed, saying why.
-async fn fail(app: &AppState, job: &Claimed, why: &str) -> Result<Ended, ApiError> {
+async fn fail(app: &AppState, job: &Claimed, why: &str) -> Result<Ended, Error> {
     tracing::warn!(job = %job.job_id, why, "analysis job failed");
     let set = "status = 'failed', error = $3, finished_at = $4, owner = NULL, lease_until = NULL";
     let held = update_own(app, job, set, &[&why, &app.now()]).await?;
@@ -602,7 +602,7 @@ async fn release(
     job: &Claimed,
     nodes: u64,
     elapsed: Duration,
-) -> Result<Ended, ApiError> {
+) -> Result<Ended, Error> {
     let set = "status = 'queued', nodes = $3, elapsed_ms = $4, attempts = attempts - 1, \
                owner = NULL, lease_until = NULL";
     let held = update_own(app, job, set, &[&count(nodes), &millis(elapsed)]).await?;

@@ -1,0 +1,296 @@
+//! Start-up in one shape: `Application::build(config)` finds the database (starting a private
+//! PostgreSQL where none answers), migrates, binds the listener and starts the workers;
+//! `run_until_signalled` serves until SIGTERM or SIGINT and shuts down gracefully.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use actix_web::dev::{Server, Service};
+use actix_web::http::header;
+use actix_web::{App, HttpResponse, HttpServer, web};
+use futures_util::FutureExt;
+use tracing::Instrument;
+
+use api::auth::Keys;
+use api::error::ApiError;
+use api::lang::Lang;
+use api::ratelimit::RateLimiter;
+use api::state::ApiState;
+use api::{requests, routes};
+use service::analysis::queue::Jobs;
+use service::analysis::searches::Searches;
+use service::clock::{Clock, SystemClock};
+use service::config::ServeConfig;
+use service::live::cache::MatchCache;
+use service::live::commit::Committer;
+use service::live::fanout::Live;
+use service::metrics::Metrics;
+use service::state::AppState;
+use service::workers;
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: AppState,
+    /// What the HTTP edge holds besides the state: token keys and rate limits.
+    edge: ApiState,
+    /// Set on shutdown (see [`AppState::stopping`]).
+    stop: watch::Sender<bool>,
+    /// The background loops that hold leases (workers, waves), awaited on shutdown.
+    background: Vec<JoinHandle<()>>,
+    grace: Duration,
+}
+
+impl Application {
+    /// Builds the application on the system clock.
+    pub async fn build(config: ServeConfig) -> anyhow::Result<Application> {
+        Self::build_with_clock(config, Arc::new(SystemClock)).await
+    }
+
+    /// Builds the application with a given clock (tests move a manual one): the database, the
+    /// shared state, the HTTP server on its listener, then the background work.
+    pub async fn build_with_clock(
+        config: ServeConfig,
+        clock: Arc<dyn Clock>,
+    ) -> anyhow::Result<Application> {
+        // The catalogue's texts are data files: a build with one that does not parse never serves.
+        api::texts::check()?;
+        if config.idempotency_hours < 24 {
+            anyhow::bail!(
+                "DISCS_IDEMPOTENCY_HOURS must be at least 24 (the API promises a day), not {}",
+                config.idempotency_hours
+            );
+        }
+        let url = eventlog::locate(&config.db.url, &config.db.data_dir()).await?;
+        let pool = eventlog::connect(&url, config.db.pool_size).await?;
+        eventlog::migrate(&pool).await?;
+        let (stop, stopping) = watch::channel(false);
+        let state = app_state(&config, &url, pool.clone(), clock, stopping)?;
+        let edge = ApiState {
+            app: state.clone(),
+            keys: keys(&config, &pool).await?,
+            limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
+            signups: Arc::new(RateLimiter::new(
+                config.signups_per_minute / 60.0,
+                config.signups_per_minute,
+            )),
+            anonymous: Arc::new(RateLimiter::new(config.anon_per_second, config.anon_burst)),
+        };
+        let listener = TcpListener::bind(&config.addr)
+            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
+        let port = listener.local_addr()?.port();
+        let server = http_server(&config, edge.clone(), listener)?;
+        let background = spawn_background(&config, &state).await;
+        tracing::info!(addr = %config.addr, port, "discs is serving");
+        Ok(Application {
+            port,
+            server,
+            state,
+            edge,
+            stop,
+            background,
+            grace: Duration::from_secs(config.shutdown_seconds),
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The shared state, for tests that drive workers or read the log directly.
+    pub fn state(&self) -> AppState {
+        self.state.clone()
+    }
+
+    /// The edge's state, for tests that issue tokens or read the rate limits.
+    pub fn edge(&self) -> ApiState {
+        self.edge.clone()
+    }
+
+    /// The server handle, to stop it.
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully: stops accepting
+    /// connections, ends open event streams with a retry hint, lets requests in flight finish
+    /// (for up to `DISCS_SHUTDOWN_SECONDS`), lets the background pass under way finish and
+    /// release its leases, and closes the database connections (which releases the
+    /// projections' locks).
+    pub async fn run_until_signalled(self) -> anyhow::Result<()> {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        self.run_until(async move {
+            tokio::select! {
+                _ = terminate.recv() => "SIGTERM",
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+            }
+        })
+        .await
+    }
+
+    /// Serves until `shutdown` completes (with the name of what asked), then shuts down as
+    /// [`Application::run_until_signalled`] does.
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = &'static str> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let Application {
+            server,
+            state,
+            stop,
+            background,
+            grace,
+            ..
+        } = self;
+        let handle = server.handle();
+        let signalled = tokio::spawn(async move {
+            let name = shutdown.await;
+            tracing::info!(
+                signal = name,
+                "shutting down: finishing the requests in flight"
+            );
+            let _ = stop.send(true);
+            handle.stop(true).await;
+        });
+        server.await?;
+        signalled.abort();
+        if tokio::time::timeout(grace, futures_util::future::join_all(background))
+            .await
+            .is_err()
+        {
+            tracing::warn!("the background pass did not finish in time");
+        }
+        state.pool.close();
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+/// The token keys: the server's secret (generated once and kept in the database unless
+/// configured) and an external issuer's, if configured.
+async fn keys(config: &ServeConfig, pool: &deadpool_postgres::Pool) -> anyhow::Result<Keys> {
+    let secret = api::auth::load_secret(pool, config.auth.jwt_secret.as_deref()).await?;
+    let external = api::auth::External::from_config(&config.auth)?;
+    Keys::new(&secret, external, config.auth.token_days)
+}
+
+/// The application's shared state on `pool`.
+fn app_state(
+    config: &ServeConfig,
+    url: &str,
+    pool: deadpool_postgres::Pool,
+    clock: Arc<dyn Clock>,
+    stopping: watch::Receiver<bool>,
+) -> anyhow::Result<AppState> {
+    let live = &config.live;
+    let searches = config
+        .searches
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+    Ok(AppState {
+        log: eventlog::EventLog::new(pool.clone()),
+        projections: projections::Runner::new(eventlog::EventLog::new(pool.clone())),
+        pool,
+        clock,
+        play: config.play,
+        answers_kept: time::Duration::hours(i64::from(config.idempotency_hours)),
+        rooms_kept: time::Duration::hours(i64::from(config.room_idle_hours)),
+        cache: Arc::new(MatchCache::new(live.match_cache)),
+        committer: Committer::new(eventlog::settings(url)?, live.committers),
+        live: Arc::new(Live::new(live.streams_per_player, live.max_streams)),
+        waves: Arc::new(tokio::sync::Notify::new()),
+        jobs: Arc::new(Jobs::new(Duration::from_secs(config.analysis_job_seconds))),
+        metrics: Arc::new(Metrics::default()),
+        searches: Arc::new(Searches::new(
+            searches,
+            config.search_queue,
+            config.analyses_per_player as usize,
+        )),
+        stopping,
+    })
+}
+
+/// The HTTP server on `listener`: every request in its id's span and its language's scope,
+/// the API's routes, the site's pages, and `not_found` for anything else.
+fn http_server(
+    config: &ServeConfig,
+    edge: ApiState,
+    listener: TcpListener,
+) -> anyhow::Result<Server> {
+    let data = web::Data::new(edge);
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .wrap_fn(|req, srv| {
+                let lang = Lang::from_accept_language(
+                    req.headers()
+                        .get(header::ACCEPT_LANGUAGE)
+                        .and_then(|v| v.to_str().ok()),
+                );
+                let id = requests::id_of(req.headers());
+                let span =
+                    tracing::info_span!("request", request_id = id.to_str().unwrap_or_default());
+                let serve = srv.call(req);
+                requests::scope(id.clone(), lang, serve.instrument(span)).map(move |res| {
+                    res.map(|mut res| {
+                        res.headers_mut().insert(requests::REQUEST_ID, id);
+                        res
+                    })
+                })
+            })
+            .configure(routes::configure)
+            .configure(api::web::configure)
+            .default_service(web::to(|| async {
+                Err::<HttpResponse, ApiError>(ApiError::NoRoute)
+            }))
+    })
+    .listen(listener)?;
+    if let Some(n) = config.http_workers {
+        server = server.workers(n);
+    }
+    server = server.shutdown_timeout(config.shutdown_seconds);
+    Ok(server.disable_signals().run())
+}
+
+/// The instance's log reader (everywhere: open streams follow other instances through it) and,
+/// unless `--no-workers`, the background loops: workers, projections, jobs and waves. Returns
+/// the loops that hold leases, to be awaited on shutdown.
+async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHandle<()>> {
+    tokio::spawn(service::live::fanout::run_tail(
+        state.log.clone(),
+        state.live.clone(),
+        Duration::from_millis(config.live.log_poll_ms),
+    ));
+    let mut background = Vec::new();
+    if config.no_workers {
+        return background;
+    }
+    let interval = Duration::from_millis(config.worker_interval_ms);
+    background.push(tokio::spawn(workers::repair_then_run(
+        state.clone(),
+        interval,
+    )));
+    state
+        .projections
+        .clone()
+        .run_forever(interval, state.live.batches())
+        .await;
+    background.push(tokio::spawn(service::analysis::jobs::run_forever(
+        state.clone(),
+        state.searches.job_runners(),
+    )));
+    background.push(tokio::spawn(service::ranked::waves_forever(
+        state.clone(),
+        Duration::from_millis(config.wave_interval_ms),
+        config.wave_trigger,
+    )));
+    background
+}

@@ -1,0 +1,59 @@
+//! `AppState`: what every command, worker and handler shares (pool, log, clock, settings, the
+//! live path's committer, cache and log reader, the searches and the jobs).
+
+use std::sync::Arc;
+
+use deadpool_postgres::Pool;
+use eventlog::EventLog;
+use tokio::sync::{Notify, watch};
+
+use crate::analysis::queue::Jobs;
+use crate::analysis::searches::Searches;
+use crate::clock::Clock;
+use crate::config::PlayConfig;
+use crate::live::cache::MatchCache;
+use crate::live::commit::Committer;
+use crate::live::fanout::Live;
+use crate::metrics::Metrics;
+
+/// Shared by every command and worker; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: Pool,
+    pub log: EventLog,
+    pub clock: Arc<dyn Clock>,
+    pub play: PlayConfig,
+    /// How long stored `Idempotency-Key` answers are kept.
+    pub answers_kept: time::Duration,
+    /// How long a room that never started a match is kept.
+    pub rooms_kept: time::Duration,
+    /// The projections of this database (followed through the live tail).
+    pub projections: projections::Runner,
+    /// Recent match states.
+    pub cache: Arc<MatchCache>,
+    /// Commits commands in batches.
+    pub committer: Committer,
+    /// The reader of the log and the fan-out to open streams.
+    pub live: Arc<Live>,
+    /// Wakes this instance's wave loop when a ticket opens here (the size trigger).
+    pub waves: Arc<Notify>,
+    /// This instance's side of the background analysis jobs.
+    pub jobs: Arc<Jobs>,
+    pub metrics: Arc<Metrics>,
+    /// The cap on concurrent CPU searches (moves and analyses).
+    pub searches: Arc<Searches>,
+    /// Turns `true` when the instance is shutting down: streams end with a retry hint and
+    /// background loops stop after the pass under way.
+    pub stopping: watch::Receiver<bool>,
+}
+
+impl AppState {
+    pub fn now(&self) -> time::OffsetDateTime {
+        self.clock.now()
+    }
+
+    /// Tells this instance's reader of the log that the log has grown (projections follow).
+    pub fn wake_projections(&self) {
+        self.live.wake();
+    }
+}
