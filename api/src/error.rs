@@ -514,7 +514,7 @@ mod tests {
             (
                 ApiError::from(Invalid::Limit { min: 1, max: 500 }),
                 "limit must be 1 to 500",
-                "limit deve estar entre 1 e 500",
+                "`limit` deve estar entre 1 e 500",
             ),
             (
                 ApiError::from(Illegal::AtPly {
@@ -530,7 +530,7 @@ mod tests {
                     expected: "u32".into(),
                 })),
                 "the query string does not fit: invalid type: string \"x\", expected u32",
-                "A query string não serve: Tipo inválido: texto \"x\"; esperava um inteiro não negativo",
+                "Os parâmetros do endereço não servem: Tipo inválido: texto \"x\"; esperava um inteiro não negativo",
             ),
             (
                 ApiError::Core(Error::Conflict(Clash::NotCpuControlled(

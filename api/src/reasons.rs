@@ -177,35 +177,56 @@ impl Describe for JsonIssue {
                 vec![arg("found", found), arg("expected", words(expected))],
             ),
             JsonIssue::Domain(invalid) => return invalid.describe(lang),
-            JsonIssue::Other(message) => ("json.other", vec![arg("message", message)]),
+            JsonIssue::Other(message) => ("json.other", vec![arg("message", words(message))]),
         };
         texts::detail(lang, key, &args)
     }
 }
 
 /// serde's description of a value or an expectation (`a string`, `integer \`4\``, `one of
-/// \`a\`, \`b\``) with its words in `lang`: the leading words before any quoted value are
-/// looked up whole, then word by word.
+/// \`a\`, \`b\``, `\`a\` or \`b\``), or a parser's message (`invalid digit found in string`),
+/// with its words in `lang`: each stretch between quoted values is looked up whole, then word
+/// by word; what is quoted stays as written.
 fn serde_words(lang: Lang, text: &str) -> String {
     if lang == Lang::En {
         return text.to_owned();
     }
-    let cut = text.find(['`', '"']).unwrap_or(text.len());
-    let (words, quoted) = text.split_at(cut);
-    let trimmed = words.trim_end();
-    let translated = {
-        let whole = texts::word(lang, trimmed);
-        if whole != trimmed {
-            whole
-        } else {
-            trimmed
-                .split(' ')
-                .map(|w| texts::word(lang, w))
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = rest.find(['`', '"']).unwrap_or(rest.len());
+        let (words, tail) = rest.split_at(cut);
+        out.push_str(&translate(lang, words));
+        // The quoted value, quotes included, as written.
+        let Some(quote) = tail.chars().next() else {
+            break;
+        };
+        let end = tail[1..].find(quote).map_or(tail.len(), |i| i + 2);
+        out.push_str(&tail[..end]);
+        rest = &tail[end..];
+    }
+    out
+}
+
+/// One unquoted stretch of serde's words in `lang`, keeping its surrounding spaces and commas.
+fn translate(lang: Lang, stretch: &str) -> String {
+    let trimmed = stretch.trim_matches([' ', ',']);
+    if trimmed.is_empty() {
+        return stretch.to_owned();
+    }
+    let start = stretch.len() - stretch.trim_start_matches([' ', ',']).len();
+    let (before, after) = (&stretch[..start], &stretch[start + trimmed.len()..]);
+    let whole = texts::word(lang, trimmed);
+    let translated = if whole != trimmed {
+        whole
+    } else {
+        trimmed
+            .split(' ')
+            .map(|w| texts::word(lang, w))
+            .collect::<Vec<_>>()
+            .join(" ")
     };
-    format!("{translated}{}{quoted}", &words[trimmed.len()..])
+    format!("{before}{translated}{after}")
 }
 
 impl Describe for Illegal {
@@ -306,5 +327,13 @@ mod tests {
             "um objeto MoveBody"
         );
         assert_eq!(serde_words(Lang::En, "integer `4`"), "integer `4`");
+        assert_eq!(
+            serde_words(Lang::Pt, "`four_in_a_row` or `reversi`"),
+            "`four_in_a_row` ou `reversi`"
+        );
+        assert_eq!(
+            serde_words(Lang::Pt, "invalid digit found in string"),
+            "dígito inválido no texto"
+        );
     }
 }

@@ -59,6 +59,9 @@ pub struct ProblemTexts {
     /// The words of serde's own messages (`a string`, `integer`…) that appear inside a detail,
     /// in this language; a word not listed is shown as serde wrote it.
     pub words: HashMap<String, String>,
+    /// Why an analysis job failed, by the code it is stored under
+    /// (`service::analysis::jobs::Failure`).
+    pub failures: HashMap<String, String>,
 }
 
 /// The data files, embedded in the binary.
@@ -108,6 +111,7 @@ pub fn check() -> anyhow::Result<()> {
         for (what, ours, english) in [
             ("title", &texts.problems.titles, &en.problems.titles),
             ("detail", &texts.problems.details, &en.problems.details),
+            ("failure", &texts.problems.failures, &en.problems.failures),
         ] {
             for (key, template) in english {
                 let Some(own) = ours.get(key) else {
@@ -157,6 +161,15 @@ pub fn detail(lang: Lang, key: &str, args: &[(&str, String)]) -> String {
         return key.to_owned();
     };
     fill(template, args)
+}
+
+/// Why a job failed (its stored code) in `lang`, with its placeholders filled from `args`; a
+/// code the texts do not know is shown as stored.
+pub fn failure(lang: Lang, code: &str, args: &[(&str, String)]) -> String {
+    match of(lang).ok().and_then(|t| t.problems.failures.get(code)) {
+        Some(template) => fill(template, args),
+        None => code.to_owned(),
+    }
 }
 
 /// A word of serde's messages in `lang`, or the word itself.
@@ -218,6 +231,27 @@ pub(crate) mod tests {
     #[test]
     fn every_language_has_every_template_with_the_same_placeholders() {
         check().expect("the texts agree");
+    }
+
+    #[test]
+    fn every_job_failure_reads_in_both_languages() {
+        use service::analysis::jobs::Failure;
+        for failure in Failure::ALL {
+            let args = [("attempts", "3".to_owned())];
+            let (en, pt) = (
+                super::failure(Lang::En, failure.code(), &args),
+                super::failure(Lang::Pt, failure.code(), &args),
+            );
+            assert_ne!(en, failure.code(), "{failure:?} has an English text");
+            assert_ne!(pt, en, "{failure:?} has a Portuguese text");
+            assert!(!en.contains('{') && !pt.contains('{'), "{en} / {pt}");
+        }
+        let en = of(Lang::En).expect("the texts parse");
+        assert_eq!(
+            en.problems.failures.len(),
+            Failure::ALL.len(),
+            "no other failure"
+        );
     }
 
     #[test]

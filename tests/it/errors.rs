@@ -164,6 +164,21 @@ fn failing_asks(
             "invalid_request",
         ),
         (
+            Ask::post(&moves, ada, r#"{"move":["4"]}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::post(&moves, ada, r#"{"move":"4","expected_version":-1}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            Ask::post(&moves, ada, r#"{"move":"4","move":"5"}"#),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
             Ask::post(&moves, ada, r#"{"move":"#),
             StatusCode::BAD_REQUEST,
             "invalid_request",
@@ -339,6 +354,85 @@ async fn errors_read_the_same_in_both_languages() {
     );
     // None of the refused commands reached the log.
     assert_eq!(app.events(&ada, &id).await.len(), 1);
+}
+
+/// The words of a problem's title and detail, lower-cased, without what it quotes (the
+/// client's own values, field names and ids between backticks or double quotes).
+fn words(body: &serde_json::Value) -> Vec<String> {
+    let mut text = String::new();
+    for field in ["title", "detail"] {
+        let mut quoted = None;
+        for c in body[field].as_str().unwrap_or("").chars() {
+            match quoted {
+                Some(q) if c == q => quoted = None,
+                Some(_) => {}
+                None if c == '`' || c == '"' => quoted = Some(c),
+                None => text.push(c),
+            }
+        }
+        text.push(' ');
+    }
+    // A name with an underscore is a field's (`turn_seconds`), written alike in both.
+    text.split(|c: char| !c.is_alphabetic() && c != '_')
+        .filter(|w| !w.is_empty() && !w.contains('_'))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_portuguese_answer_has_no_english_word() {
+    // Words both languages write alike: technical names and the few words they share.
+    const SHARED: [&str; 17] = [
+        "a",
+        "e",
+        "o",
+        "no",
+        "json",
+        "token",
+        "bearer",
+        "idempotency",
+        "key",
+        "cpu",
+        "id",
+        "ascii",
+        "audience",
+        "bytes",
+        "uuid",
+        "null",
+        "get",
+    ];
+    let app = spawn_app().await;
+    let (ada, bob, eve) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Eve").await,
+    );
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    let mut english = std::collections::BTreeSet::new();
+    let mut answers = Vec::new();
+    for (ask, _, code) in failing_asks(&id, &ada, &bob, &eve) {
+        let en = ask.send(&app, "en").await;
+        let pt = ask.send(&app, "pt-BR").await;
+        if code.is_empty() {
+            continue;
+        }
+        english.extend(words(&en.body));
+        answers.push((format!("{} {}", ask.method, ask.path), pt.body));
+    }
+    assert!(
+        english.len() > 50,
+        "the English answers say enough to compare: {english:?}"
+    );
+    let found: Vec<String> = answers
+        .iter()
+        .flat_map(|(place, pt)| {
+            words(pt)
+                .into_iter()
+                .filter(|w| english.contains(w) && !SHARED.contains(&w.as_str()))
+                .map(move |w| format!("{place}: {w:?} in {}", pt["detail"]))
+        })
+        .collect();
+    assert!(found.is_empty(), "English in Portuguese: {found:#?}");
 }
 
 #[tokio::test]

@@ -243,6 +243,21 @@ async fn a_job_whose_instances_keep_dying_fails_after_its_last_attempt() {
             .as_str()
             .is_some_and(|e| e.contains("attempts"))
     );
+    // Told in the asker's language, from the texts.
+    let em_portugues = app
+        .send(
+            app.http
+                .get(format!("{}/v1/analysis/jobs/{id}", app.base))
+                .bearer_auth(&ada.token)
+                .header("accept-language", "pt"),
+        )
+        .await;
+    assert_eq!(
+        em_portugues.body["error"],
+        format!(
+            "Abandonada depois de {MAX_ATTEMPTS} tentativas: cada uma terminou com a instância que a executava"
+        )
+    );
 }
 
 #[tokio::test]

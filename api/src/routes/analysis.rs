@@ -302,7 +302,7 @@ pub async fn create_job(
             return Err(AnalysisError::Finished.into());
         }
         let job = jobs::queue(app, auth.player, JobId::from_uuid(command_id), &pos).await?;
-        Ok((StatusCode::ACCEPTED, Body::of(&job)?))
+        Ok((StatusCode::ACCEPTED, Body::of(&told(job))?))
     })
     .await
 }
@@ -314,7 +314,17 @@ pub async fn get_job(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id: JobId = checks::id(&path)?;
-    Ok(HttpResponse::Ok().json(jobs::own(&app, auth.player, id).await?))
+    Ok(HttpResponse::Ok().json(told(jobs::own(&app, auth.player, id).await?)))
+}
+
+/// A job as its asker reads it: why it failed, in their language.
+fn told(mut job: jobs::JobView) -> jobs::JobView {
+    if let Some(failure) = job.failure {
+        let attempts = ("attempts", jobs::MAX_ATTEMPTS.to_string());
+        let lang = crate::requests::lang();
+        job.error = Some(crate::texts::failure(lang, failure.code(), &[attempts]));
+    }
+    job
 }
 
 /// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed. When the

@@ -77,9 +77,49 @@ pub struct JobView {
     pub nodes: u64,
     /// Search time spent so far in milliseconds, all attempts together.
     pub elapsed_ms: u64,
-    /// Why a failed job failed.
+    /// Why a failed job failed, in the asker's language.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why a failed job failed, as data: the edge words it into `error`.
+    #[serde(skip)]
+    pub failure: Option<Failure>,
+}
+
+/// Why a job failed, kept as its code in `analysis_jobs.error` (a job failed before codes
+/// were kept shows the sentence stored then).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// [`MAX_ATTEMPTS`] claims, each ended by the death of its instance.
+    GaveUp,
+    /// The stored position does not read back.
+    Unreadable,
+    /// The position is already over: no move to search.
+    GameOver,
+    /// The analysis refused the position.
+    NotAnalysable,
+}
+
+impl Failure {
+    pub const ALL: [Failure; 4] = [
+        Failure::GaveUp,
+        Failure::Unreadable,
+        Failure::GameOver,
+        Failure::NotAnalysable,
+    ];
+
+    /// The stable code stored and looked up in the texts.
+    pub fn code(self) -> &'static str {
+        match self {
+            Failure::GaveUp => "gave_up",
+            Failure::Unreadable => "unreadable_position",
+            Failure::GameOver => "game_over",
+            Failure::NotAnalysable => "not_analysable",
+        }
+    }
+
+    fn of(code: &str) -> Option<Failure> {
+        Failure::ALL.into_iter().find(|f| f.code() == code)
+    }
 }
 
 /// The answer of a finished job, in the orientation of the position asked.
@@ -108,6 +148,7 @@ fn view_of(row: &tokio_postgres::Row) -> Result<JobView, Error> {
         }),
         nodes: u64::try_from(row.get::<_, i64>(5)).unwrap_or(0),
         elapsed_ms: u64::try_from(row.get::<_, i64>(6)).unwrap_or(0),
+        failure: row.get::<_, Option<&str>>(7).and_then(Failure::of),
         error: row.get(7),
     })
 }
@@ -361,17 +402,20 @@ pub async fn run_next(app: &AppState) -> Result<Option<(JobId, Ended)>, Error> {
 /// job is lost.
 pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, Error> {
     if job.attempt > MAX_ATTEMPTS {
-        let why = format!(
-            "given up after {MAX_ATTEMPTS} attempts: each ended with the instance running it"
-        );
-        return fail(app, &job, &why).await;
+        return fail(
+            app,
+            &job,
+            Failure::GaveUp,
+            "each attempt ended with its instance",
+        )
+        .await;
     }
     let pos = match job.position() {
         Ok(pos) => pos,
-        Err(why) => return fail(app, &job, &why).await,
+        Err(why) => return fail(app, &job, Failure::Unreadable, &why).await,
     };
     if pos.outcome().is_some() {
-        return fail(app, &job, "the game is over in this position").await;
+        return fail(app, &job, Failure::GameOver, "no move to search").await;
     }
     {
         let client = app.pool.get().await.map_err(unexpected)?;
@@ -444,7 +488,7 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, Error> {
         progress.store(0, Ordering::Relaxed);
         let analysis = match analysed {
             Ok(analysis) => analysis,
-            Err(e) => return fail(app, &job, &e.to_string()).await,
+            Err(e) => return fail(app, &job, Failure::NotAnalysable, &e.to_string()).await,
         };
         searched += analysis.nodes;
         let (nodes, elapsed) = (job.nodes + searched, job.elapsed + spent);
@@ -587,11 +631,16 @@ async fn finish(
     ))
 }
 
-/// Ends a job as failed, saying why.
-async fn fail(app: &AppState, job: &Claimed, why: &str) -> Result<Ended, Error> {
-    tracing::warn!(job = %job.job_id, why, "analysis job failed");
+/// Ends a job as failed: `failure` is stored (its code) and shown, `cause` only logged.
+async fn fail(
+    app: &AppState,
+    job: &Claimed,
+    failure: Failure,
+    cause: &str,
+) -> Result<Ended, Error> {
+    tracing::warn!(job = %job.job_id, failure = failure.code(), cause, "analysis job failed");
     let set = "status = 'failed', error = $3, finished_at = $4, owner = NULL, lease_until = NULL";
-    let held = update_own(app, job, set, &[&why, &app.now()]).await?;
+    let held = update_own(app, job, set, &[&failure.code(), &app.now()]).await?;
     Ok(ended(held, Ended::Failed))
 }
 
