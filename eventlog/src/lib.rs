@@ -62,7 +62,9 @@ pub use canonical::{Hash, event_id};
 pub use deadpool_postgres::Pool;
 pub use error::{AppendError, Error, db_outage, pool_outage};
 pub use heads::{ALONGSIDE_FIRST_PARAM, Alongside, HeadAppend};
-pub use read::{Checkpoint, RecordedEvent};
+pub use read::{
+    Checkpoint, RecordedEvent, count_of_type, first_events, last_of_types, last_position,
+};
 pub use verify::{BrokenLink, ChainReport, LinkProblem};
 
 /// How long a caller waits for a pooled connection (or for a new one to open) before giving

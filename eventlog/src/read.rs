@@ -1,5 +1,8 @@
 //! Reading the log: one stream by version, or everything in commit-safe global order.
 
+use std::collections::HashMap;
+
+use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use time::OffsetDateTime;
 use tokio_postgres::Row;
@@ -230,6 +233,60 @@ impl EventLog {
             }
         }
     }
+}
+
+const FIRST_EVENTS: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, e.version, \
+    e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, e.prev_hash, \
+    e.hash \
+    FROM events e WHERE e.stream_id = ANY($1) AND e.version = 1";
+
+const COUNT_OF_TYPE: &str = "SELECT e.stream_id, count(*) FROM events e \
+    WHERE e.stream_id = ANY($1) AND e.event_type = $2 GROUP BY e.stream_id";
+
+const LAST_POSITION: &str = "SELECT coalesce(max(e.position), 0) FROM events e";
+
+const LAST_OF_TYPES: &str = "SELECT e.tx::text::bigint, e.position FROM events e \
+    WHERE e.event_type = ANY($1) ORDER BY e.tx DESC, e.position DESC LIMIT 1";
+
+// Reads for the log's readers that keep their own transaction (a projection reads inside the
+// one that moves its checkpoint): on the caller's client.
+
+/// The first event (version 1) of each of `streams` that has one, in no particular order.
+pub async fn first_events(
+    client: &impl GenericClient,
+    streams: &[String],
+) -> Result<Vec<RecordedEvent>, Error> {
+    let rows = client.query(FIRST_EVENTS, &[&streams]).await?;
+    rows.iter().map(event_from_row).collect()
+}
+
+/// How many events of `event_type` each of `streams` holds (streams with none are absent).
+pub async fn count_of_type(
+    client: &impl GenericClient,
+    streams: &[String],
+    event_type: &str,
+) -> Result<HashMap<String, i64>, Error> {
+    let rows = client.query(COUNT_OF_TYPE, &[&streams, &event_type]).await?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// The position of the log's last event, committed or not yet (0 for an empty log): how far
+/// the log goes, for progress reports.
+pub async fn last_position(client: &impl GenericClient) -> Result<i64, Error> {
+    Ok(client.query_one(LAST_POSITION, &[]).await?.get(0))
+}
+
+/// The last event of one of `types` that the caller's snapshot sees committed: where a reader
+/// of those types is up to date once its checkpoint has passed it.
+pub async fn last_of_types(
+    client: &impl GenericClient,
+    types: &[&str],
+) -> Result<Option<Checkpoint>, Error> {
+    let row = client.query_opt(LAST_OF_TYPES, &[&types]).await?;
+    Ok(row.map(|r| Checkpoint {
+        tx: r.get(0),
+        position: r.get(1),
+    }))
 }
 
 /// Decodes a row whose columns are, in order: position, tx (as bigint), stream_id, version,

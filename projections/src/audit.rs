@@ -542,14 +542,7 @@ pub async fn flags(log: &EventLog, rules: FlagRules) -> Result<Flags, Error> {
         .map(|f| f.match_id.stream())
         .collect();
     let client = log.pool().get().await?;
-    let rows = client
-        .query(
-            "SELECT stream_id, count(*) FROM events WHERE stream_id = ANY($1) \
-             AND event_type = 'move_played' GROUP BY stream_id",
-            &[&ids],
-        )
-        .await?;
-    let plies: HashMap<String, i64> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let plies = eventlog::count_of_type(&client, &ids, "move_played").await?;
     for f in &rated {
         let Some(w) = f.winner_seat else { continue };
         let (Some(winner), Some(loser)) = (f.players[w.index()], f.players[w.other().index()])

@@ -103,25 +103,10 @@ pub async fn finished_in(
         .map(|(e, _)| e.stream.clone())
         .collect();
     if !missing.is_empty() {
-        let rows = client
-            .query(
-                "SELECT stream_id, position, event_type, schema_version, data FROM events \
-                 WHERE stream_id = ANY($1) AND version = 1",
-                &[&missing],
-            )
-            .await?;
-        for row in rows {
-            let position: i64 = row.get(1);
-            let event_type: String = row.get(2);
-            let event =
-                MatchEvent::decode(&event_type, row.get(3), &row.get(4)).map_err(|err| {
-                    Error::Event {
-                        position,
-                        reason: err.to_string(),
-                    }
-                })?;
-            if let MatchEvent::MatchCreated(data) = event {
-                created.insert(row.get(0), Created { data, position });
+        for first in eventlog::first_events(client, &missing).await? {
+            if let MatchEvent::MatchCreated(data) = decode(&first)? {
+                let position = first.position;
+                created.insert(first.stream, Created { data, position });
             }
         }
     }

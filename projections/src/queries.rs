@@ -383,24 +383,25 @@ pub struct CheckpointRow {
     pub log_position: i64,
 }
 
-const CHECKPOINTS: &str = "SELECT c.name, c.events, c.position, \
-    (SELECT coalesce(max(position), 0) FROM events) FROM projection_checkpoints c";
+const CHECKPOINTS: &str =
+    "SELECT c.name, c.events, c.position FROM projection_checkpoints c ORDER BY c.name";
+const CHECKPOINT: &str =
+    "SELECT c.name, c.events, c.position FROM projection_checkpoints c WHERE c.name = $1";
 
-fn checkpoint_row(r: &tokio_postgres::Row) -> CheckpointRow {
+fn checkpoint_row(r: &tokio_postgres::Row, log_position: i64) -> CheckpointRow {
     CheckpointRow {
         name: r.get(0),
         events: r.get(1),
         position: r.get(2),
-        log_position: r.get(3),
+        log_position,
     }
 }
 
 /// Every projection's checkpoint, by name.
 pub async fn checkpoints(client: &impl GenericClient) -> Result<Vec<CheckpointRow>, Error> {
-    let rows = client
-        .query(&format!("{CHECKPOINTS} ORDER BY c.name"), &[])
-        .await?;
-    Ok(rows.iter().map(checkpoint_row).collect())
+    let rows = client.query(CHECKPOINTS, &[]).await?;
+    let log_position = eventlog::last_position(client).await?;
+    Ok(rows.iter().map(|r| checkpoint_row(r, log_position)).collect())
 }
 
 /// One projection's checkpoint.
@@ -408,10 +409,9 @@ pub async fn checkpoint(
     client: &impl GenericClient,
     name: &str,
 ) -> Result<Option<CheckpointRow>, Error> {
-    let row = client
-        .query_opt(&format!("{CHECKPOINTS} WHERE c.name = $1"), &[&name])
-        .await?;
-    Ok(row.as_ref().map(checkpoint_row))
+    let row = client.query_opt(CHECKPOINT, &[&name]).await?;
+    let log_position = eventlog::last_position(client).await?;
+    Ok(row.map(|r| checkpoint_row(&r, log_position)))
 }
 
 /// A rebuild of a projection.

@@ -110,12 +110,7 @@ async fn run(
         }
         client.batch_execute(&ddl).await?;
     }
-    let last_position: i64 = pool
-        .get()
-        .await?
-        .query_one("SELECT coalesce(max(position), 0) FROM events", &[])
-        .await?
-        .get(0);
+    let last_position = eventlog::last_position(&pool.get().await?).await?;
     // Everything committed before the rebuild started is in it, whatever holds the horizon back.
     let target = runner.last_committed(p).await?.unwrap_or(Checkpoint::START);
     let mut checkpoint = Checkpoint::START;

@@ -225,17 +225,7 @@ impl Runner {
     /// The last event of the projection's types that this moment's snapshot sees committed.
     pub async fn last_committed(&self, p: Projection) -> Result<Option<Checkpoint>, Error> {
         let client = self.log.pool().get().await?;
-        Ok(client
-            .query_opt(
-                "SELECT e.tx::text::bigint, e.position FROM events e \
-                 WHERE e.event_type = ANY($1) ORDER BY e.tx DESC, e.position DESC LIMIT 1",
-                &[&p.event_types()],
-            )
-            .await?
-            .map(|r| Checkpoint {
-                tx: r.get(0),
-                position: r.get(1),
-            }))
+        Ok(eventlog::last_of_types(&client, p.event_types()).await?)
     }
 
     /// [`Runner::sync`] for every projection.
