@@ -1,10 +1,13 @@
-//! Every human-facing text of the API, one data file per language (`api/texts/en.json`,
-//! `api/texts/pt.json`): the game catalogue's prose and the problem documents' titles and
-//! details. Portuguese is Brazilian Portuguese ("você") throughout.
+//! Every human-facing text of the product, one data file per language (`api/texts/en.json`,
+//! `api/texts/pt.json`): the game catalogue's prose, the problem documents' titles and
+//! details, and the web client's texts (`client`, served to the browser as
+//! `/assets/<version>/texts.<lang>.json`). Portuguese is Brazilian Portuguese ("você")
+//! throughout.
 //!
 //! A detail is a template whose `{name}` placeholders are filled from a typed reason (the
 //! `reasons` module); the data files hold the same templates, with the same placeholders, in
-//! every language (checked at start-up and by the tests).
+//! every language (checked at start-up and by the tests). The client's texts are templates too,
+//! filled in the browser, and checked the same way.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -26,6 +29,9 @@ pub struct Texts {
     /// both games share; they follow each game's own questions.
     pub product_faq: Vec<(String, String)>,
     pub problems: ProblemTexts,
+    /// The web client's texts by key (`"match.yourTurn"`), `{name}` placeholders filled by the
+    /// browser.
+    pub client: HashMap<String, String>,
 }
 
 /// The texts of one game. Glossary and FAQ entries are `(term, definition)` and
@@ -92,8 +98,8 @@ pub fn of(lang: Lang) -> anyhow::Result<&'static Texts> {
 }
 
 /// Whether every language's texts parse, describe exactly the games discs serves, and hold
-/// the same problem templates with the same placeholders (start-up refuses to serve without
-/// them).
+/// the same problem templates and the same client texts with the same placeholders (start-up
+/// refuses to serve without them).
 pub fn check() -> anyhow::Result<()> {
     let en = of(Lang::En)?;
     for (lang, _) in FILES {
@@ -113,21 +119,34 @@ pub fn check() -> anyhow::Result<()> {
             ("detail", &texts.problems.details, &en.problems.details),
             ("failure", &texts.problems.failures, &en.problems.failures),
         ] {
-            for (key, template) in english {
-                let Some(own) = ours.get(key) else {
-                    anyhow::bail!("the {} texts have no {what} `{key}`", lang.tag());
-                };
-                if placeholders(own) != placeholders(template) {
-                    anyhow::bail!(
-                        "the {} {what} `{key}` does not have the placeholders of the English one",
-                        lang.tag()
-                    );
-                }
-            }
-            if let Some(key) = ours.keys().find(|k| !english.contains_key(*k)) {
-                anyhow::bail!("the {} {what} `{key}` has no English text", lang.tag());
-            }
+            same_templates(lang, what, ours, english)?;
         }
+        same_templates(lang, "client text", &texts.client, &en.client)?;
+    }
+    Ok(())
+}
+
+/// Whether `ours` (the texts of `lang`) has a template for every key of `english`, with the same
+/// placeholders, and no key English lacks.
+fn same_templates(
+    lang: Lang,
+    what: &str,
+    ours: &HashMap<String, String>,
+    english: &HashMap<String, String>,
+) -> anyhow::Result<()> {
+    for (key, template) in english {
+        let Some(own) = ours.get(key) else {
+            anyhow::bail!("the {} texts have no {what} `{key}`", lang.tag());
+        };
+        if placeholders(own) != placeholders(template) {
+            anyhow::bail!(
+                "the {} {what} `{key}` does not have the placeholders of the English one",
+                lang.tag()
+            );
+        }
+    }
+    if let Some(key) = ours.keys().find(|k| !english.contains_key(*k)) {
+        anyhow::bail!("the {} {what} `{key}` has no English text", lang.tag());
     }
     Ok(())
 }
@@ -252,6 +271,33 @@ pub(crate) mod tests {
             Failure::ALL.len(),
             "no other failure"
         );
+    }
+
+    #[test]
+    fn a_missing_extra_or_different_translation_is_refused() {
+        let texts = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|&(k, v)| (k.to_owned(), v.to_owned()))
+                .collect()
+        };
+        let english = texts(&[("match.ply", "Ply {n} of {total}"), ("match.live", "Live")]);
+        let same = texts(&[
+            ("match.ply", "Lance {n} de {total}"),
+            ("match.live", "Ao vivo"),
+        ]);
+        assert!(same_templates(Lang::Pt, "client text", &same, &english).is_ok());
+        for wrong in [
+            texts(&[("match.ply", "Lance {n} de {total}")]),
+            texts(&[("match.ply", "Lance {n}"), ("match.live", "Ao vivo")]),
+            texts(&[
+                ("match.ply", "Lance {n} de {total}"),
+                ("match.live", "Ao vivo"),
+                ("match.extra", "?"),
+            ]),
+        ] {
+            assert!(same_templates(Lang::Pt, "client text", &wrong, &english).is_err());
+        }
     }
 
     #[test]

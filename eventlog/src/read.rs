@@ -266,7 +266,9 @@ pub async fn count_of_type(
     streams: &[String],
     event_type: &str,
 ) -> Result<HashMap<String, i64>, Error> {
-    let rows = client.query(COUNT_OF_TYPE, &[&streams, &event_type]).await?;
+    let rows = client
+        .query(COUNT_OF_TYPE, &[&streams, &event_type])
+        .await?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 

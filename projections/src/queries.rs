@@ -401,7 +401,10 @@ fn checkpoint_row(r: &tokio_postgres::Row, log_position: i64) -> CheckpointRow {
 pub async fn checkpoints(client: &impl GenericClient) -> Result<Vec<CheckpointRow>, Error> {
     let rows = client.query(CHECKPOINTS, &[]).await?;
     let log_position = eventlog::last_position(client).await?;
-    Ok(rows.iter().map(|r| checkpoint_row(r, log_position)).collect())
+    Ok(rows
+        .iter()
+        .map(|r| checkpoint_row(r, log_position))
+        .collect())
 }
 
 /// One projection's checkpoint.

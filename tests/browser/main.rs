@@ -277,6 +277,27 @@ async fn solo_game_then_replay(site: &Site, game: GameId) {
     let w = site.window("en-GB,en").await;
     let (_, token) = sign_up(site, &w, "Clicker").await;
     let id = start_solo(site, &w, game.as_str()).await;
+    // The board's coordinates, named as the moves are written.
+    let coordinates = w
+        .wait("document.querySelector('[data-coords=files]') && [...document.querySelectorAll('[data-coords]')].map((c) => c.textContent).join('|')")
+        .await;
+    let expected = match game {
+        GameId::Reversi => "abcdefgh|12345678",
+        GameId::FourInARow => "1234567",
+    };
+    assert_eq!(coordinates, expected);
+    if game == GameId::Reversi {
+        // The live view counts both colours' discs; at the start, two each.
+        assert!(!finished_or_my_turn(&w).await);
+        let counts = w
+            .eval(
+                "const on = (c) => document.querySelectorAll(`[data-board] [data-disc=\"${c}\"]`).length; \
+                 const shown = (c) => document.querySelector(`#disc-count [data-count=\"${c}\"]`)?.textContent; \
+                 return [on('B'), shown('B'), on('W'), shown('W')];",
+            )
+            .await;
+        assert_eq!(counts, json!([2, "2", 2, "2"]));
+    }
     while !finished_or_my_turn(&w).await {
         click_a_move(&w).await;
     }
@@ -481,6 +502,25 @@ async fn the_interface_speaks_portuguese_and_shows_api_errors_in_it() {
             .expect("a problem");
         assert_ne!(title, english["title"], "not the English title");
 
+        // A page whose call fails (no token yet) says why, in the API's Portuguese words.
+        let missing = "/matches/0190b8a4-1111-7000-8000-000000000000";
+        w.goto(&format!("{}{missing}", site.base)).await;
+        let detail = w
+            .wait("document.querySelector('#errors .problem span')?.textContent")
+            .await;
+        let problem: Value = site
+            .http
+            .get(format!("{}/v1{missing}", site.base))
+            .header("accept-language", "pt")
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("a problem");
+        assert_eq!(problem["status"], 401, "{problem}");
+        assert_eq!(detail, problem["detail"]);
+
         // The switch: an English page turns Portuguese and stays so.
         let e = site.window("en").await;
         e.goto(&format!("{}/", site.base)).await;
@@ -532,6 +572,151 @@ async fn the_live_view_reconnects_after_the_server_restarts() {
         assert_eq!(view["moves"].as_str().map(str::len), Some(4));
         let board = w.board().await;
         assert_eq!(board, cells(GameId::FourInARow, &rows(&view)));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_replay_waits_out_a_busy_analysis_and_then_shows_it() {
+    run("analysis-retry", |site| async move {
+        let w = site.window("en").await;
+        let (_, token) = sign_up(&site, &w, "Patient").await;
+        // A short finished match: one move each (the CPU's reply commits with the move), then
+        // resigned.
+        let post = |path: String, body: Value| {
+            site.http
+                .post(format!("{}{path}", site.base))
+                .bearer_auth(&token)
+                .json(&body)
+                .send()
+        };
+        let view: Value = post(
+            "/v1/matches".into(),
+            json!({"game": "four_in_a_row", "cpu_level": 1, "first": "me", "settings": {}}),
+        )
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("a match");
+        let id = view["match_id"].as_str().expect("an id").to_owned();
+        let moved = post(
+            format!("/v1/matches/{id}/moves"),
+            json!({"move": "4", "expected_version": view["version"]}),
+        )
+        .await
+        .expect("an answer");
+        assert_eq!(moved.status(), 200);
+        let view = site.get(&format!("/v1/matches/{id}"), &token).await;
+        assert_eq!(view["moves"].as_str().map(str::len), Some(2), "{view}");
+        let resigned = post(
+            format!("/v1/matches/{id}/resign"),
+            json!({"expected_version": view["version"]}),
+        )
+        .await
+        .expect("an answer");
+        assert_eq!(resigned.status(), 200);
+
+        // Every search slot analyses may take is busy: the analysis is refused (429, retry
+        // after 1 s), and the page says it waits.
+        let state = site.state.lock().expect("not poisoned").clone();
+        let mut held = Vec::new();
+        for n in 1u128.. {
+            let other = domain::ids::PlayerId::from_uuid(uuid::Uuid::from_u128(n));
+            match state.searches.for_analysis(other).await {
+                Ok(slot) => held.push(slot),
+                Err(_) => break,
+            }
+        }
+        assert!(!held.is_empty(), "analyses have slots");
+        w.goto(&format!("{}/matches/{id}", site.base)).await;
+        let waiting = w
+            .wait("document.querySelector('#analysis-status .waiting[data-code=rate_limited]')?.textContent")
+            .await;
+        assert!(
+            waiting.as_str().is_some_and(|s| s.contains("trying again")),
+            "{waiting}"
+        );
+        // Once a slot is free, the page's next attempt gets the analysis.
+        drop(held);
+        let judged = w
+            .wait("!document.querySelector('#analysis-status .waiting') && document.querySelectorAll('#move-list .judged').length")
+            .await;
+        assert_eq!(judged, json!(2), "one judgement per move");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_room_page_follows_its_room_until_the_friend_starts_a_match() {
+    run("room", |site| async move {
+        let w = site.window("en").await;
+        sign_up(&site, &w, "Host").await;
+        w.goto(&format!("{}/play", site.base)).await;
+        w.wait("document.querySelector('#room button[type=submit]')")
+            .await;
+        w.click("#room button[type=submit]").await;
+        let code = w
+            .wait("location.pathname.startsWith('/rooms/') && document.querySelector('#room-link') && location.pathname.split('/')[2]")
+            .await;
+        let code = code.as_str().expect("a code").to_owned();
+        assert_eq!(
+            w.eval("return document.querySelectorAll('#members li').length")
+                .await,
+            json!(1)
+        );
+
+        // The friend joins (through the API): the page, looking again, shows them.
+        let friend: Value = site
+            .http
+            .post(format!("{}/v1/players", site.base))
+            .json(&json!({"name": "Guest"}))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("a player");
+        let friend_token = friend["token"].as_str().expect("a token").to_owned();
+        let room: Value = site
+            .http
+            .post(format!("{}/v1/rooms/{code}/join", site.base))
+            .bearer_auth(&friend_token)
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("a room");
+        let members = w
+            .wait("document.querySelectorAll('#members li').length === 2 && document.querySelector('#members li[data-seat=\"2\"]').textContent")
+            .await;
+        assert!(
+            members.as_str().is_some_and(|s| s.contains("Guest")),
+            "{members}"
+        );
+
+        // The friend starts a match: the page opens it.
+        let started: Value = site
+            .http
+            .post(format!(
+                "{}/v1/rooms/{}/matches",
+                site.base,
+                room["room_id"].as_str().expect("a room id")
+            ))
+            .bearer_auth(&friend_token)
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("a match");
+        let id = started["match_id"].as_str().expect("a match id");
+        w.wait(&format!(
+            "location.pathname === '/matches/{id}' && document.querySelector('[data-board=\"four_in_a_row\"]')"
+        ))
+        .await;
     })
     .await;
 }

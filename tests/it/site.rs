@@ -75,8 +75,10 @@ async fn assets_are_versioned_cached_and_gzipped_when_asked() {
         .expect("an answer");
     assert_eq!(zipped.headers()[CONTENT_ENCODING], "gzip");
     let bytes = zipped.bytes().await.expect("gzipped bytes");
+    // The entry module is one small module among several (the pages import theirs), and a
+    // few kilobytes of code gzip to about 40%: at least halved.
     assert!(
-        bytes.len() * 3 < source.len(),
+        bytes.len() * 2 < source.len(),
         "{} of {}",
         bytes.len(),
         source.len()

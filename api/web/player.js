@@ -1,0 +1,44 @@
+// A player's page (`/players/<id>`): their rating in each game of the catalogue (provisional
+// marked) with its chart, and their match history linking to the replays.
+
+import { catalogue } from './api.js';
+import { ratingChart } from './chart.js';
+import { h } from './dom.js';
+import { lang, t } from './texts.js';
+import { frame, loadingNote } from './view.js';
+
+export async function show(view, id) {
+  frame(t('nav.profile'), loadingNote());
+  const profile = await view.load(() => view.call('GET', `/v1/players/${encodeURIComponent(id)}`));
+  if (!profile || view.left) return;
+  const c = await view.load(catalogue);
+  if (!c || view.left) return;
+  const ratings = h('section', { id: 'ratings' }, h('h2', { text: t('player.ratings') }));
+  const history = h('section', { id: 'history' }, h('h2', { text: t('player.history') }));
+  frame(profile.name, ratings, history);
+  // The charts' points, every game at once; a game whose points fail says so in its place.
+  const articles = c.games.map((game) => {
+    const r = profile.ratings[game.id];
+    const chart = h('div', { class: 'chart-holder' }, t('loading'));
+    ratings.append(h('article', { class: 'rating', 'data-game': game.id }, h('h3', { text: game.name }),
+      r ? h('p', {}, h('strong', { text: Math.round(r.rating) }), ` ±${Math.round(r.deviation)} · ${t('player.games', { n: r.games })}`,
+        r.provisional ? h('span', { class: 'provisional' }, ` (${t('player.provisional')})`) : '') : null,
+      chart));
+    return view.load(async () => {
+      const points = await view.call('GET', `/v1/players/${encodeURIComponent(id)}/ratings/${game.id}`);
+      chart.replaceChildren(ratingChart(game.id, game.name, points.points));
+    }, chart);
+  });
+  const matches = await view.load(() => view.call('GET', `/v1/players/${encodeURIComponent(id)}/matches`), history);
+  await Promise.all(articles);
+  if (!matches || view.left) return;
+  const resultName = { win: t('result.win'), loss: t('result.loss'), draw: t('result.draw') };
+  history.append(h('table', {},
+    h('thead', {}, h('tr', {}, [t('player.when'), t('play.game'), t('player.opponent'), t('player.result'), t('player.rating')].map((col) => h('th', { text: col })))),
+    h('tbody', {}, matches.matches.map((m) => h('tr', {},
+      h('td', {}, h('a', { href: `/matches/${m.match_id}` }, new Date(m.ended_at).toLocaleString(lang))),
+      h('td', { text: `${c.name(m.game)} (${m.ranked ? t('player.ranked') : t('player.casual')})` }),
+      h('td', {}, m.opponent.player_id ? h('a', { href: `/players/${m.opponent.player_id}` }, m.opponent.name ?? '?') : t('match.cpu')),
+      h('td', { text: resultName[m.result] || m.result }),
+      h('td', { text: m.rating_after === null ? '' : `${Math.round(m.rating_before)} → ${Math.round(m.rating_after)}` }))))));
+}

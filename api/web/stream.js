@@ -1,0 +1,99 @@
+// Following a match's event stream (server-sent events read with fetch, so that the request can
+// carry the token and Last-Event-ID), reconnecting after a lost connection.
+
+import { isAbort, Problem, problemOf, retryAfter, send, sleep, token } from './api.js';
+import { t } from './texts.js';
+
+/** The first and the longest wait before reconnecting, in milliseconds. */
+const FIRST_DELAY = 250;
+const LONGEST_DELAY = 5000;
+/** Answers that another attempt will not change: the stream is given up. */
+const FINAL = new Set([400, 401, 403, 404, 422]);
+
+/**
+ * Follows match `matchId` from `version`: each frame (`{event, match}`) goes to `onFrame`.
+ * `onConnection(true|false)` tells whether a stream is open (a lost connection is told there);
+ * `onProblem(problem)` tells why the server refused a stream or sent an unreadable frame, and
+ * `onProblem(null)` that a stream is open again. A lost connection (network, server restart)
+ * reconnects with `Last-Event-ID`, backing off to 5 s, or after the `Retry-After` of a 429/503;
+ * an answer that retrying cannot change (401, 403, 404…) gives the stream up. Ends when `signal`
+ * aborts.
+ */
+export function follow(matchId, version, { onFrame, onConnection = () => {}, onProblem = () => {}, signal }) {
+  let last = version;
+  (async () => {
+    let delay = FIRST_DELAY;
+    while (!signal.aborted) {
+      let wait = delay;
+      try {
+        const res = await send(`/v1/matches/${matchId}/stream`, {
+          headers: { Authorization: `Bearer ${token()}`, 'Last-Event-ID': String(last), Accept: 'text/event-stream' },
+          signal,
+        });
+        if (!res.ok) {
+          const problem = await problemOf(res);
+          onConnection(false);
+          onProblem(problem);
+          if (FINAL.has(res.status)) return;
+          const after = retryAfter(res);
+          if (after !== null) wait = after * 1000;
+        } else {
+          onConnection(true);
+          onProblem(null);
+          delay = FIRST_DELAY;
+          wait = delay;
+          // The frames that committed while no stream was open come first: the server replays them.
+          for await (const frame of frames(res.body)) {
+            if (frame.id !== null) last = frame.id;
+            onFrame(frame.data);
+          }
+          onConnection(false);
+        }
+      } catch (e) {
+        if (isAbort(e) || signal.aborted) return;
+        onConnection(false);
+        if (!(e instanceof Problem)) console.warn('the stream broke off', e);
+        // A lost connection is the connection line's news; a refused or unreadable one is a problem.
+        if (e instanceof Problem && e.code !== 'network') onProblem(e.problem);
+      }
+      try {
+        await sleep(wait, signal);
+      } catch (e) {
+        if (isAbort(e)) return;
+        throw e;
+      }
+      delay = Math.min(delay * 2, LONGEST_DELAY);
+    }
+  })();
+}
+
+/** The frames of an event stream's body: `{id, data}` with `data` parsed as JSON. */
+async function* frames(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value.replace(/\r\n?/g, '\n');
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let id = null;
+      let data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id:')) id = Number(line.slice(3).trim());
+        else if (line.startsWith('data:')) data += line.slice(5).trim();
+      }
+      if (data) yield { id, data: parse(data) };
+    }
+  }
+}
+
+function parse(data) {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw new Problem({ title: t('error.title'), detail: t('error.unreadableFrame'), code: 'unreadable' });
+  }
+}
