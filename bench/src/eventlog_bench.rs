@@ -114,8 +114,8 @@ async fn main() -> Result<()> {
 }
 
 async fn run(cli: &Cli, url: &str) -> Result<()> {
-    let pool = eventlog::connect(url, 1).await?;
-    eventlog::migrate(&pool).await?;
+    let pool = database::connect(url, 1).await?;
+    database::migrate(&pool).await?;
     drop(pool);
     let commands = match &cli.command {
         Some(c) => vec![c.clone()],
@@ -180,7 +180,7 @@ async fn bench_appends(
     duration: Duration,
     events_per_stream: i64,
 ) -> Result<()> {
-    let pool = eventlog::connect(url, writers).await?;
+    let pool = database::connect(url, writers).await?;
     let log = EventLog::new(pool.clone());
     {
         // Open every connection before the clock starts.
@@ -263,7 +263,7 @@ async fn bench_replay(
     client.batch_execute("VACUUM (ANALYZE) events").await?;
     client.batch_execute("VACUUM (ANALYZE) streams").await?;
 
-    let pool = eventlog::connect(url, 2).await?;
+    let pool = database::connect(url, 2).await?;
     let log = EventLog::new(pool);
     for round in 1..=2 {
         // The fold of the domain: every event decoded (schema version checked) and evolved
@@ -337,7 +337,7 @@ async fn bench_rebuild(url: &str, streams: usize, players: usize) -> Result<()> 
         started.elapsed().as_secs_f64()
     );
     client.batch_execute("VACUUM (ANALYZE) events").await?;
-    let pool = eventlog::connect(url, 4).await?;
+    let pool = database::connect(url, 4).await?;
     let runner = Runner::new(EventLog::new(pool));
     for round in 1..=2 {
         for format in ["text", "binary"] {

@@ -209,8 +209,8 @@ fn repair_work(mut config: ServeConfig) -> anyhow::Result<()> {
 fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let pool = eventlog::open(&db.url, &db.data_dir(), 2).await?;
-        eventlog::migrate(&pool).await?;
+        let pool = database::open(&db.url, &db.data_dir(), 2).await?;
+        database::migrate(&pool).await?;
         let name = service::checks::valid_name(name)
             .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
         let secret = api::auth::load_secret(&pool, auth.jwt_secret.as_deref()).await?;
@@ -232,16 +232,16 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
 fn migrate(db: DatabaseConfig) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let pool = eventlog::open(&db.url, &db.data_dir(), db.pool_size).await?;
-        let applied = eventlog::migrate(&pool).await?;
+        let pool = database::open(&db.url, &db.data_dir(), db.pool_size).await?;
+        let applied = database::migrate(&pool).await?;
         println!("migrations applied: {applied:?}");
         Ok(())
     })
 }
 
 async fn open_log(db: &DatabaseConfig) -> anyhow::Result<eventlog::EventLog> {
-    let pool = eventlog::open(&db.url, &db.data_dir(), db.pool_size).await?;
-    eventlog::migrate(&pool).await?;
+    let pool = database::open(&db.url, &db.data_dir(), db.pool_size).await?;
+    database::migrate(&pool).await?;
     Ok(eventlog::EventLog::new(pool))
 }
 

@@ -65,9 +65,9 @@ impl Application {
                 config.idempotency_hours
             );
         }
-        let url = eventlog::locate(&config.db.url, &config.db.data_dir()).await?;
-        let pool = eventlog::connect(&url, config.db.pool_size).await?;
-        eventlog::migrate(&pool).await?;
+        let url = database::locate(&config.db.url, &config.db.data_dir()).await?;
+        let pool = database::connect(&url, config.db.pool_size).await?;
+        database::migrate(&pool).await?;
         let (stop, stopping) = watch::channel(false);
         let state = app_state(&config, &url, pool.clone(), clock, stopping)?;
         let edge = ApiState {
@@ -204,7 +204,7 @@ fn app_state(
         answers_kept: time::Duration::hours(i64::from(config.idempotency_hours)),
         rooms_kept: time::Duration::hours(i64::from(config.room_idle_hours)),
         cache: Arc::new(MatchCache::new(live.match_cache)),
-        committer: Committer::new(eventlog::settings(url)?, live.committers),
+        committer: Committer::new(database::settings(url)?, live.committers),
         live: Arc::new(Live::new(live.streams_per_player, live.max_streams)),
         waves: Arc::new(tokio::sync::Notify::new()),
         jobs: Arc::new(Jobs::new(Duration::from_secs(config.analysis_job_seconds))),

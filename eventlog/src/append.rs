@@ -552,7 +552,7 @@ fn parse_conflict(e: &tokio_postgres::Error) -> Result<AppendError, AppendError>
     conflict_from_detail(detail).map_err(|_| {
         AppendError::Store(Error::Corrupt(format!(
             "version conflict without a readable detail: {}",
-            crate::error::chain(e)
+            database::chain(e)
         )))
     })
 }

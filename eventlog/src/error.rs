@@ -1,19 +1,12 @@
 //! The event log's errors: storage failures, and the ways an append can be refused.
 
-use std::error::Error as StdError;
-use std::fmt::Write as _;
+use database::{chain, db_outage, pool_outage};
 
 /// Why the event log could not do what was asked (other than refusing an append; see
 /// [`AppendError`]). Callers usually treat every case as "unexpected": it means the database
 /// is unreachable, misconfigured, or holds rows this code does not understand.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The database URL could not be parsed.
-    #[error("invalid database url: {}", chain(.0))]
-    Config(#[source] tokio_postgres::Error),
-    /// The connection pool could not be built.
-    #[error("cannot build the connection pool: {0}")]
-    Build(#[from] deadpool_postgres::BuildError),
     /// No connection could be had from the pool in time (server down, or pool exhausted).
     #[error("no database connection: {}", chain(.0))]
     Pool(#[from] deadpool_postgres::PoolError),
@@ -21,12 +14,6 @@ pub enum Error {
     /// `tokio_postgres::Error` display says only "db error").
     #[error("database error: {}", chain(.0))]
     Db(#[from] tokio_postgres::Error),
-    /// A migration failed.
-    #[error("migration failed: {}", chain(.0))]
-    Migration(#[from] refinery::Error),
-    /// No PostgreSQL server could be found or started.
-    #[error(transparent)]
-    Cluster(#[from] crate::cluster::ClusterError),
     /// A stored row breaks an invariant this crate relies on (for example a hash that is not
     /// 32 bytes): someone wrote to the table behind the log's back.
     #[error("corrupt event log row: {0}")]
@@ -88,31 +75,6 @@ impl AppendError {
     }
 }
 
-/// Whether a statement failed because the database is out of reach: the connection is closed
-/// or broke (an I/O error, a timeout), the server refused or dropped it (SQLSTATE class 08), or
-/// it is shutting down or starting (57P01–57P03).
-pub fn db_outage(e: &tokio_postgres::Error) -> bool {
-    if e.is_closed() {
-        return true;
-    }
-    if let Some(code) = e.code() {
-        let code = code.code();
-        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
-    }
-    e.source().is_some_and(|s| s.is::<std::io::Error>()) || e.to_string().contains("timeout")
-}
-
-/// Whether no connection could be had because the database is out of reach (not because of
-/// a misconfigured pool).
-pub fn pool_outage(e: &deadpool_postgres::PoolError) -> bool {
-    use deadpool_postgres::PoolError;
-    match e {
-        PoolError::Timeout(_) | PoolError::Closed => true,
-        PoolError::Backend(e) => db_outage(e),
-        _ => false,
-    }
-}
-
 impl From<tokio_postgres::Error> for AppendError {
     fn from(e: tokio_postgres::Error) -> Self {
         AppendError::Store(Error::Db(e))
@@ -123,19 +85,4 @@ impl From<deadpool_postgres::PoolError> for AppendError {
     fn from(e: deadpool_postgres::PoolError) -> Self {
         AppendError::Store(Error::Pool(e))
     }
-}
-
-/// Formats an error followed by its sources, `a: b: c`, skipping a source whose text the
-/// previous message already contains (deadpool and refinery repeat their inner error).
-pub(crate) fn chain(e: &dyn StdError) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            let _ = write!(out, ": {text}");
-        }
-        source = s.source();
-    }
-    out
 }

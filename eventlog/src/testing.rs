@@ -2,14 +2,14 @@
 //! template migrated once per migration set, and dropped when the test ends.
 //!
 //! The server is `DATABASE_URL` (an admin connection) or `postgres://postgres@127.0.0.1:5432/postgres`;
-//! where no server answers there, a private cluster is started ([`crate::cluster`]), so
+//! where no server answers there, a private cluster is started (`database::cluster`), so
 //! `cargo test` works on a machine where PostgreSQL is installed but not running. Used by this
 //! crate's and the application's integration tests; not by production code.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::{EventLog, Pool};
-use sha2::{Digest, Sha256};
+
 use tokio::sync::OnceCell;
 use tokio_postgres::{Client, NoTls};
 use uuid::Uuid;
@@ -31,9 +31,9 @@ pub async fn admin_url() -> String {
         .get_or_init(|| async {
             let configured = std::env::var("DATABASE_URL")
                 .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-            let data_dir = crate::cluster::default_data_dir();
+            let data_dir = database::cluster::default_data_dir();
             tokio::task::spawn_blocking(move || {
-                crate::cluster::ensure_server(&configured, &data_dir)
+                database::cluster::ensure_server(&configured, &data_dir)
             })
             .await
             .expect("the server check runs")
@@ -87,25 +87,14 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// A hash of the embedded migrations, so that a changed migration gets a new template.
-fn migrations_fingerprint() -> String {
-    let mut hasher = Sha256::new();
-    for m in crate::embedded::migrations::runner().get_migrations() {
-        hasher.update(m.name().as_bytes());
-        hasher.update(m.version().to_le_bytes());
-        hasher.update(m.checksum().to_le_bytes());
-    }
-    let digest = hasher.finalize();
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The migrated template's name, creating it on first use. Guarded by an advisory lock
+/// The migrated template's name (by the migrations' fingerprint, so that a changed migration
+/// gets a new template), creating it on first use. Guarded by an advisory lock
 /// against other test processes; built under a temporary name and renamed, so a crash never
 /// leaves a half-migrated template behind.
 async fn template() -> &'static str {
     TEMPLATE
         .get_or_init(|| async {
-            let name = format!("discs_template_{}", migrations_fingerprint());
+            let name = format!("discs_template_{}", database::migrations_fingerprint());
             let admin = admin().await;
             admin
                 .execute("SELECT pg_advisory_lock($1)", &[&TEMPLATE_LOCK_KEY])
@@ -128,10 +117,10 @@ async fn template() -> &'static str {
                     admin.batch_execute(&sql).await.expect("create template");
                 }
                 {
-                    let pool = crate::connect(&url_for(&admin_url().await, &building), 1)
+                    let pool = database::connect(&url_for(&admin_url().await, &building), 1)
                         .await
                         .expect("connect to template");
-                    crate::migrate(&pool).await.expect("migrate template");
+                    database::migrate(&pool).await.expect("migrate template");
                 }
                 // RENAME waits (up to 5 s) for the migrating session to finish closing.
                 for sql in [
@@ -213,7 +202,7 @@ impl TestDb {
             .await
             .unwrap_or_else(|e| panic!("create {name}: {e:?}"));
         let url = url_for(&admin_url().await, &name);
-        let pool = crate::connect(&url, max_size)
+        let pool = database::connect(&url, max_size)
             .await
             .unwrap_or_else(|e| panic!("connect {name}: {e}"));
         let log = EventLog::new(pool.clone());

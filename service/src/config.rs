@@ -31,7 +31,7 @@ impl DatabaseConfig {
     pub fn data_dir(&self) -> PathBuf {
         self.pg_data_dir
             .clone()
-            .unwrap_or_else(eventlog::cluster::default_data_dir)
+            .unwrap_or_else(database::cluster::default_data_dir)
     }
 }
 

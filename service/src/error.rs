@@ -111,11 +111,14 @@ fn is_outage(e: &(dyn std::error::Error + 'static)) -> bool {
     if let Some(e) = e.downcast_ref::<eventlog::Error>() {
         return e.is_outage();
     }
+    if let Some(e) = e.downcast_ref::<database::Error>() {
+        return e.is_outage();
+    }
     if let Some(e) = e.downcast_ref::<tokio_postgres::Error>() {
-        return eventlog::db_outage(e);
+        return database::db_outage(e);
     }
     if let Some(e) = e.downcast_ref::<deadpool_postgres::PoolError>() {
-        return eventlog::pool_outage(e);
+        return database::pool_outage(e);
     }
     // A connection that broke, under an error type that forwards to its cause.
     e.downcast_ref::<std::io::Error>().is_some_and(|e| {

@@ -533,7 +533,7 @@ fn fresh_stream_job(n: u32) -> service::live::commit::Job {
 #[tokio::test]
 async fn a_thread_whose_runtime_stopped_gets_a_new_lane_of_the_committer() {
     let app = spawn_app().await;
-    let settings = eventlog::settings(&app.db_url).expect("settings");
+    let settings = database::settings(&app.db_url).expect("settings");
     let committer = service::live::commit::Committer::new(settings, 1);
     // Two runtimes, one after the other, on one thread (an HTTP worker restarted): the first
     // one's lane stops with it, and the second one's commands still commit.

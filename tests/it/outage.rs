@@ -5,7 +5,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use eventlog::cluster;
+use database::cluster;
 
 use crate::helpers::{Player, TestApp, config, spawn_on};
 

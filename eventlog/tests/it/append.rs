@@ -206,7 +206,7 @@ async fn timestamps_are_stored_to_the_microsecond_in_utc() {
 #[tokio::test]
 async fn connecting_to_a_server_that_is_not_there_fails_fast() {
     let started = std::time::Instant::now();
-    let err = eventlog::connect("postgres://postgres@127.0.0.1:1/postgres", 2).await;
+    let err = database::connect("postgres://postgres@127.0.0.1:1/postgres", 2).await;
     assert!(err.is_err());
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }

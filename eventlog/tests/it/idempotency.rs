@@ -115,7 +115,7 @@ async fn a_twin_that_waited_for_the_winner_answers_already_applied() {
                 .get(0)
         };
         // The winner runs the same command inside a transaction held open on its own pool.
-        let winner_pool = eventlog::connect(&db.url, 1).await.expect("winner pool");
+        let winner_pool = database::connect(&db.url, 1).await.expect("winner pool");
         let mut winner = winner_pool.get().await.expect("winner client");
         let winner_tx = winner.transaction().await.expect("begin");
         let won = EventLog::append_on(

@@ -2,11 +2,9 @@
 
 mod append;
 mod batch;
-mod cluster;
 mod decode;
 mod heads;
 mod idempotency;
-mod migrate;
 mod multi_stream;
 mod read_all;
 mod support;

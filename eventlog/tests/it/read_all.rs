@@ -71,7 +71,7 @@ async fn a_late_commit_is_not_skipped_by_a_reader_that_polled_in_between() {
     assert_eq!(ids(&seen), ids(&first));
 
     // A: inserts (takes the lower position), and stays open.
-    let holder_pool = eventlog::connect(&db.url, 1).await.expect("pool");
+    let holder_pool = database::connect(&db.url, 1).await.expect("pool");
     let mut holder = holder_pool.get().await.expect("client");
     let held_tx = holder.transaction().await.expect("begin");
     let held = EventLog::append_on(
@@ -121,7 +121,7 @@ async fn a_late_commit_is_not_skipped_by_a_reader_that_polled_in_between() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rolled_back_append_does_not_stall_readers() {
     let db = TestDb::migrated(2).await;
-    let holder_pool = eventlog::connect(&db.url, 1).await.expect("pool");
+    let holder_pool = database::connect(&db.url, 1).await.expect("pool");
     let mut holder = holder_pool.get().await.expect("client");
     let held_tx = holder.transaction().await.expect("begin");
     let doomed = EventLog::append_on(

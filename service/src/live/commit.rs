@@ -144,7 +144,7 @@ struct Inner {
 impl Committer {
     /// A committer whose lanes run `tasks` tasks each, with a connection each (more tasks
     /// overlap one batch's round trip with the next one's flush), connected with `settings`
-    /// ([`eventlog::settings`]). Lanes start with their first command.
+    /// ([`database::settings`]). Lanes start with their first command.
     pub fn new(settings: tokio_postgres::Config, tasks: usize) -> Committer {
         Committer {
             inner: Arc::new(Inner {
@@ -189,7 +189,7 @@ impl Committer {
         if let Some(lane) = lanes.get(&thread).filter(|l| !l.is_closed()) {
             return Ok(lane.clone());
         }
-        let pool = eventlog::pool(self.inner.settings.clone(), self.inner.tasks)
+        let pool = database::pool(self.inner.settings.clone(), self.inner.tasks)
             .map_err(|e| CommitError::Batch(e.to_string()))?;
         let (queue, receiver) = mpsc::channel(4096);
         let receiver = Arc::new(Mutex::new(receiver));

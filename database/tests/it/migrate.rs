@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
-use crate::support::TestDb;
+use eventlog::testing::TestDb;
 
 fn migration_files() -> i64 {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations");
@@ -27,9 +27,9 @@ async fn four_instances_migrating_a_fresh_database_at_once_all_succeed() {
             let barrier = barrier.clone();
             tokio::spawn(async move {
                 // Each instance has its own pool, as separate processes would.
-                let pool = eventlog::connect(&url, 1).await.expect("connect");
+                let pool = database::connect(&url, 1).await.expect("connect");
                 barrier.wait().await;
-                eventlog::migrate(&pool).await
+                database::migrate(&pool).await
             })
         })
         .collect();
@@ -59,6 +59,6 @@ async fn four_instances_migrating_a_fresh_database_at_once_all_succeed() {
         .get(0);
     assert_eq!((rows, distinct), (files, files));
     // And the lock was released: a fifth run gets it and finds nothing to do.
-    let report = eventlog::migrate(&db.pool).await.expect("migrate again");
+    let report = database::migrate(&db.pool).await.expect("migrate again");
     assert!(report.applied.is_empty());
 }

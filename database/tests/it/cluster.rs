@@ -1,6 +1,6 @@
 //! A private cluster starts where no server answers, and later callers share it.
 
-use eventlog::cluster::{self, Server};
+use database::cluster::{self, Server};
 
 #[tokio::test]
 async fn a_private_cluster_starts_where_no_server_answers() {
