@@ -1,13 +1,11 @@
 //! Players and tokens: sign-up by name, token refresh, a player's profile.
 
-use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
-use service::checks;
 use std::collections::BTreeMap;
 
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use uuid::Uuid;
 
 use domain::games::GameId;
@@ -21,11 +19,9 @@ use crate::error::ApiError;
 use crate::error::unexpected;
 use crate::idempotency;
 use crate::input;
-use crate::reasons::Unauthenticated;
 use crate::state::ApiState;
-use service::Error;
-use service::reasons::{Missing, Refused};
-use service::state::AppState;
+use service::reasons::Refused;
+use service::{Error, checks, players};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -132,21 +128,10 @@ pub async fn create(
     let name = checks::valid_name(&body.name)?;
     let now = app.now();
     let (player, name) = match key {
-        None => {
-            let player = PlayerId::from_uuid(Uuid::now_v7());
-            let client = app.pool.get().await.map_err(unexpected)?;
-            client
-                .execute(
-                    "INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3)",
-                    &[&player.as_uuid(), &name, &now],
-                )
-                .await
-                .map_err(unexpected)?;
-            (player, name)
-        }
+        None => (players::sign_up(&app, &name, now).await?, name),
         Some(key) => {
             let hash = idempotency::request_hash(&req, &raw);
-            signed_up_once(&app, &key, &hash, &name, now).await?
+            players::sign_up_once(&app, &key, &hash, &name, now).await?
         }
     };
     let token = app.keys.issue(player, Role::Player, now)?;
@@ -155,53 +140,6 @@ pub async fn create(
         name,
         token,
     }))
-}
-
-/// Ids of players created under an `Idempotency-Key` (UUID v5 of the key in this namespace).
-const SIGN_UP: Uuid = Uuid::from_u128(0x8f0c_5a52_7d1e_4b8e_9a3c_64e1_d2b7_f019);
-
-/// The player a sign-up under `key` created (creating it now if it is the first attempt), with
-/// the key's record stored beside it in one transaction; `idempotency_key_reused` when the key
-/// was used with another request.
-async fn signed_up_once(
-    app: &AppState,
-    key: &str,
-    hash: &[u8],
-    name: &str,
-    now: OffsetDateTime,
-) -> Result<(PlayerId, String), ApiError> {
-    let player = Uuid::new_v5(&SIGN_UP, key.as_bytes());
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    let body = json!({"player_id": player, "name": name});
-    tx.execute(
-        "WITH created AS ( \
-             INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (player_id) DO NOTHING \
-         ) \
-         INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
-         VALUES ($1, $4, $5, 201, $6, $3) ON CONFLICT DO NOTHING",
-        &[&player, &name, &now, &key, &hash, &body],
-    )
-    .await
-    .map_err(unexpected)?;
-    // What the first attempt stored (this one's, or a twin's that committed first), and the
-    // player's name as it is (the record may have expired while the player stays).
-    let row = tx
-        .query_one(
-            "SELECT k.request_hash, p.name FROM players p \
-               JOIN idempotency_keys k ON k.player_id = p.player_id AND k.key = $2 \
-              WHERE p.player_id = $1",
-            &[&player, &key],
-        )
-        .await
-        .map_err(unexpected)?;
-    let (stored_hash, stored_name): (Vec<u8>, String) = (row.get(0), row.get(1));
-    if stored_hash != hash {
-        return Err(Error::IdempotencyKeyReused.into());
-    }
-    tx.commit().await.map_err(unexpected)?;
-    Ok((PlayerId::from_uuid(player), stored_name))
 }
 
 /// `POST /v1/tokens/refresh`: a valid token for a fresh one.
@@ -222,15 +160,7 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let player: PlayerId = checks::id(&path)?;
     let client = app.pool.get().await.map_err(unexpected)?;
-    let row = client
-        .query_opt(
-            "SELECT name FROM players WHERE player_id = $1",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?
-        .ok_or(Error::NotFound(Missing::Player))?;
-    let name: String = row.get(0);
+    let name = players::name(&client, player).await?;
     let mut stored = projections::queries::ratings_of(&client, player)
         .await
         .map_err(unexpected)?;
@@ -280,7 +210,7 @@ pub async fn matches(
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
     let client = app.pool.get().await.map_err(unexpected)?;
-    exists(&client, player).await?;
+    players::exists(&client, player).await?;
     let rows = projections::queries::history(&client, player, q.game, q.before, limit)
         .await
         .map_err(unexpected)?;
@@ -319,7 +249,7 @@ pub async fn rating_history(
     let player: PlayerId = checks::id(&raw_player)?;
     let game = checks::game(&raw_game)?;
     let client = app.pool.get().await.map_err(unexpected)?;
-    exists(&client, player).await?;
+    players::exists(&client, player).await?;
     let points = projections::queries::rating_points(&client, player, game)
         .await
         .map_err(unexpected)?
@@ -332,31 +262,4 @@ pub async fn rating_history(
         })
         .collect();
     Ok(HttpResponse::Ok().json(RatingHistory { points }))
-}
-
-/// `not_found` unless the player exists.
-async fn exists(client: &deadpool_postgres::Client, player: PlayerId) -> Result<(), ApiError> {
-    client
-        .query_opt(
-            "SELECT 1 FROM players WHERE player_id = $1",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?
-        .ok_or(Error::NotFound(Missing::Player))?;
-    Ok(())
-}
-
-/// Looks up a player's name (errors as `not_found`).
-pub async fn name_of(app: &AppState, player: PlayerId) -> Result<String, ApiError> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let row = client
-        .query_opt(
-            "SELECT name FROM players WHERE player_id = $1",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?
-        .ok_or(ApiError::Unauthorized(Unauthenticated::UnknownPlayer))?;
-    Ok(row.get(0))
 }

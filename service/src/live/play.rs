@@ -449,18 +449,19 @@ impl Drop for StrongSoloTurn {
 
 /// The empty match a `CreateMatch` is decided on, with its players' names.
 async fn created(app: &AppState, id: MatchId, create: &CreateMatch) -> Result<Loaded, Error> {
-    let ids: Vec<Uuid> = create
+    let players: Vec<PlayerId> = create
         .seats
         .iter()
         .filter_map(|s| match s {
-            Occupant::Human { player_id } => Some(player_id.as_uuid()),
+            Occupant::Human { player_id } => Some(*player_id),
             Occupant::Cpu { .. } => None,
         })
         .collect();
+    let client = app.pool.get().await.map_err(unexpected)?;
     Ok(Loaded {
         id,
         state: MatchState::default(),
-        names: Arc::new(names_of(app, &ids).await?),
+        names: Arc::new(crate::players::names(&client, &players).await?),
         head: None,
     })
 }
@@ -743,28 +744,9 @@ fn state_due(m: &Match, return_seconds: u32, now: OffsetDateTime) -> Option<Offs
 
 /// Names of the human players of a match.
 pub async fn names(app: &AppState, m: &Match) -> Result<HashMap<PlayerId, String>, Error> {
-    let ids: Vec<Uuid> = m
-        .seats
-        .iter()
-        .filter_map(|s| s.player_id())
-        .map(|p| p.as_uuid())
-        .collect();
-    names_of(app, &ids).await
-}
-
-async fn names_of(app: &AppState, ids: &[Uuid]) -> Result<HashMap<PlayerId, String>, Error> {
+    let players: Vec<PlayerId> = m.seats.iter().filter_map(|s| s.player_id()).collect();
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = client
-        .query(
-            "SELECT player_id, name FROM players WHERE player_id = ANY($1)",
-            &[&ids],
-        )
-        .await
-        .map_err(unexpected)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| (PlayerId::from_uuid(r.get(0)), r.get(1)))
-        .collect())
+    crate::players::names(&client, &players).await
 }
 
 /// Loads a match for a caller; a seated caller counts as present (and comes back if away).

@@ -1,0 +1,122 @@
+//! Players (the table `players`): signing up, once per `Idempotency-Key`, their names, and
+//! whether one exists.
+
+use std::collections::HashMap;
+
+use deadpool_postgres::GenericClient;
+use serde_json::json;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use domain::ids::PlayerId;
+
+use crate::error::{Error, unexpected};
+use crate::live::answers;
+use crate::reasons::Missing;
+use crate::state::AppState;
+
+/// Ids of players created under an `Idempotency-Key` (UUID v5 of the key in this namespace).
+const SIGN_UP: Uuid = Uuid::from_u128(0x8f0c_5a52_7d1e_4b8e_9a3c_64e1_d2b7_f019);
+
+/// A new player named `name` (already checked: [`crate::checks::valid_name`]).
+pub async fn sign_up(app: &AppState, name: &str, now: OffsetDateTime) -> Result<PlayerId, Error> {
+    let player = PlayerId::from_uuid(Uuid::now_v7());
+    let client = app.pool.get().await.map_err(unexpected)?;
+    client
+        .execute(
+            "INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3)",
+            &[&player.as_uuid(), &name, &now],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(player)
+}
+
+/// The player a sign-up under `key` created (creating it now if it is the first attempt), with
+/// the key's record stored beside it in one transaction; `idempotency_key_reused` when the key
+/// was used with another request (`hash`).
+pub async fn sign_up_once(
+    app: &AppState,
+    key: &str,
+    hash: &[u8],
+    name: &str,
+    now: OffsetDateTime,
+) -> Result<(PlayerId, String), Error> {
+    let player = Uuid::new_v5(&SIGN_UP, key.as_bytes());
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let body = json!({"player_id": player, "name": name});
+    tx.execute(
+        "WITH created AS ( \
+             INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (player_id) DO NOTHING \
+         ) \
+         INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
+         VALUES ($1, $4, $5, $7, $6, $3) ON CONFLICT DO NOTHING",
+        &[
+            &player,
+            &name,
+            &now,
+            &key,
+            &hash,
+            &body,
+            &i32::from(answers::CREATED),
+        ],
+    )
+    .await
+    .map_err(unexpected)?;
+    // What the first attempt stored (this one's, or a twin's that committed first), and the
+    // player's name as it is (the record may have expired while the player stays).
+    let row = tx
+        .query_one(
+            "SELECT k.request_hash, p.name FROM players p \
+               JOIN idempotency_keys k ON k.player_id = p.player_id AND k.key = $2 \
+              WHERE p.player_id = $1",
+            &[&player, &key],
+        )
+        .await
+        .map_err(unexpected)?;
+    let (stored_hash, stored_name): (Vec<u8>, String) = (row.get(0), row.get(1));
+    if stored_hash != hash {
+        return Err(Error::IdempotencyKeyReused);
+    }
+    tx.commit().await.map_err(unexpected)?;
+    Ok((PlayerId::from_uuid(player), stored_name))
+}
+
+/// A player's name; `not_found` when there is no such player.
+pub async fn name(client: &impl GenericClient, player: PlayerId) -> Result<String, Error> {
+    let row = client
+        .query_opt(
+            "SELECT name FROM players WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?
+        .ok_or(Error::NotFound(Missing::Player))?;
+    Ok(row.get(0))
+}
+
+/// `not_found` unless the player exists.
+pub async fn exists(client: &impl GenericClient, player: PlayerId) -> Result<(), Error> {
+    name(client, player).await.map(drop)
+}
+
+/// The names of those of `players` that exist.
+pub async fn names(
+    client: &impl GenericClient,
+    players: &[PlayerId],
+) -> Result<HashMap<PlayerId, String>, Error> {
+    let ids: Vec<Uuid> = players.iter().map(|p| p.as_uuid()).collect();
+    let rows = client
+        .query(
+            "SELECT player_id, name FROM players WHERE player_id = ANY($1)",
+            &[&ids],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (PlayerId::from_uuid(r.get(0)), r.get(1)))
+        .collect())
+}
