@@ -452,34 +452,18 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, Error> {
             let out = a.analyse(&pos, &limits);
             (a, out)
         });
-        let mut tick = tokio::time::interval(PROGRESS_EVERY);
-        tick.tick().await;
-        let out = loop {
-            tokio::select! {
-                out = &mut search => break out,
-                _ = tick.tick() => {}
-                () = stopped(&mut stopping) => {
-                    stops.shutdown.store(true, Ordering::Relaxed);
-                    stop.store(true, Ordering::Relaxed);
-                    break (&mut search).await;
-                }
-            }
-            let elapsed = job.elapsed + spent + started.elapsed();
-            if elapsed >= job.cap {
-                stops.capped.store(true, Ordering::Relaxed);
-                stop.store(true, Ordering::Relaxed);
-            }
-            let nodes = job.nodes + searched + progress.load(Ordering::Relaxed);
-            match renew(app, &job, nodes, elapsed).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    stops.lost.store(true, Ordering::Relaxed);
-                    stop.store(true, Ordering::Relaxed);
-                }
-                // A database out of reach: the search goes on, the lease may lapse.
-                Err(e) => tracing::warn!(job = %job.job_id, error = %e, "job progress not written"),
-            }
-        };
+        let so_far = (job.nodes + searched, job.elapsed + spent);
+        let out = watch(
+            app,
+            &job,
+            &mut search,
+            &stop,
+            &stops,
+            &progress,
+            so_far,
+            &mut stopping,
+        )
+        .await;
         spent += started.elapsed();
         let yielded = slot.yielded();
         drop(slot);
@@ -508,6 +492,52 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, Error> {
             return finish(app, &job, &analysis, nodes, elapsed).await;
         }
         // Stopped for an interactive analysis: take a slot again, behind it.
+    }
+}
+
+/// Watches a running search until it ends: every [`PROGRESS_EVERY`] it writes the job's
+/// progress (`so_far`, the nodes and time of the searches before this one, plus this one's) and
+/// renews its lease, and it stops the search (`stop`) when the job's cap is spent, the job is
+/// lost or the instance shuts down, saying which in `stops`.
+#[allow(clippy::too_many_arguments)]
+async fn watch<T>(
+    app: &AppState,
+    job: &Claimed,
+    search: &mut tokio::task::JoinHandle<T>,
+    stop: &AtomicBool,
+    stops: &Stops,
+    progress: &AtomicU64,
+    so_far: (u64, Duration),
+    stopping: &mut tokio::sync::watch::Receiver<bool>,
+) -> Result<T, tokio::task::JoinError> {
+    let started = Instant::now();
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            out = &mut *search => return out,
+            _ = tick.tick() => {}
+            () = stopped(stopping) => {
+                stops.shutdown.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
+                return (&mut *search).await;
+            }
+        }
+        let elapsed = so_far.1 + started.elapsed();
+        if elapsed >= job.cap {
+            stops.capped.store(true, Ordering::Relaxed);
+            stop.store(true, Ordering::Relaxed);
+        }
+        let nodes = so_far.0 + progress.load(Ordering::Relaxed);
+        match renew(app, job, nodes, elapsed).await {
+            Ok(true) => {}
+            Ok(false) => {
+                stops.lost.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
+            }
+            // A database out of reach: the search goes on, the lease may lapse.
+            Err(e) => tracing::warn!(job = %job.job_id, error = %e, "job progress not written"),
+        }
     }
 }
 
