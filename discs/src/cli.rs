@@ -215,15 +215,10 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
             .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
         let secret = api::auth::load_secret(&pool, auth.jwt_secret.as_deref()).await?;
         let keys = Keys::new(&secret, None, auth.token_days)?;
-        let player = domain::ids::PlayerId::from_uuid(uuid::Uuid::now_v7());
         let now = time::OffsetDateTime::now_utc();
-        pool.get()
-            .await?
-            .execute(
-                "INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3)",
-                &[&player.as_uuid(), &name, &now],
-            )
-            .await?;
+        let player = service::players::sign_up(&pool.get().await?, &name, now)
+            .await
+            .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
         println!("{}", keys.issue(player, Role::Admin, now)?);
         Ok(())
     })

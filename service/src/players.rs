@@ -19,9 +19,12 @@ use crate::state::AppState;
 const SIGN_UP: Uuid = Uuid::from_u128(0x8f0c_5a52_7d1e_4b8e_9a3c_64e1_d2b7_f019);
 
 /// A new player named `name` (already checked: [`crate::checks::valid_name`]).
-pub async fn sign_up(app: &AppState, name: &str, now: OffsetDateTime) -> Result<PlayerId, Error> {
+pub async fn sign_up(
+    client: &impl GenericClient,
+    name: &str,
+    now: OffsetDateTime,
+) -> Result<PlayerId, Error> {
     let player = PlayerId::from_uuid(Uuid::now_v7());
-    let client = app.pool.get().await.map_err(unexpected)?;
     client
         .execute(
             "INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3)",

@@ -128,7 +128,10 @@ pub async fn create(
     let name = checks::valid_name(&body.name)?;
     let now = app.now();
     let (player, name) = match key {
-        None => (players::sign_up(&app, &name, now).await?, name),
+        None => {
+            let client = app.pool.get().await.map_err(unexpected)?;
+            (players::sign_up(&client, &name, now).await?, name)
+        }
         Some(key) => {
             let hash = idempotency::request_hash(&req, &raw);
             players::sign_up_once(&app, &key, &hash, &name, now).await?

@@ -1,6 +1,6 @@
 //! `GET /v1/matches/{id}/stream`: server-sent events, each new event with the match view right
 //! after it; resumable with `Last-Event-ID` (a stream version). An open stream counts as
-//! presence. New events come from the instance's fan-out ([`crate::live`]), not from reads of
+//! presence. New events come from the instance's fan-out (`service::live::fanout`), not from reads of
 //! their own.
 
 use service::checks;
