@@ -1,12 +1,14 @@
-//! The game catalogue of `GET /v1/games`: names, rules, glossary, FAQ, settings and CPU levels, in English and Portuguese.
+//! The game catalogue of `GET /v1/games`: names, rules, glossary, FAQ, board, notation, settings
+//! and CPU levels, in English and Portuguese.
 //!
 //! Every text comes from the language's data file ([`crate::texts`]: each game's name, summary,
 //! rules, glossary and FAQ, the settings' descriptions, the shared product FAQ); the structure
-//! around them — ids, settings, their values and defaults, CPU levels — is built here once,
-//! from the domain, so the two languages cannot drift apart.
+//! around them — ids, the board's size and the move notation, settings, their values and
+//! defaults, CPU levels — is built here once, from the domain, so the two languages cannot drift
+//! apart and a client needs to know no game by its id.
 //! Portuguese is Brazilian Portuguese ("você") throughout.
 
-use domain::games::GameId;
+use domain::games::{Board, GameId, Notation};
 use domain::matches::{Settings, TurnSeconds};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -31,6 +33,12 @@ pub struct GameEntry {
     pub summary: &'static str,
     /// The complete rules, one statement per entry, including the move and board notations.
     pub rules: Vec<&'static str>,
+    /// The board's size: the board of a match has `rows` strings of `columns` cells.
+    pub board: Board,
+    /// How a move is written, and so how a client names the cells: `column`, a column number
+    /// from `1` at the left (the disc drops to the lowest empty cell); `square`, a file letter
+    /// from `a` at the left and a rank number from `1`, the first row of the board.
+    pub notation: Notation,
     pub glossary: Vec<Term>,
     pub faq: Vec<Faq>,
     pub settings: Vec<SettingInfo>,
@@ -84,6 +92,8 @@ fn game_entry(all: &'static Texts, game: GameId) -> Result<GameEntry, ApiError> 
         name: &texts.name,
         summary: &texts.summary,
         rules: texts.rules.iter().map(String::as_str).collect(),
+        board: game.board(),
+        notation: game.notation(),
         glossary: texts
             .glossary
             .iter()
@@ -217,6 +227,17 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn board_and_notation_are_the_domains() {
+        for lang in BOTH {
+            let value = serde_json::to_value(of(lang)).expect("catalogue serialises");
+            assert_eq!(value["games"][0]["board"], json!({"columns": 7, "rows": 6}));
+            assert_eq!(value["games"][0]["notation"], "column");
+            assert_eq!(value["games"][1]["board"], json!({"columns": 8, "rows": 8}));
+            assert_eq!(value["games"][1]["notation"], "square");
         }
     }
 
@@ -360,6 +381,8 @@ mod tests {
                     "name",
                     "summary",
                     "rules",
+                    "board",
+                    "notation",
                     "glossary",
                     "faq",
                     "settings",

@@ -3,7 +3,7 @@
 // its replay ply by ply (keyboard, buttons, slider, `?ply=<n>`) with the analysis beside each move.
 
 import { catalogue, me, Problem } from './api.js';
-import { board, countsDiscs, discCountLine, drops, landed, splitMoves } from './board.js';
+import { board, countsDiscs, discCountLine, drops, landed, splitMoves, unknownGame } from './board.js';
 import { h, mmss } from './dom.js';
 import { follow } from './stream.js';
 import { t } from './texts.js';
@@ -24,13 +24,13 @@ export async function show(view, id) {
     trouble = e;
   }
   if (view.left) return;
-  if (match.status === 'finished') await replay(view, match, game);
-  else live(view, match, game);
-  // Without the catalogue the page still works, with the game's id for its name; it says why.
+  // Without the catalogue the page still shows the match, with the game's id for its name and
+  // a board that offers no move (it cannot name them); it says why.
+  const shown = game ?? unknownGame(match.game, match.board);
+  if (match.status === 'finished') await replay(view, match, shown);
+  else live(view, match, shown);
   if (trouble) showError(trouble);
 }
-
-const nameOf = (match, game) => game?.name ?? match.game;
 
 /** The result line: who won and why, and the final disc count. */
 function resultText(match) {
@@ -52,11 +52,14 @@ function seatsLine(match) {
 
 const colours = (match) => match.seats.map((s) => s.color);
 
-/** The rules from the catalogue, notation included, folded under the board. */
-const rulesOf = (game) => (game ? h('details', { id: 'rules' }, h('summary', { text: t('match.rules') }),
+/** The rules from the catalogue, notation included, folded under the board (none without it). */
+const rulesOf = (game) => (game.rules ? h('details', { id: 'rules' }, h('summary', { text: t('match.rules') }),
   h('ol', {}, game.rules.map((r) => h('li', { text: r })))) : null);
 
-/** The live view; its part of the page (keys, clock, stream) is left when the match ends. */
+/**
+ * The live view; its part of the page (keys, clock, stream) is left when the match ends. `game`
+ * is the game's catalogue entry (or what stands for it without the catalogue).
+ */
 function live(view, initial, game) {
   const part = view.child();
   let match = initial;
@@ -87,11 +90,11 @@ function live(view, initial, game) {
     const seat = mine();
     const myTurn = match.status === 'active' && seat && match.to_move === seat.seat && seat.controller === 'human';
     // One move per ply in the record (passes are not written); the board module splits it.
-    const ply = splitMoves(match.game, match.moves || '').length;
-    holder.replaceChildren(board(match.game, match.board, ply, {
-      name: nameOf(match, game), legal: match.legal_moves, enabled: myTurn && !sending, play: playMove,
+    const ply = splitMoves(game, match.moves || '').length;
+    holder.replaceChildren(board(game, match.board, ply, {
+      legal: match.legal_moves, enabled: myTurn && !sending, play: playMove,
     }));
-    if (countsDiscs(match.game)) count.replaceChildren(discCountLine(match.board, colours(match)));
+    if (countsDiscs(game)) count.replaceChildren(discCountLine(match.board, colours(match)));
     const turn = match.seats.find((s) => s.seat === match.to_move);
     status.textContent = match.status === 'finished' ? `${t('match.finished')}: ${resultText(match)}`
       : myTurn ? t('match.yourTurn') : turn ? t('match.toMove', { name: turn.name }) : '';
@@ -116,14 +119,14 @@ function live(view, initial, game) {
     }
   };
 
-  frame(`${nameOf(match, game)} · ${t('match.live')}`, seatsLine(match), status, clock, conn, streamProblem, count, holder, controls, rulesOf(game));
+  frame(`${game.name} · ${t('match.live')}`, seatsLine(match), status, clock, conn, streamProblem, count, holder, controls, rulesOf(game));
   render();
   part.every(250, () => {
     clock.textContent = match.deadline && match.status === 'active' ? t('match.clock', { time: mmss(Date.parse(match.deadline) - Date.now()) }) : '';
   });
   // A dropping game: the key of a column's name plays it (1–7 in Four in a Row).
   part.listen(document, 'keydown', (e) => {
-    if (!drops(match.game) || e.altKey || e.ctrlKey || e.metaKey || ['INPUT', 'SELECT', 'TEXTAREA'].includes(e.target.tagName)) return;
+    if (!drops(game) || e.altKey || e.ctrlKey || e.metaKey || ['INPUT', 'SELECT', 'TEXTAREA'].includes(e.target.tagName)) return;
     const target = holder.querySelector(`[data-move="${CSS.escape(e.key)}"]:not([disabled])`);
     if (target) target.click();
   });
@@ -138,9 +141,9 @@ function live(view, initial, game) {
   });
 }
 
-/** The replay of a finished match, with its analysis. */
+/** The replay of a finished match, with its analysis (`game` as for the live view). */
 async function replay(view, match, game) {
-  frame(`${nameOf(match, game)} · ${t('match.replay')}`, loadingNote());
+  frame(`${game.name} · ${t('match.replay')}`, loadingNote());
   const data = await view.load(() => view.call('GET', `/v1/matches/${match.match_id}/replay`));
   if (!data || view.left) return;
   const plies = data.plies;
@@ -158,9 +161,9 @@ async function replay(view, match, game) {
   const showPly = (n) => {
     at = Math.min(Math.max(n, 0), total);
     const p = plies[at];
-    const last = at > 0 ? landed(match.game, plies[at - 1].board, p.board) : null;
-    holder.replaceChildren(board(match.game, p.board, at, { name: nameOf(match, game), last }));
-    if (countsDiscs(match.game)) count.replaceChildren(discCountLine(p.board, colours(match)));
+    const last = at > 0 ? landed(game, plies[at - 1].board, p.board) : null;
+    holder.replaceChildren(board(game, p.board, at, { last }));
+    if (countsDiscs(game)) count.replaceChildren(discCountLine(p.board, colours(match)));
     where.textContent = t('match.ply', { n: at, total });
     slider.value = at;
     for (const li of list.querySelectorAll('li')) {
@@ -187,7 +190,7 @@ async function replay(view, match, game) {
   };
   const btn = (id, text, to) => h('button', { type: 'button', id, onclick: () => showPly(to()) }, text);
   const analysisNote = h('div', { id: 'analysis-status' }, t('match.analysing'));
-  frame(`${nameOf(match, game)} · ${t('match.replay')}`,
+  frame(`${game.name} · ${t('match.replay')}`,
     seatsLine(match), h('p', { id: 'match-status', 'data-status': 'finished', text: `${t('match.finished')}: ${resultText(match)}` }),
     h('div', { class: 'replay' }, h('div', {}, count, holder, where,
       h('div', { class: 'controls' }, btn('first', `« ${t('match.firstPly')}`, () => 0), btn('prev', `◀ ${t('match.prev')}`, () => at - 1),

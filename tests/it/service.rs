@@ -1,6 +1,9 @@
-//! The service's own documents: health, readiness, the OpenAPI document and its docs page.
+//! The service's own documents: health, readiness, the game catalogue, the OpenAPI document and
+//! its docs page.
 
+use domain::games::GameId;
 use reqwest::StatusCode;
+use serde_json::{Value, json};
 
 use crate::helpers::spawn_app;
 
@@ -57,6 +60,98 @@ async fn health_readiness_and_the_api_documents_answer_without_a_token() {
         !page.contains("http://") && !page.contains("https://"),
         "nothing loads from elsewhere"
     );
+}
+
+/// A client draws a game's board and names its moves from the catalogue alone: each game's
+/// `board` and `notation` are the domain's, in both languages, and the OpenAPI document
+/// describes them.
+#[tokio::test]
+async fn the_catalogue_gives_each_games_board_and_notation_as_the_domain_has_them() {
+    let app = spawn_app().await;
+    for lang in ["en", "pt"] {
+        let res = app
+            .send(
+                app.http
+                    .get(format!("{}/v1/games", app.base))
+                    .header("accept-language", lang),
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::OK);
+        let games = res.body["games"].as_array().expect("games");
+        assert_eq!(games.len(), GameId::ALL.len(), "{lang}");
+        for (entry, game) in games.iter().zip(GameId::ALL) {
+            assert_eq!(entry["id"], game.as_str(), "{lang}");
+            let board = game.board();
+            assert_eq!(
+                entry["board"],
+                json!({"rows": board.rows, "columns": board.columns}),
+                "{lang} {game}"
+            );
+            assert_eq!(
+                entry["notation"],
+                serde_json::to_value(game.notation()).expect("a notation"),
+                "{lang} {game}"
+            );
+        }
+        // As SPEC §1 writes them: Four in a Row's moves are columns 1–7 of a 6 × 7 board,
+        // Reversi's squares a1–h8 of an 8 × 8 one.
+        let shape = |i: usize| (&games[i]["board"], games[i]["notation"].as_str());
+        assert_eq!(
+            shape(0),
+            (&json!({"rows": 6, "columns": 7}), Some("column"))
+        );
+        assert_eq!(
+            shape(1),
+            (&json!({"rows": 8, "columns": 8}), Some("square"))
+        );
+    }
+
+    let doc = app
+        .send(app.http.get(format!("{}/openapi.json", app.base)))
+        .await
+        .body;
+    let schemas = &doc["components"]["schemas"];
+    // A schema, its `$ref` followed (also when wrapped in `allOf` to carry a description).
+    let resolve = |schema: &Value| -> Value {
+        let reference = schema["$ref"]
+            .as_str()
+            .or_else(|| schema["allOf"][0]["$ref"].as_str());
+        match reference {
+            Some(r) => schemas[r.trim_start_matches("#/components/schemas/")].clone(),
+            None => schema.clone(),
+        }
+    };
+    let entry = &schemas["GameEntry"];
+    let required: Vec<&str> = entry["required"]
+        .as_array()
+        .expect("required fields")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        required.contains(&"board") && required.contains(&"notation"),
+        "{entry}"
+    );
+    let board = resolve(&entry["properties"]["board"]);
+    for field in ["rows", "columns"] {
+        assert_eq!(board["properties"][field]["type"], "integer", "{board}");
+    }
+    let notation = resolve(&entry["properties"]["notation"]);
+    let mut names: Vec<&str> = notation["enum"]
+        .as_array()
+        .map(|values| values.iter().filter_map(Value::as_str).collect())
+        .or_else(|| {
+            notation["oneOf"].as_array().map(|variants| {
+                variants
+                    .iter()
+                    .flat_map(|v| v["enum"].as_array().into_iter().flatten())
+                    .filter_map(Value::as_str)
+                    .collect()
+            })
+        })
+        .unwrap_or_default();
+    names.sort_unstable();
+    assert_eq!(names, ["column", "square"], "{notation}");
 }
 
 #[tokio::test]

@@ -146,7 +146,7 @@ const NONE: Option<SchemaFn> = None;
 routes! {
     get "/healthz" => health::healthz, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<health::Alive>), "The process answers.";
     get "/readyz" => health::readyz, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<health::Readiness>), "The database answers and every migration is applied (503 not_ready otherwise).";
-    get "/v1/games" => games::list, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<crate::catalogue::Catalogue>), "The games, their rules, settings and CPU levels (English or Portuguese by Accept-Language).";
+    get "/v1/games" => games::list, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<crate::catalogue::Catalogue>), "The games, their rules, boards, move notations, settings and CPU levels (English or Portuguese by Accept-Language).";
     post "/v1/players" => players::create, 201, auth = false, body = Some(of::<players::NewPlayer>), query = NONE, reply = Json(of::<players::Created>), "Create a player by name; returns the device's token. With an Idempotency-Key (random: it is the retry's only proof), a retry finds the player its first attempt created and gets a fresh token for it.";
     post "/v1/tokens/refresh" => players::refresh, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Token>), "Trade a valid token for a fresh one.";
     get "/v1/players/{id}" => players::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Profile>), "A player's name and ratings.";

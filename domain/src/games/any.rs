@@ -348,3 +348,88 @@ mod tests {
         assert!(AnyPosition::from_rows(GameId::FourInARow, &rows, Side::First).is_err());
     }
 }
+
+/// What the catalogue tells clients of a game's board and moves holds: every legal move, read by
+/// its game's [`Notation`] on its [`Board`], names the cell the move fills (checked over random
+/// games of every game of the list).
+#[cfg(test)]
+mod notation_tests {
+    use super::*;
+    use crate::games::{Board, Notation};
+    use crate::rng::SplitMix64;
+
+    /// The cell `(column, row)` (row as the board's rows are listed) that `mv` names or
+    /// drops into, read as a client reads the notation; `None` if it is not a move of it.
+    fn cell_of(
+        mv: &str,
+        notation: Notation,
+        board: Board,
+        rows: &[String],
+    ) -> Option<(usize, usize)> {
+        match notation {
+            Notation::Column => {
+                let column = mv.parse::<usize>().ok()?.checked_sub(1)?;
+                (column < usize::from(board.columns)).then_some(())?;
+                // The lowest empty cell: rows are listed top first.
+                let row = (0..rows.len())
+                    .rev()
+                    .find(|&r| rows[r].as_bytes()[column] == b'.')?;
+                Some((column, row))
+            }
+            Notation::Square => {
+                let (file, rank) = mv.split_at(1);
+                let column = usize::from(file.as_bytes()[0].checked_sub(b'a')?);
+                let row = rank.parse::<usize>().ok()?.checked_sub(1)?;
+                (column < usize::from(board.columns) && row < usize::from(board.rows))
+                    .then_some((column, row))
+            }
+        }
+    }
+
+    /// The cells empty in `before` and taken in `after`.
+    fn filled(before: &[String], after: &[String]) -> Vec<(usize, usize)> {
+        let mut cells = Vec::new();
+        for (row, (b, a)) in before.iter().zip(after).enumerate() {
+            for (column, (b, a)) in b.bytes().zip(a.bytes()).enumerate() {
+                if b == b'.' && a != b'.' {
+                    cells.push((column, row));
+                }
+            }
+        }
+        cells
+    }
+
+    #[test]
+    fn every_move_names_by_its_notation_the_cell_it_fills_on_the_board_of_its_game() {
+        let mut rng = SplitMix64(0x05ee_d0f0_ce11);
+        for game in GameId::ALL {
+            let (notation, board) = (game.notation(), game.board());
+            let start = AnyPosition::start(game).rows();
+            assert_eq!(start.len(), usize::from(board.rows), "{game}");
+            assert!(
+                start.iter().all(|r| r.len() == usize::from(board.columns)),
+                "{game}"
+            );
+            for _ in 0..20 {
+                let mut pos = AnyPosition::start(game);
+                while pos.outcome().is_none() {
+                    if pos.must_pass() {
+                        pos.pass();
+                    }
+                    let before = pos.rows();
+                    let legal = pos.legal_moves();
+                    for mv in &legal {
+                        assert_eq!(mv.len(), game.move_chars(), "{game} {mv}");
+                        let cell = cell_of(mv, notation, board, &before)
+                            .unwrap_or_else(|| panic!("{game}: {mv} is not a {notation:?} move"));
+                        let mut next = pos;
+                        next.play(mv).expect("a legal move");
+                        assert_eq!(filled(&before, &next.rows()), [cell], "{game} {mv}");
+                    }
+                    pos.play(&legal[rng.index(legal.len())])
+                        .expect("a legal move");
+                }
+            }
+        }
+    }
+}

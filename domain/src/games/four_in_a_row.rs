@@ -8,7 +8,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{Board, BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side, Symmetry};
+use super::{
+    Board, BoardError, EndReason, Game, GameId, GameOutcome, Notation, ParseError, Side, Symmetry,
+};
 
 pub(crate) const WIDTH: u8 = 7;
 pub(crate) const HEIGHT: u8 = 6;
@@ -160,6 +162,7 @@ impl Game for FourInARow {
         columns: WIDTH,
         rows: HEIGHT,
     };
+    const NOTATION: Notation = Notation::Column;
     const MOVE_CHARS: usize = 1;
     const CAN_HIDE_LEGAL_MOVES: bool = false;
     /// Gravity fixes up and down: only the mirror image is the same game.

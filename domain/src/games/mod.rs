@@ -64,6 +64,13 @@ macro_rules! define_game_id {
                 }
             }
 
+            /// How the game writes its moves (and so names its cells).
+            pub fn notation(self) -> Notation {
+                match self {
+                    $(GameId::$variant => <$rules as Game>::NOTATION,)*
+                }
+            }
+
             /// Characters per move in the game's notation (a game record is its moves run
             /// together).
             pub fn move_chars(self) -> usize {
@@ -94,11 +101,27 @@ macro_rules! define_game_id {
 }
 for_each_game!(define_game_id);
 
-/// The size of a game's board, as `match_created` records it (schema version 2 on).
+/// The size of a game's board, as `match_created` records it (schema version 2 on) and the
+/// catalogue tells clients.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Board {
     pub columns: u8,
     pub rows: u8,
+}
+
+/// How a game writes its moves (SPEC §1), by what a move names. Columns and rows are those of
+/// the board notation: columns from the left, rows as the board's rows are listed.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notation {
+    /// A move names a column, `1` the leftmost (`4`, [`Column`]); the disc drops into the
+    /// lowest empty cell of that column.
+    Column,
+    /// A move names a square: a file letter, `a` the leftmost column, then a rank number, `1`
+    /// the first row listed (`f5`, [`Square`]); the disc goes on that square.
+    Square,
 }
 
 impl fmt::Display for GameId {
@@ -209,6 +232,8 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     const COLORS: [char; 2];
     /// The board the game is played on.
     const BOARD: Board;
+    /// How [`Game::Move`] is written: what a move names.
+    const NOTATION: Notation;
     /// Characters per move in the game's notation (`4`: one; `d3`: two).
     const MOVE_CHARS: usize;
     /// Whether the players may hide the legal moves (the setting `show_legal_moves`).

@@ -9,7 +9,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{Board, BoardError, EndReason, Game, GameId, GameOutcome, ParseError, Side, Symmetry};
+use super::{
+    Board, BoardError, EndReason, Game, GameId, GameOutcome, Notation, ParseError, Side, Symmetry,
+};
 
 /// Every square but the a and h columns.
 const INNER_COLUMNS: u64 = 0x7E7E_7E7E_7E7E_7E7E;
@@ -224,6 +226,7 @@ impl Game for Reversi {
         columns: 8,
         rows: 8,
     };
+    const NOTATION: Notation = Notation::Square;
     const MOVE_CHARS: usize = 2;
     const CAN_HIDE_LEGAL_MOVES: bool = true;
     /// Flips go along every line: the rules are the same under all eight of the square's
