@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use domain::games::GameId;
 use domain::matches::Settings;
 
-use super::{KEYED, RouteDoc, table};
+use super::{KEYED, RouteDoc, Tag, table};
 
 /// Writes the schema of a type (a `$ref` for a named one, in a response generator).
 pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
@@ -63,20 +63,6 @@ fn path_parameter(name: &str) -> Value {
     }
 }
 
-/// The operation id of a route: its method and path (`post_v1_matches_id_moves`).
-fn operation_id(method: &str, path: &str) -> String {
-    let mut id = method.to_owned();
-    for part in path.split('/').filter(|p| !p.is_empty()) {
-        id.push('_');
-        id.extend(
-            part.trim_matches(|c| c == '{' || c == '}')
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }),
-        );
-    }
-    id
-}
-
 /// Links from what a route creates to the routes of the created resource: (the parameter, where
 /// the answer holds it, the routes' path prefix).
 fn links_of(r: &RouteDoc) -> Option<(&'static str, &'static str, &'static str)> {
@@ -109,7 +95,8 @@ pub fn document() -> Value {
     let mut paths = Map::new();
     for r in &routes {
         let mut op = Map::new();
-        op.insert("operationId".into(), json!(operation_id(r.method, r.path)));
+        op.insert("operationId".into(), json!(r.operation_id));
+        op.insert("tags".into(), json!([r.tag.name()]));
         op.insert("summary".into(), json!(r.summary));
         op.insert("responses".into(), responses_of(r, &routes, &mut responses));
         if r.auth {
@@ -129,10 +116,15 @@ pub fn document() -> Value {
         entry[r.method] = Value::Object(op);
     }
     let schemas = responses.take_definitions(true);
+    let tags: Vec<Value> = Tag::ALL
+        .iter()
+        .map(|t| json!({"name": t.name(), "description": t.description()}))
+        .collect();
     json!({
         "openapi": "3.0.3",
         "info": {"title": "discs", "version": env!("CARGO_PKG_VERSION"),
                  "description": "Event-sourced ranked matchmaking for Four in a Row and Reversi."},
+        "tags": tags,
         "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
@@ -232,15 +224,19 @@ fn responses_of(r: &RouteDoc, routes: &[RouteDoc], generator: &mut SchemaGenerat
             .filter(|t| t.path.starts_with(prefix) && t.path[prefix.len()..].find('{').is_none())
         {
             links.insert(
-                operation_id(target.method, target.path),
-                json!({"operationId": operation_id(target.method, target.path),
+                target.operation_id.into(),
+                json!({"operationId": target.operation_id,
                        "parameters": {param: format!("$response.body#/{field}")}}),
             );
         }
         if r.path == "/v1/rooms" {
+            let join = routes
+                .iter()
+                .find(|t| t.path == "/v1/rooms/{code}/join")
+                .expect("the route that joins a room");
             links.insert(
-                "post_v1_rooms_code_join".into(),
-                json!({"operationId": "post_v1_rooms_code_join",
+                join.operation_id.into(),
+                json!({"operationId": join.operation_id,
                        "parameters": {"code": "$response.body#/code"}}),
             );
         }
@@ -303,18 +299,4 @@ fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operation_ids_name_method_and_path() {
-        assert_eq!(
-            operation_id("post", "/v1/matches/{id}/moves"),
-            "post_v1_matches_id_moves"
-        );
-        assert_eq!(operation_id("get", "/openapi.json"), "get_openapi_json");
-    }
 }
