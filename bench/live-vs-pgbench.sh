@@ -81,7 +81,7 @@ echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/c
 echo "postgres: $("${PSQL[@]}" -tA "$ADMIN_URL" -c 'SHOW server_version') (autovacuum $("${PSQL[@]}" -tA "$ADMIN_URL" -c 'SHOW autovacuum'))  wrk: $(wrk -v 2>&1 | head -1 | cut -d' ' -f2)  pgbench: $(pgbench --version | cut -d' ' -f3)"
 echo
 
-cargo build --release -q -p api -p bench
+cargo build --release -q -p discs -p bench
 
 # --- the server ---------------------------------------------------------------------------
 free_port() {

@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo build --release -q -p api -p bench
+cargo build --release -q -p discs -p bench
 psql -X -q "$ADMIN_URL" -c "CREATE DATABASE \"$DB\""
 DATABASE_URL="${ADMIN_URL%/*}/$DB" DISCS_ADDR="127.0.0.1:$PORT" DISCS_LOG_FORMAT=json \
     DISCS_RATE_PER_SECOND=1000000000 DISCS_RATE_BURST=1000000000 DISCS_SIGNUPS_PER_MINUTE=1000000000 \

@@ -106,6 +106,7 @@ impl TicketEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", schemars(rename = "TicketStatus"))]
 pub enum Status {
     Waiting,
     Matched,

@@ -90,6 +90,7 @@ pub fn replay(finished: &[Finished], excluded: &HashSet<PlayerId>) -> (Ledger, V
 /// Glicko-2 values as shown in reports.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "RatingValues"))]
 pub struct Values {
     pub rating: f64,
     pub deviation: f64,

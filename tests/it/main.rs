@@ -10,6 +10,7 @@ mod lifecycle;
 mod limits;
 mod live;
 mod matches;
+mod openapi;
 mod outage;
 mod players;
 mod races;

@@ -254,7 +254,10 @@ async fn the_document_types_every_parameter_and_answer_and_links_created_resourc
         assert_eq!(media, expected, "{what}");
         for p in op["parameters"].as_array().into_iter().flatten() {
             if p["in"] == "path" {
-                let s = &p["schema"];
+                let s = match p["schema"]["$ref"].as_str() {
+                    Some(r) => &schemas[r.trim_start_matches("#/components/schemas/")],
+                    None => &p["schema"],
+                };
                 assert!(
                     s["format"].is_string() || s["enum"].is_array() || s["pattern"].is_string(),
                     "{what}: path parameter {} is a bare string",
@@ -265,12 +268,10 @@ async fn the_document_types_every_parameter_and_answer_and_links_created_resourc
     }
     // The match a solo game creates is reachable by its routes, so a fuzzer can play it.
     let links = &doc["paths"]["/v1/matches"]["post"]["responses"]["201"]["links"];
-    let moves = &links["post_v1_matches_id_moves"];
-    assert_eq!(moves["operationId"], "post_v1_matches_id_moves");
+    let moves = &links["playMove"];
+    assert_eq!(moves["operationId"], "playMove");
     assert_eq!(moves["parameters"]["id"], "$response.body#/match_id");
-    assert!(
-        doc["paths"]["/v1/matches/{id}/moves"]["post"]["operationId"] == "post_v1_matches_id_moves"
-    );
+    assert!(doc["paths"]["/v1/matches/{id}/moves"]["post"]["operationId"] == "playMove");
     // Headers: the request id and the language on every call, Retry-After on limits and outages.
     let moves = &doc["paths"]["/v1/matches/{id}/moves"]["post"];
     let headers: Vec<&str> = moves["parameters"]

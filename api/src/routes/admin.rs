@@ -34,6 +34,7 @@ pub struct AuditQuery {
 
 /// A player's rating step by step, with the rules applied and the check against the log.
 #[derive(Serialize, JsonSchema)]
+#[schemars(rename = "RatingExplanation")]
 pub struct Explained {
     player_id: PlayerId,
     game: GameId,

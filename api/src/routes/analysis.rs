@@ -69,7 +69,7 @@ impl BudgetQuery {
 /// A position given by its game record or by its board and side to move.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = one_form)]
+#[schemars(rename = "AnalysisRequest")]
 pub struct PositionBody {
     game: GameId,
     /// The game so far, passes omitted (`4453`, `f5d6c3`).
@@ -84,21 +84,24 @@ pub struct PositionBody {
     side: Option<String>,
 }
 
-/// Either `moves`, or `board` and `side`, never both (a null counts as absent).
-fn one_form(schema: &mut schemars::Schema) {
-    let moves =
-        serde_json::json!({"required": ["moves"], "properties": {"moves": {"type": "string"}}});
-    let board =
-        serde_json::json!({"required": ["board"], "properties": {"board": {"type": "array"}}});
-    let side =
-        serde_json::json!({"required": ["side"], "properties": {"side": {"type": "string"}}});
-    schema.insert(
-        "oneOf".into(),
-        serde_json::json!([
-            {"allOf": [moves], "not": {"anyOf": [board, side]}},
-            {"allOf": [board, side], "not": moves}
-        ]),
-    );
+/// The schema of [`PositionBody`]: either `moves`, or `board` and `side`, never both (a null
+/// counts as absent), as two named forms.
+pub fn position_forms(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    super::openapi::one_of_forms::<PositionBody>(
+        generator,
+        &[
+            (
+                "PositionByMoves",
+                "A position by its game record.",
+                &["game", "moves"],
+            ),
+            (
+                "PositionByBoard",
+                "A position by its board and the colour to move.",
+                &["game", "board", "side"],
+            ),
+        ],
+    )
 }
 
 /// The value and best moves of a position.

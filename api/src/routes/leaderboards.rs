@@ -28,6 +28,7 @@ pub struct Leaderboard {
 }
 
 #[derive(Serialize, JsonSchema)]
+#[schemars(rename = "LeaderboardEntry")]
 pub struct Entry {
     rank: usize,
     player_id: Uuid,

@@ -37,6 +37,7 @@ pub enum FirstChoice {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = super::openapi::legal_moves_hidden_where_the_game_allows)]
+#[schemars(rename = "CreateSoloMatchRequest")]
 pub struct NewSolo {
     game: GameId,
     #[serde(default = "default_level")]
@@ -108,6 +109,7 @@ pub async fn get(
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "PlayMoveRequest")]
 pub struct MoveBody {
     /// `1`..`7` (Four in a Row) or `a1`..`h8` (Reversi); upper case accepted.
     #[serde(rename = "move")]
@@ -145,6 +147,7 @@ pub async fn post_move(
 
 #[derive(Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "MatchCommandRequest")]
 pub struct VersionBody {
     /// The match version the command was chosen at: another version is `version_conflict`.
     #[schemars(range(max = 9_223_372_036_854_775_807u64))]
@@ -344,6 +347,7 @@ pub async fn replay(
 
 /// Every event of a match, oldest first.
 #[derive(Serialize, JsonSchema)]
+#[schemars(rename = "MatchEvents")]
 pub struct Events {
     events: Vec<EventView>,
 }

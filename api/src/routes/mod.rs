@@ -6,7 +6,7 @@ use crate::ratelimit::ByAddress;
 use actix_web::dev::ResourceDef;
 use actix_web::{HttpResponse, web};
 use openapi::Reply::{EventStream, Html, Json, Prometheus};
-use openapi::{Reply, SchemaFn, of};
+use openapi::{Reply, SchemaFn, fields, of};
 
 pub mod admin;
 pub mod analysis;
@@ -24,6 +24,11 @@ pub mod stream;
 pub struct RouteDoc {
     pub method: &'static str,
     pub path: &'static str,
+    /// What clients call the operation (`playMove`): unique, and stable, since generated
+    /// clients name their functions by it.
+    pub operation_id: &'static str,
+    /// The group the operation is listed (and a generated client's module is) in.
+    pub tag: Tag,
     pub summary: &'static str,
     pub auth: bool,
     /// The schema of the JSON body, if the call takes one.
@@ -37,7 +42,7 @@ pub struct RouteDoc {
 }
 
 macro_rules! routes {
-    ($( $method:ident $path:literal => $handler:path, $status:literal, auth = $auth:literal, body = $body:expr, query = $query:expr, reply = $reply:expr, $summary:literal; )*) => {
+    ($( $method:ident $path:literal => $handler:path, id = $id:ident, tag = $tag:ident, $status:literal, auth = $auth:literal, body = $body:expr, query = $query:expr, reply = $reply:expr, $summary:literal; )*) => {
         /// Registers every route of the table, grouped by [`Routes`].
         pub fn configure(cfg: &mut web::ServiceConfig) {
             let mut routes = Routes::default();
@@ -50,6 +55,8 @@ macro_rules! routes {
             vec![$( RouteDoc {
                 method: stringify!($method),
                 path: $path,
+                operation_id: stringify!($id),
+                tag: Tag::$tag,
                 summary: $summary,
                 auth: $auth,
                 body: $body,
@@ -59,6 +66,80 @@ macro_rules! routes {
             }, )*]
         }
     };
+}
+
+/// The groups of operations, in the document's order: a generated client puts each group's
+/// operations in a module of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    Players,
+    Games,
+    Leaderboards,
+    Queue,
+    Rooms,
+    Matches,
+    Analysis,
+    Admin,
+    Health,
+    Docs,
+}
+
+impl Tag {
+    pub const ALL: [Tag; 10] = [
+        Tag::Players,
+        Tag::Games,
+        Tag::Leaderboards,
+        Tag::Queue,
+        Tag::Rooms,
+        Tag::Matches,
+        Tag::Analysis,
+        Tag::Admin,
+        Tag::Health,
+        Tag::Docs,
+    ];
+
+    /// The tag's name in the document.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tag::Players => "players",
+            Tag::Games => "games",
+            Tag::Leaderboards => "leaderboards",
+            Tag::Queue => "queue",
+            Tag::Rooms => "rooms",
+            Tag::Matches => "matches",
+            Tag::Analysis => "analysis",
+            Tag::Admin => "admin",
+            Tag::Health => "health",
+            Tag::Docs => "docs",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            Tag::Players => {
+                "Sign up (a name is enough: the answer holds the device's token), refresh the token, read a player's profile, finished matches and rating history."
+            }
+            Tag::Games => "The games served: rules, glossary, settings and CPU levels.",
+            Tag::Leaderboards => "The non-provisional players of a game by rating.",
+            Tag::Queue => {
+                "Ranked matchmaking: a ticket per player in a pool (game and turn limit), paired by rating; poll the ticket for its match."
+            }
+            Tag::Rooms => {
+                "Private rooms: invite by code, change settings between matches, start matches and rematches (alone, against the CPU)."
+            }
+            Tag::Matches => {
+                "Solo matches against the CPU, and playing any match: the view, moves, leaving, returning, resigning, presence, the events, the replay and the live stream."
+            }
+            Tag::Analysis => {
+                "Scores and best moves: of a position now, of a finished match ply by ply, and deep analyses run as background jobs."
+            }
+            Tag::Admin => {
+                "Admin tokens only: rating audits and explanations, suspicious patterns, queue statistics, projection rebuilds."
+            }
+            Tag::Health => "Liveness, readiness and Prometheus metrics.",
+            Tag::Docs => "This document and its page.",
+        }
+    }
 }
 
 /// A route of a group: the rest of its path after the group's prefix, its method, its route.
@@ -144,46 +225,46 @@ fn prefix_of(path: &str) -> &str {
 const NONE: Option<SchemaFn> = None;
 
 routes! {
-    get "/healthz" => health::healthz, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<health::Alive>), "The process answers.";
-    get "/readyz" => health::readyz, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<health::Readiness>), "The database answers and every migration is applied (503 not_ready otherwise).";
-    get "/v1/games" => games::list, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<crate::catalogue::Catalogue>), "The games, their rules, boards, move notations, settings and CPU levels (English or Portuguese by Accept-Language).";
-    post "/v1/players" => players::create, 201, auth = false, body = Some(of::<players::NewPlayer>), query = NONE, reply = Json(of::<players::Created>), "Create a player by name; returns the device's token. With an Idempotency-Key (random: it is the retry's only proof), a retry finds the player its first attempt created and gets a fresh token for it.";
-    post "/v1/tokens/refresh" => players::refresh, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Token>), "Trade a valid token for a fresh one.";
-    get "/v1/players/{id}" => players::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Profile>), "A player's name and ratings.";
-    get "/v1/players/{id}/matches" => players::matches, 200, auth = true, body = NONE, query = Some(of::<players::HistoryQuery>), reply = Json(of::<players::History>), "A player's finished matches, newest first, with ratings before and after for ranked ones.";
-    get "/v1/players/{id}/ratings/{game}" => players::rating_history, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::RatingHistory>), "A player's rating after each ranked match of a game, oldest first.";
-    get "/v1/leaderboards/{game}" => leaderboards::get, 200, auth = true, body = NONE, query = Some(of::<leaderboards::BoardQuery>), reply = Json(of::<leaderboards::Leaderboard>), "The non-provisional players of a game by rating.";
-    post "/v1/queue" => queue::open, 201, auth = true, body = Some(of::<queue::NewTicket>), query = NONE, reply = Json(of::<service::ranked::TicketView>), "Queue for a ranked match in a pool (game, turn_seconds); one open ticket per player.";
-    get "/v1/queue/{ticket}" => queue::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::ranked::TicketView>), "Your ticket: waiting, matched (with its match_id) or cancelled.";
-    delete "/v1/queue/{ticket}" => queue::cancel, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::ranked::TicketView>), "Cancel your waiting ticket (ticket_closed once matched or cancelled).";
-    post "/v1/rooms" => rooms::create, 201, auth = true, body = Some(of::<rooms::NewRoom>), query = NONE, reply = Json(of::<rooms::RoomView>), "Open a room with settings; returns its invite code.";
-    get "/v1/rooms/{room_id}" => rooms::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<rooms::RoomView>), "A room (members only).";
-    patch "/v1/rooms/{room_id}" => rooms::patch, 200, auth = true, body = Some(of::<rooms::Patch>), query = NONE, reply = Json(of::<rooms::RoomView>), "Change a room's settings between matches.";
-    post "/v1/rooms/{code}/join" => rooms::join, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<rooms::RoomView>), "Join a room by its invite code (two members at most).";
-    post "/v1/rooms/{room_id}/matches" => rooms::start, 201, auth = true, body = Some(of::<rooms::StartBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Start a match or a rematch in a room; alone, against the CPU.";
-    post "/v1/matches" => matches::create_solo, 201, auth = true, body = Some(of::<matches::NewSolo>), query = NONE, reply = Json(of::<service::views::MatchView>), "Start a solo match against the CPU.";
-    get "/v1/matches/{id}" => matches::get, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::views::MatchView>), "The match view.";
-    post "/v1/matches/{id}/moves" => matches::post_move, 200, auth = true, body = Some(of::<matches::MoveBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Play a move; answers with the view right after it (the CPU's reply follows).";
-    post "/v1/matches/{id}/leave" => matches::leave, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Leave the match (the CPU plays for you after return_seconds).";
-    post "/v1/matches/{id}/return" => matches::return_, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Come back to your seat.";
-    post "/v1/matches/{id}/resign" => matches::resign, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Resign: the opponent wins.";
-    post "/v1/matches/{id}/heartbeat" => matches::heartbeat, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::views::MatchView>), "Say you are here (writes no event).";
-    get "/v1/matches/{id}/events" => matches::events, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<matches::Events>), "Every event of the match.";
-    get "/v1/matches/{id}/replay" => matches::replay, 200, auth = true, body = NONE, query = Some(of::<matches::PlyQuery>), reply = Json(of::<matches::Replay>), "The match ply by ply.";
-    get "/v1/matches/{id}/analysis" => analysis::of_match, 200, auth = true, body = NONE, query = Some(of::<analysis::BudgetQuery>), reply = Json(of::<analysis::MatchAnalysis>), "A finished match ply by ply: each move's score before and after it for the mover, the best moves, whether exact and whether answered from the shared cache of solved positions; the plies left inexact get background jobs (their ids in `jobs`) that make the analysis exact over time (409 match_active while the match is played).";
-    post "/v1/analysis" => analysis::position, 200, auth = true, body = Some(of::<analysis::PositionBody>), query = Some(of::<analysis::BudgetQuery>), reply = Json(of::<analysis::PositionAnalysis>), "The score and every best move of a position given by moves or by board and side. An exact answer is kept in the cache of solved positions shared by all instances, which answers the position and its symmetric images at once (`source`: `cache` or `search`); it changes no game, so it takes no Idempotency-Key.";
-    post "/v1/analysis/jobs" => analysis::create_job, 202, auth = true, body = Some(of::<analysis::PositionBody>), query = NONE, reply = Json(of::<service::analysis::jobs::JobView>), "Queue a deep analysis of a position (the body of POST /v1/analysis): any instance runs it in the background until its score is exact or its time cap (10 minutes by default) is spent (in Reversi it goes on to the exact solve however many squares are empty, where POST /v1/analysis gives an estimate above 26); a job whose instance dies is taken up by another one. A position already solved is answered from the shared cache at once (the job is done as it is queued).";
-    get "/v1/analysis/jobs/{job_id}" => analysis::get_job, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::analysis::jobs::JobView>), "Your analysis job: queued, running (with its progress: nodes, elapsed_ms), done (with its result, exact or the best estimate at the cap) or failed.";
-    get "/v1/matches/{id}/stream" => stream::stream, 200, auth = true, body = NONE, query = NONE, reply = EventStream, "Server-sent events: each new event with the match view; resumable with Last-Event-ID.";
-    get "/v1/admin/audits/ratings" => admin::audit_ratings, 200, auth = true, body = NONE, query = Some(of::<admin::AuditQuery>), reply = Json(of::<projections::audit::RatingsAudit>), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; a what-if without some players.";
-    get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::Explained>), "Admin: a player's rating step by step, each with its match and event positions, and log_check: whether the ratings recomputed from the log give the same steps (else the first diverging match).";
-    get "/v1/admin/flags" => admin::flags, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<projections::audit::Flags>), "Admin: suspicious patterns (repeated pairs with alternating results, very short lost games) and the thresholds used.";
-    get "/v1/admin/queue/stats" => admin::queue_stats, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::QueueStats>), "Admin: per pool, waiting tickets, wait and rating-gap percentiles, repeat-pair rate, waves run; and the allowed-gap schedule.";
-    post "/v1/admin/projections/{name}/rebuild" => admin::start_rebuild, 202, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::RebuildStarted>), "Admin: rebuild a projection beside the live one and switch when caught up.";
-    get "/v1/admin/projections/{name}" => admin::get_projection, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::ProjectionStatus>), "Admin: a projection's checkpoint and its latest rebuild's progress.";
-    get "/metrics" => admin::prometheus, 200, auth = false, body = NONE, query = NONE, reply = Prometheus, "Prometheus metrics: pool statistics, waves, projection positions, limits.";
-    get "/openapi.json" => openapi, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<serde_json::Map<String, serde_json::Value>>), "This document.";
-    get "/docs" => docs, 200, auth = false, body = NONE, query = NONE, reply = Html, "A readable page of this document (works offline).";
+    get "/healthz" => health::healthz, id = checkLiveness, tag = Health, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<health::Alive>), "The process answers.";
+    get "/readyz" => health::readyz, id = checkReadiness, tag = Health, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<health::Readiness>), "The database answers and every migration is applied (503 not_ready otherwise).";
+    get "/v1/games" => games::list, id = listGames, tag = Games, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<crate::catalogue::Catalogue>), "The games, their rules, boards, move notations, settings and CPU levels (English or Portuguese by Accept-Language).";
+    post "/v1/players" => players::create, id = signUp, tag = Players, 201, auth = false, body = Some(of::<players::NewPlayer>), query = NONE, reply = Json(of::<players::Created>), "Create a player by name; returns the device's token. With an Idempotency-Key (random: it is the retry's only proof), a retry finds the player its first attempt created and gets a fresh token for it.";
+    post "/v1/tokens/refresh" => players::refresh, id = refreshToken, tag = Players, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Token>), "Trade a valid token for a fresh one.";
+    get "/v1/players/{id}" => players::get, id = getPlayer, tag = Players, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Profile>), "A player's name and ratings.";
+    get "/v1/players/{id}/matches" => players::matches, id = listPlayerMatches, tag = Players, 200, auth = true, body = NONE, query = Some(fields::<players::HistoryQuery>), reply = Json(of::<players::History>), "A player's finished matches, newest first, with ratings before and after for ranked ones.";
+    get "/v1/players/{id}/ratings/{game}" => players::rating_history, id = getRatingHistory, tag = Players, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::RatingHistory>), "A player's rating after each ranked match of a game, oldest first.";
+    get "/v1/leaderboards/{game}" => leaderboards::get, id = getLeaderboard, tag = Leaderboards, 200, auth = true, body = NONE, query = Some(fields::<leaderboards::BoardQuery>), reply = Json(of::<leaderboards::Leaderboard>), "The non-provisional players of a game by rating.";
+    post "/v1/queue" => queue::open, id = joinQueue, tag = Queue, 201, auth = true, body = Some(of::<queue::NewTicket>), query = NONE, reply = Json(of::<service::ranked::TicketView>), "Queue for a ranked match in a pool (game, turn_seconds); one open ticket per player.";
+    get "/v1/queue/{ticket}" => queue::get, id = getTicket, tag = Queue, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::ranked::TicketView>), "Your ticket: waiting, matched (with its match_id) or cancelled.";
+    delete "/v1/queue/{ticket}" => queue::cancel, id = cancelTicket, tag = Queue, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::ranked::TicketView>), "Cancel your waiting ticket (ticket_closed once matched or cancelled).";
+    post "/v1/rooms" => rooms::create, id = createRoom, tag = Rooms, 201, auth = true, body = Some(of::<rooms::NewRoom>), query = NONE, reply = Json(of::<rooms::RoomView>), "Open a room with settings; returns its invite code.";
+    get "/v1/rooms/{room_id}" => rooms::get, id = getRoom, tag = Rooms, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<rooms::RoomView>), "A room (members only).";
+    patch "/v1/rooms/{room_id}" => rooms::patch, id = changeRoomSettings, tag = Rooms, 200, auth = true, body = Some(of::<rooms::Patch>), query = NONE, reply = Json(of::<rooms::RoomView>), "Change a room's settings between matches.";
+    post "/v1/rooms/{code}/join" => rooms::join, id = joinRoom, tag = Rooms, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<rooms::RoomView>), "Join a room by its invite code (two members at most).";
+    post "/v1/rooms/{room_id}/matches" => rooms::start, id = startRoomMatch, tag = Rooms, 201, auth = true, body = Some(of::<rooms::StartBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Start a match or a rematch in a room; alone, against the CPU.";
+    post "/v1/matches" => matches::create_solo, id = createSoloMatch, tag = Matches, 201, auth = true, body = Some(of::<matches::NewSolo>), query = NONE, reply = Json(of::<service::views::MatchView>), "Start a solo match against the CPU.";
+    get "/v1/matches/{id}" => matches::get, id = getMatch, tag = Matches, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::views::MatchView>), "The match view.";
+    post "/v1/matches/{id}/moves" => matches::post_move, id = playMove, tag = Matches, 200, auth = true, body = Some(of::<matches::MoveBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Play a move; answers with the view right after it (the CPU's reply follows).";
+    post "/v1/matches/{id}/leave" => matches::leave, id = leaveMatch, tag = Matches, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Leave the match (the CPU plays for you after return_seconds).";
+    post "/v1/matches/{id}/return" => matches::return_, id = returnToMatch, tag = Matches, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Come back to your seat.";
+    post "/v1/matches/{id}/resign" => matches::resign, id = resignMatch, tag = Matches, 200, auth = true, body = Some(of::<matches::VersionBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Resign: the opponent wins.";
+    post "/v1/matches/{id}/heartbeat" => matches::heartbeat, id = sendHeartbeat, tag = Matches, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::views::MatchView>), "Say you are here (writes no event).";
+    get "/v1/matches/{id}/events" => matches::events, id = listMatchEvents, tag = Matches, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<matches::Events>), "Every event of the match.";
+    get "/v1/matches/{id}/replay" => matches::replay, id = getReplay, tag = Matches, 200, auth = true, body = NONE, query = Some(fields::<matches::PlyQuery>), reply = Json(of::<matches::Replay>), "The match ply by ply.";
+    get "/v1/matches/{id}/analysis" => analysis::of_match, id = analyseMatch, tag = Analysis, 200, auth = true, body = NONE, query = Some(fields::<analysis::BudgetQuery>), reply = Json(of::<analysis::MatchAnalysis>), "A finished match ply by ply: each move's score before and after it for the mover, the best moves, whether exact and whether answered from the shared cache of solved positions; the plies left inexact get background jobs (their ids in `jobs`) that make the analysis exact over time (409 match_active while the match is played).";
+    post "/v1/analysis" => analysis::position, id = analysePosition, tag = Analysis, 200, auth = true, body = Some(analysis::position_forms), query = Some(fields::<analysis::BudgetQuery>), reply = Json(of::<analysis::PositionAnalysis>), "The score and every best move of a position given by moves or by board and side. An exact answer is kept in the cache of solved positions shared by all instances, which answers the position and its symmetric images at once (`source`: `cache` or `search`); it changes no game, so it takes no Idempotency-Key.";
+    post "/v1/analysis/jobs" => analysis::create_job, id = createAnalysisJob, tag = Analysis, 202, auth = true, body = Some(analysis::position_forms), query = NONE, reply = Json(of::<service::analysis::jobs::JobView>), "Queue a deep analysis of a position (the body of POST /v1/analysis): any instance runs it in the background until its score is exact or its time cap (10 minutes by default) is spent (in Reversi it goes on to the exact solve however many squares are empty, where POST /v1/analysis gives an estimate above 26); a job whose instance dies is taken up by another one. A position already solved is answered from the shared cache at once (the job is done as it is queued).";
+    get "/v1/analysis/jobs/{job_id}" => analysis::get_job, id = getAnalysisJob, tag = Analysis, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::analysis::jobs::JobView>), "Your analysis job: queued, running (with its progress: nodes, elapsed_ms), done (with its result, exact or the best estimate at the cap) or failed.";
+    get "/v1/matches/{id}/stream" => stream::stream, id = streamMatch, tag = Matches, 200, auth = true, body = NONE, query = NONE, reply = EventStream, "Server-sent events: each new event with the match view; resumable with Last-Event-ID.";
+    get "/v1/admin/audits/ratings" => admin::audit_ratings, id = auditRatings, tag = Admin, 200, auth = true, body = NONE, query = Some(fields::<admin::AuditQuery>), reply = Json(of::<projections::audit::RatingsAudit>), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; a what-if without some players.";
+    get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, id = explainRating, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::Explained>), "Admin: a player's rating step by step, each with its match and event positions, and log_check: whether the ratings recomputed from the log give the same steps (else the first diverging match).";
+    get "/v1/admin/flags" => admin::flags, id = listFlags, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<projections::audit::Flags>), "Admin: suspicious patterns (repeated pairs with alternating results, very short lost games) and the thresholds used.";
+    get "/v1/admin/queue/stats" => admin::queue_stats, id = getQueueStats, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::QueueStats>), "Admin: per pool, waiting tickets, wait and rating-gap percentiles, repeat-pair rate, waves run; and the allowed-gap schedule.";
+    post "/v1/admin/projections/{name}/rebuild" => admin::start_rebuild, id = rebuildProjection, tag = Admin, 202, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::RebuildStarted>), "Admin: rebuild a projection beside the live one and switch when caught up.";
+    get "/v1/admin/projections/{name}" => admin::get_projection, id = getProjection, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::ProjectionStatus>), "Admin: a projection's checkpoint and its latest rebuild's progress.";
+    get "/metrics" => admin::prometheus, id = getMetrics, tag = Health, 200, auth = false, body = NONE, query = NONE, reply = Prometheus, "Prometheus metrics: pool statistics, waves, projection positions, limits.";
+    get "/openapi.json" => openapi, id = getOpenApiDocument, tag = Docs, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<openapi::OpenApiDocument>), "This document.";
+    get "/docs" => docs, id = getDocsPage, tag = Docs, 200, auth = false, body = NONE, query = NONE, reply = Html, "A readable page of this document (works offline).";
 }
 
 /// The routes that honour an `Idempotency-Key` (their handlers go through

@@ -25,6 +25,7 @@ use service::{Error, checks, players};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "SignUpRequest")]
 pub struct NewPlayer {
     /// 1 to 32 characters once surrounding spaces are dropped; no control or bidirectional
     /// control characters.
@@ -34,6 +35,7 @@ pub struct NewPlayer {
 
 /// A new player and the device's token.
 #[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PlayerCredentials")]
 pub struct Created {
     player_id: PlayerId,
     name: String,

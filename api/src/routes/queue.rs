@@ -20,6 +20,7 @@ use service::ranked;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "JoinQueueRequest")]
 pub struct NewTicket {
     game: GameId,
     /// The pool's turn limit; none by default.

@@ -70,6 +70,7 @@ pub struct Member {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(transform = super::openapi::legal_moves_hidden_where_the_game_allows)]
+#[schemars(rename = "CreateRoomRequest")]
 pub struct NewRoom {
     game: GameId,
     #[serde(default)]
@@ -123,6 +124,7 @@ pub async fn join(
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ChangeRoomSettingsRequest")]
 pub struct Patch {
     settings: Settings,
 }
@@ -146,6 +148,7 @@ pub async fn patch(
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "StartRoomMatchRequest")]
 pub struct StartBody {
     /// Starting alone: the CPU's level in seat 2 (default 2).
     #[schemars(range(min = *domain::cpu::LEVELS.start(), max = *domain::cpu::LEVELS.end()))]

@@ -46,6 +46,7 @@ const POLL_EVERY: Duration = Duration::from_secs(1);
 /// Where a job stands.
 #[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "JobStatus")]
 pub enum Status {
     Queued,
     Running,
