@@ -84,8 +84,6 @@ pub struct HistoryRow {
     pub ranked: bool,
     /// None for the CPU.
     pub opponent: Option<Uuid>,
-    /// None for the CPU or a player since deleted.
-    pub opponent_name: Option<String>,
     /// `win`, `loss` or `draw`, for this player.
     pub result: String,
     pub rating_before: Option<f64>,
@@ -104,10 +102,9 @@ pub async fn history(
 ) -> Result<Vec<HistoryRow>, Error> {
     let rows = client
         .query(
-            "SELECT h.match_id, h.game, h.ranked, h.opponent, o.name, h.result, \
+            "SELECT h.match_id, h.game, h.ranked, h.opponent, h.result, \
                p.before_rating, p.rating, h.ended_at \
              FROM match_history h \
-             LEFT JOIN players o ON o.player_id = h.opponent \
              LEFT JOIN rating_points p ON p.match_id = h.match_id AND p.player_id = h.player_id \
              WHERE h.player_id = $1 AND ($2::text IS NULL OR h.game = $2) \
                AND ($3::timestamptz IS NULL OR h.ended_at < $3) \
@@ -127,11 +124,10 @@ pub async fn history(
                 game: game_of("match_history", r.get(1))?,
                 ranked: r.get(2),
                 opponent: r.get(3),
-                opponent_name: r.get(4),
-                result: r.get(5),
-                rating_before: r.get(6),
-                rating_after: r.get(7),
-                ended_at: r.get(8),
+                result: r.get(4),
+                rating_before: r.get(5),
+                rating_after: r.get(6),
+                ended_at: r.get(7),
             })
         })
         .collect()
@@ -174,7 +170,6 @@ pub async fn rating_points(
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaderRow {
     pub player_id: Uuid,
-    pub name: String,
     pub rating: f64,
     pub deviation: f64,
     pub games: i32,
@@ -188,8 +183,7 @@ pub async fn leaderboard(
 ) -> Result<Vec<LeaderRow>, Error> {
     let rows = client
         .query(
-            "SELECT l.player_id, p.name, l.rating, l.deviation, l.games FROM leaderboard l \
-             JOIN players p ON p.player_id = l.player_id \
+            "SELECT l.player_id, l.rating, l.deviation, l.games FROM leaderboard l \
              WHERE l.game = $1 AND l.deviation <= $3 \
              ORDER BY l.rating DESC, l.player_id LIMIT $2",
             &[&game.as_str(), &limit, &Rating::PROVISIONAL_ABOVE],
@@ -199,10 +193,9 @@ pub async fn leaderboard(
         .iter()
         .map(|r| LeaderRow {
             player_id: r.get(0),
-            name: r.get(1),
-            rating: r.get(2),
-            deviation: r.get(3),
-            games: r.get(4),
+            rating: r.get(1),
+            deviation: r.get(2),
+            games: r.get(3),
         })
         .collect())
 }

@@ -2,6 +2,7 @@
 //! the query so that the partial index `leaderboard_board` serves it), by rating.
 
 use actix_web::{HttpResponse, web};
+use domain::ids::PlayerId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use service::checks;
@@ -49,15 +50,24 @@ pub async fn get(
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
     let client = app.pool.get().await.map_err(unexpected)?;
-    let entries = projections::queries::leaderboard(&client, game, limit)
+    let rows = projections::queries::leaderboard(&client, game, limit)
         .await
-        .map_err(unexpected)?
+        .map_err(unexpected)?;
+    let ids: Vec<PlayerId> = rows
+        .iter()
+        .map(|r| PlayerId::from_uuid(r.player_id))
+        .collect();
+    let names = service::players::names(&client, &ids).await?;
+    let entries = rows
         .into_iter()
         .enumerate()
         .map(|(i, r)| Entry {
             rank: i + 1,
+            name: names
+                .get(&PlayerId::from_uuid(r.player_id))
+                .cloned()
+                .unwrap_or_default(),
             player_id: r.player_id,
-            name: r.name,
             rating: r.rating,
             deviation: r.deviation,
             games: r.games,

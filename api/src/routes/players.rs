@@ -219,6 +219,11 @@ pub async fn matches(
     let rows = projections::queries::history(&client, player, q.game, q.before, limit)
         .await
         .map_err(unexpected)?;
+    let opponents: Vec<PlayerId> = rows
+        .iter()
+        .filter_map(|r| r.opponent.map(PlayerId::from_uuid))
+        .collect();
+    let names = players::names(&client, &opponents).await?;
     let matches = rows
         .into_iter()
         .map(|r| HistoryEntry {
@@ -228,7 +233,7 @@ pub async fn matches(
             opponent: match r.opponent {
                 Some(id) => Opponent {
                     player_id: Some(id),
-                    name: r.opponent_name,
+                    name: names.get(&PlayerId::from_uuid(id)).cloned(),
                 },
                 None => Opponent {
                     player_id: None,
