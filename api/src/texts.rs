@@ -68,6 +68,9 @@ pub struct ProblemTexts {
     /// Why an analysis job failed, by the code it is stored under
     /// (`service::analysis::jobs::Failure`).
     pub failures: HashMap<String, String>,
+    /// What the operators' calls say in words: `/readyz`'s reason, the matchmaking schedule of
+    /// `/v1/admin/queue/stats`, the rules of an explained rating.
+    pub notes: HashMap<String, String>,
 }
 
 /// The data files, embedded in the binary.
@@ -118,6 +121,7 @@ pub fn check() -> anyhow::Result<()> {
             ("title", &texts.problems.titles, &en.problems.titles),
             ("detail", &texts.problems.details, &en.problems.details),
             ("failure", &texts.problems.failures, &en.problems.failures),
+            ("note", &texts.problems.notes, &en.problems.notes),
         ] {
             same_templates(lang, what, ours, english)?;
         }
@@ -188,6 +192,15 @@ pub fn failure(lang: Lang, code: &str, args: &[(&str, String)]) -> String {
     match of(lang).ok().and_then(|t| t.problems.failures.get(code)) {
         Some(template) => fill(template, args),
         None => code.to_owned(),
+    }
+}
+
+/// An operator's note `key` in `lang` (the request's), with its placeholders filled from `args`.
+pub fn note(key: &str, args: &[(&str, String)]) -> String {
+    let lang = crate::requests::lang();
+    match of(lang).ok().and_then(|t| t.problems.notes.get(key)) {
+        Some(template) => fill(template, args),
+        None => key.to_owned(),
     }
 }
 

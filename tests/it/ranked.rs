@@ -698,6 +698,23 @@ async fn explain_what_if_and_flags() {
 
     // Queue statistics and metrics see the pairings.
     let stats = app.get("/v1/admin/queue/stats", &admin.token).await;
+    // The schedule is told in the asker's language, from the texts.
+    assert_eq!(
+        stats.body["schedule"]["objective"][0],
+        "as many pairs as possible"
+    );
+    let em_portugues = app
+        .send(
+            app.http
+                .get(format!("{}/v1/admin/queue/stats", app.base))
+                .bearer_auth(&admin.token)
+                .header("accept-language", "pt"),
+        )
+        .await;
+    assert_eq!(
+        em_portugues.body["schedule"]["objective"][0],
+        "o maior número possível de pares"
+    );
     let pools = stats.body["pools"].as_array().expect("pools");
     assert!(
         pools

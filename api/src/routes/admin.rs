@@ -19,6 +19,7 @@ use crate::error::unexpected;
 use crate::input;
 use crate::ratelimit::ByAddress;
 use crate::state::ApiState;
+use crate::texts;
 use service::Error;
 use service::metrics;
 use service::reasons::{Invalid, Missing};
@@ -121,9 +122,9 @@ pub async fn explain(
         player_id: player,
         game,
         rules: json!({"tau": domain::ratings::TAU, "start": {"rating": 1500.0, "deviation": 350.0, "volatility": 0.06},
-                  "idle_growth": "per whole 24 h since the previous ranked match: phi <- sqrt(phi^2 + sigma^2), capped at 350",
+                  "idle_growth": texts::note("rules.idle_growth", &[]),
                   "provisional_above": domain::ratings::Rating::PROVISIONAL_ABOVE,
-                  "engine": "skillratings =0.29.2, glicko2, one rating period per match"}),
+                  "engine": texts::note("rules.engine", &[])}),
         steps: explanation.steps,
         log_check: explanation.log_check,
     }))
@@ -151,17 +152,25 @@ pub async fn queue_stats(app: web::Data<ApiState>, auth: Auth) -> Result<HttpRes
 /// The allowed-gap schedule and pairing costs the waves use (`domain::matchmaking`).
 pub fn schedule() -> serde_json::Value {
     let r = domain::matchmaking::Rules::default();
+    let n = |name: &'static str, value: &dyn ToString| (name, value.to_string());
     json!({
-        "allowed_gap": format!(
-            "min({} + {} x seconds waited, {}); x{} for provisional players (deviation > {})",
-            r.base_gap, r.gap_per_second, r.max_gap, r.provisional_factor, r.provisional_above
-        ),
-        "pair_allowed": "the rating gap is within both tickets' allowed gaps",
-        "objective": ["as many pairs as possible", "longest-waiting first (largest sum of wait ranks)", "smallest total cost"],
-        "repeat_penalty": format!(
-            "{} points, halved every {} s of the shorter wait, when the two met in their previous ranked match",
-            r.repeat_penalty, r.repeat_half_life_ms / 1000
-        ),
+        "allowed_gap": texts::note("schedule.allowed_gap", &[
+            n("base", &r.base_gap),
+            n("per_second", &r.gap_per_second),
+            n("max", &r.max_gap),
+            n("factor", &r.provisional_factor),
+            n("above", &r.provisional_above),
+        ]),
+        "pair_allowed": texts::note("schedule.pair_allowed", &[]),
+        "objective": [
+            texts::note("schedule.most_pairs", &[]),
+            texts::note("schedule.longest_waiting", &[]),
+            texts::note("schedule.least_cost", &[]),
+        ],
+        "repeat_penalty": texts::note("schedule.repeat_penalty", &[
+            n("points", &r.repeat_penalty),
+            n("seconds", &(r.repeat_half_life_ms / 1000)),
+        ]),
         "exact_up_to": r.exact_limit,
     })
 }

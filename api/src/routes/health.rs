@@ -55,22 +55,24 @@ pub async fn readyz(app: web::Data<ApiState>) -> HttpResponse {
             status: "ready",
             reason: None,
         }),
-        Ok(n) => HttpResponse::ServiceUnavailable()
-            .json(not_ready(format!("{n} migrations not applied"))),
+        Ok(n) => HttpResponse::ServiceUnavailable().json(not_ready(crate::texts::note(
+            "ready.pending",
+            &[("n", n.to_string())],
+        ))),
         // The cause goes to the log (at most once per interval), not to whoever asks.
         Err(e) => {
             service::error::log_outage(&e.to_string());
             let reason = if e.is_outage() {
-                "the database does not answer"
+                crate::texts::note("ready.unreachable", &[])
             } else {
-                "the database cannot be used (see the server's log)"
+                crate::texts::note("ready.unusable", &[])
             };
             HttpResponse::ServiceUnavailable()
                 .insert_header((
                     header::RETRY_AFTER,
                     crate::error::RETRY_UNAVAILABLE.to_string(),
                 ))
-                .json(not_ready(reason.to_owned()))
+                .json(not_ready(reason))
         }
     }
 }
