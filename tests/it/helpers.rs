@@ -149,6 +149,17 @@ impl TestApp {
         .await
     }
 
+    /// [`TestApp::get`] asking for answers in `lang` (`Accept-Language`).
+    pub async fn get_in(&self, lang: &str, path: &str, token: &str) -> Res {
+        self.send(
+            self.http
+                .get(format!("{}{path}", self.base))
+                .bearer_auth(token)
+                .header("accept-language", lang),
+        )
+        .await
+    }
+
     pub async fn post(&self, path: &str, token: &str, body: Value) -> Res {
         self.send(
             self.http

@@ -245,12 +245,7 @@ async fn a_job_whose_instances_keep_dying_fails_after_its_last_attempt() {
     );
     // Told in the asker's language, from the texts.
     let em_portugues = app
-        .send(
-            app.http
-                .get(format!("{}/v1/analysis/jobs/{id}", app.base))
-                .bearer_auth(&ada.token)
-                .header("accept-language", "pt"),
-        )
+        .get_in("pt", &format!("/v1/analysis/jobs/{id}"), &ada.token)
         .await;
     assert_eq!(
         em_portugues.body["error"],

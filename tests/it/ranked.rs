@@ -704,12 +704,7 @@ async fn explain_what_if_and_flags() {
         "as many pairs as possible"
     );
     let em_portugues = app
-        .send(
-            app.http
-                .get(format!("{}/v1/admin/queue/stats", app.base))
-                .bearer_auth(&admin.token)
-                .header("accept-language", "pt"),
-        )
+        .get_in("pt", "/v1/admin/queue/stats", &admin.token)
         .await;
     assert_eq!(
         em_portugues.body["schedule"]["objective"][0],
