@@ -2,13 +2,15 @@
 //! caller already holds (a cached match), in one set-based statement per batch.
 //!
 //! The caller knows each stream's version *and* the hash of its last event, so the hash chain
-//! is computed here and the database only compare-and-sets each `streams` row on both (version
-//! and last hash) and inserts the events of the rows that moved: no PL/pgSQL, no subtransaction,
-//! one plan for the whole batch. A head that moved (or a hash that does not match, which a
+//! is computed here and the database (`eventlog_append_on_heads`, migration V9) only
+//! compare-and-sets each `streams` row on both (version and last hash) and inserts the events of
+//! the rows that moved: no subtransaction, one set-based statement for the whole batch. A head that moved (or a hash that does not match, which a
 //! correct cache never produces) leaves its command unwritten; it is then answered as
 //! `eventlog_append` would: `AlreadyApplied` if its events are stored, `Conflict` otherwise.
 
 use deadpool_postgres::GenericClient;
+use time::OffsetDateTime;
+use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
@@ -29,48 +31,11 @@ pub struct HeadAppend<'a> {
     pub head: Hash,
 }
 
-/// Moves every head still at its expected version and hash, then inserts the events of the
-/// streams that moved. Rows are updated in the arrays' order (callers sort by stream), and
-/// each stream appears once, so every row is updated at most once. [`Alongside`] writes go
-/// between the two parts.
-const MOVE_HEADS: &str = "WITH c AS ( \
-        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bytea[], $5::bytea[]) \
-            AS c(stream, expected, version, head, last) \
-    ), moved AS ( \
-        UPDATE streams s SET version = c.version, last_hash = c.last \
-          FROM c \
-         WHERE s.stream_id = c.stream AND s.version = c.expected AND s.last_hash = c.head \
-        RETURNING s.stream_id \
-    )";
-
-const INSERT_EVENTS: &str = " \
-    INSERT INTO events AS e (stream_id, version, event_id, event_type, schema_version, data, \
-                             actor, recorded_at, prev_hash, hash) \
-    SELECT u.stream, u.version, u.event_id, u.event_type, u.schema_version, u.data, u.actor, \
-           u.recorded_at, u.prev_hash, u.hash \
-      FROM unnest($6::text[], $7::bigint[], $8::uuid[], $9::text[], $10::smallint[], \
-                  $11::jsonb[], $12::uuid[], $13::timestamptz[], $14::bytea[], $15::bytea[]) \
-           WITH ORDINALITY AS u(stream, version, event_id, event_type, schema_version, data, \
-                                actor, recorded_at, prev_hash, hash, ord) \
-     WHERE u.stream IN (SELECT m.stream_id FROM moved m) \
-     ORDER BY u.ord \
-    RETURNING e.event_id, e.position, e.tx::text::bigint";
-
-/// The number of the first parameter of [`Alongside`] writes (the append takes `$1`–`$15`).
-pub const ALONGSIDE_FIRST_PARAM: usize = 16;
-
-/// Writes of the caller's own tables that go in the append's statement, hence in its
-/// transaction, for the streams it moved: with them the statement is a whole transaction,
-/// committed on its own without `BEGIN` or `COMMIT`.
-pub struct Alongside<'a> {
-    /// More items of the statement's `WITH` list (`name AS (INSERT ...)`, comma-separated).
-    /// Each may join `moved(stream_id)`, the streams whose heads the statement moved; its
-    /// parameters are numbered from [`ALONGSIDE_FIRST_PARAM`]. PostgreSQL runs every
-    /// data-modifying item once, whether or not anything reads its output.
-    pub ctes: &'a str,
-    /// The values of those parameters, in order.
-    pub params: Vec<&'a (dyn ToSql + Sync)>,
-}
+/// The append, as the log's own database function (`eventlog_append_on_heads`, migration V9):
+/// it compare-and-sets each head on its version and last hash and inserts the events of the
+/// streams that moved, in one set-based statement.
+const APPEND_ON_HEADS: &str = "SELECT r_stream, r_event_id, r_position, r_tx \
+    FROM eventlog_append_on_heads($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
 
 const HEADS_NOW: &str = "SELECT stream_id, version FROM streams WHERE stream_id = ANY($1)";
 
@@ -92,21 +57,39 @@ impl EventLog {
     ///
     /// Each stream may appear once per call, with `expected_version` at least 1 (creating a
     /// stream, or a command on several streams, goes through [`EventLog::append_batch_on`]).
+    /// A caller that writes its own rows in the same statement calls its own database function
+    /// with a [`HeadBatch`]'s arguments instead.
     pub async fn append_on_heads(
         client: &impl GenericClient,
         commands: &[HeadAppend<'_>],
     ) -> Result<Vec<Result<AppendOutcome, AppendError>>, AppendError> {
-        Self::append_on_heads_with(client, commands, None).await
+        let batch = HeadBatch::new(commands)?;
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let arguments = batch.arguments();
+        let statement = client.prepare_cached(APPEND_ON_HEADS).await?;
+        let rows = client.query(&statement, &arguments.params()).await?;
+        batch.answers(client, &rows).await
     }
+}
 
-    /// [`EventLog::append_on_heads`] with the caller's own writes in the same statement
-    /// ([`Alongside`]): on a client outside a transaction, the whole of it commits as one
-    /// statement, in one round trip.
-    pub async fn append_on_heads_with(
-        client: &impl GenericClient,
-        commands: &[HeadAppend<'_>],
-        alongside: Option<Alongside<'_>>,
-    ) -> Result<Vec<Result<AppendOutcome, AppendError>>, AppendError> {
+/// Commands on known heads made ready for `eventlog_append_on_heads`: checked, each one's chain
+/// continued from its known head.
+///
+/// A caller with rows of its own to write in the same statement (so in the same transaction,
+/// committed on its own without `BEGIN` or `COMMIT`) defines a database function, in its own
+/// migration, that takes `eventlog_append_on_heads`' arguments first, calls it, and returns its
+/// rows (`r_stream`, `r_event_id`, `r_position`, `r_tx`); it calls that function with
+/// [`HeadBatch::arguments`] followed by its own, and hands the rows to [`HeadBatch::answers`].
+pub struct HeadBatch<'c> {
+    commands: &'c [HeadAppend<'c>],
+    ready: Vec<Ready>,
+}
+
+impl<'c> HeadBatch<'c> {
+    /// Checks the commands (each stream once, each existing) and computes their chains.
+    pub fn new(commands: &'c [HeadAppend<'c>]) -> Result<Self, AppendError> {
         let mut ready = Vec::with_capacity(commands.len());
         for (index, c) in commands.iter().enumerate() {
             if c.append.expected_version < 1 {
@@ -123,14 +106,73 @@ impl EventLog {
             }
             ready.push(make_ready(c)?);
         }
-        if ready.is_empty() {
-            return Ok(Vec::new());
-        }
-        let written = write(client, commands, &ready, alongside).await?;
+        Ok(Self { commands, ready })
+    }
 
+    /// Whether the batch has no command.
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    /// `eventlog_append_on_heads`' arguments, typed, in its order.
+    pub fn arguments(&self) -> HeadArguments<'_> {
+        let (commands, ready) = (self.commands, &self.ready);
+        let mut a = HeadArguments {
+            streams: commands.iter().map(|c| c.append.stream.as_str()).collect(),
+            expected: commands.iter().map(|c| c.append.expected_version).collect(),
+            versions: ready
+                .iter()
+                .filter_map(|r| r.versions.last().copied())
+                .collect(),
+            heads: commands.iter().map(|c| c.head.as_slice()).collect(),
+            lasts: ready
+                .iter()
+                .filter_map(|r| r.hashes.last().map(|h| h.as_slice()))
+                .collect(),
+            ..HeadArguments::default()
+        };
+        for (c, r) in commands.iter().zip(ready) {
+            let p = &r.prepared;
+            a.e_streams.extend(std::iter::repeat_n(
+                c.append.stream.as_str(),
+                p.event_ids.len(),
+            ));
+            a.e_versions.extend_from_slice(&r.versions);
+            a.e_prev.extend(r.prev.iter().map(|h| h.as_slice()));
+            a.e_hashes.extend(r.hashes.iter().map(|h| h.as_slice()));
+            a.e_ids.extend_from_slice(&p.event_ids);
+            a.e_types.extend(p.types.iter().map(String::as_str));
+            a.e_schemas.extend_from_slice(&p.schema_versions);
+            a.e_data.extend(p.data.iter());
+            a.e_actors.extend_from_slice(&p.actors);
+            a.e_at.extend_from_slice(&p.recorded_at);
+        }
+        a
+    }
+
+    /// The commands' answers, in their order, from the rows the append returned (one per event
+    /// written): a command with its events written is [`AppendOutcome::Appended`]; one without
+    /// is [`AppendOutcome::AlreadyApplied`] (a retry) or [`AppendError::Conflict`], asked of the
+    /// database on `client` (the same transaction, or a later one).
+    pub async fn answers(
+        &self,
+        client: &impl GenericClient,
+        rows: &[Row],
+    ) -> Result<Vec<Result<AppendOutcome, AppendError>>, AppendError> {
+        let (commands, ready) = (self.commands, &self.ready);
+        let written = rows
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.try_get("r_event_id")?,
+                    r.try_get("r_position")?,
+                    r.try_get("r_tx")?,
+                ))
+            })
+            .collect::<Result<Vec<(Uuid, i64, i64)>, tokio_postgres::Error>>()?;
         let mut answers = Vec::with_capacity(commands.len());
         let mut missed = Vec::new();
-        for (index, (c, r)) in commands.iter().zip(&ready).enumerate() {
+        for (index, (c, r)) in commands.iter().zip(ready).enumerate() {
             let rows: Vec<&(Uuid, i64, i64)> = r
                 .prepared
                 .event_ids
@@ -182,6 +224,55 @@ impl EventLog {
     }
 }
 
+/// `eventlog_append_on_heads`' arguments: per command its stream, expected version, version
+/// after it, known head hash and new last hash; per event its stream, version, id, type, schema
+/// version, data, actor, time, previous hash and hash.
+#[derive(Default)]
+pub struct HeadArguments<'b> {
+    streams: Vec<&'b str>,
+    expected: Vec<i64>,
+    versions: Vec<i64>,
+    heads: Vec<&'b [u8]>,
+    lasts: Vec<&'b [u8]>,
+    e_streams: Vec<&'b str>,
+    e_versions: Vec<i64>,
+    e_ids: Vec<Uuid>,
+    e_types: Vec<&'b str>,
+    e_schemas: Vec<i16>,
+    e_data: Vec<&'b serde_json::Value>,
+    e_actors: Vec<Option<Uuid>>,
+    e_at: Vec<OffsetDateTime>,
+    e_prev: Vec<&'b [u8]>,
+    e_hashes: Vec<&'b [u8]>,
+}
+
+impl HeadArguments<'_> {
+    /// How many arguments `eventlog_append_on_heads` takes: a caller's function that calls it
+    /// takes its own from the next one.
+    pub const COUNT: usize = 15;
+
+    /// The arguments as statement parameters, in the function's order.
+    pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        vec![
+            &self.streams,
+            &self.expected,
+            &self.versions,
+            &self.heads,
+            &self.lasts,
+            &self.e_streams,
+            &self.e_versions,
+            &self.e_ids,
+            &self.e_types,
+            &self.e_schemas,
+            &self.e_data,
+            &self.e_actors,
+            &self.e_at,
+            &self.e_prev,
+            &self.e_hashes,
+        ]
+    }
+}
+
 /// The command's arguments, and its chain continued from the known head.
 fn make_ready(c: &HeadAppend<'_>) -> Result<Ready, AppendError> {
     let prepared = append::prepare(c.command_id, std::slice::from_ref(c.append))?;
@@ -204,83 +295,6 @@ fn make_ready(c: &HeadAppend<'_>) -> Result<Ready, AppendError> {
         prev,
         hashes,
     })
-}
-
-/// Runs the statement; the (event id, position, tx) of every event written.
-async fn write(
-    client: &impl GenericClient,
-    commands: &[HeadAppend<'_>],
-    ready: &[Ready],
-    alongside: Option<Alongside<'_>>,
-) -> Result<Vec<(Uuid, i64, i64)>, AppendError> {
-    let streams: Vec<&str> = commands.iter().map(|c| c.append.stream.as_str()).collect();
-    let expected: Vec<i64> = commands.iter().map(|c| c.append.expected_version).collect();
-    let versions: Vec<i64> = ready
-        .iter()
-        .filter_map(|r| r.versions.last().copied())
-        .collect();
-    let heads: Vec<&[u8]> = commands.iter().map(|c| c.head.as_slice()).collect();
-    let lasts: Vec<&[u8]> = ready
-        .iter()
-        .filter_map(|r| r.hashes.last().map(|h| h.as_slice()))
-        .collect();
-    let mut e_streams: Vec<&str> = Vec::new();
-    let mut e_versions: Vec<i64> = Vec::new();
-    let mut e_prev: Vec<&[u8]> = Vec::new();
-    let mut e_hashes: Vec<&[u8]> = Vec::new();
-    let mut e_ids = Vec::new();
-    let mut e_types = Vec::new();
-    let mut e_schemas = Vec::new();
-    let mut e_data = Vec::new();
-    let mut e_actors = Vec::new();
-    let mut e_at = Vec::new();
-    for (c, r) in commands.iter().zip(ready) {
-        let p = &r.prepared;
-        e_streams.extend(std::iter::repeat_n(
-            c.append.stream.as_str(),
-            p.event_ids.len(),
-        ));
-        e_versions.extend_from_slice(&r.versions);
-        e_prev.extend(r.prev.iter().map(|h| h.as_slice()));
-        e_hashes.extend(r.hashes.iter().map(|h| h.as_slice()));
-        e_ids.extend_from_slice(&p.event_ids);
-        e_types.extend(p.types.iter().map(String::as_str));
-        e_schemas.extend_from_slice(&p.schema_versions);
-        e_data.extend(p.data.iter());
-        e_actors.extend_from_slice(&p.actors);
-        e_at.extend_from_slice(&p.recorded_at);
-    }
-    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
-        &streams,
-        &expected,
-        &versions,
-        &heads,
-        &lasts,
-        &e_streams,
-        &e_versions,
-        &e_ids,
-        &e_types,
-        &e_schemas,
-        &e_data,
-        &e_actors,
-        &e_at,
-        &e_prev,
-        &e_hashes,
-    ];
-    debug_assert_eq!(params.len() + 1, ALONGSIDE_FIRST_PARAM);
-    let sql = match &alongside {
-        Some(a) => {
-            params.extend_from_slice(&a.params);
-            format!("{MOVE_HEADS}, {}{INSERT_EVENTS}", a.ctes)
-        }
-        None => format!("{MOVE_HEADS}{INSERT_EVENTS}"),
-    };
-    let statement = client.prepare_cached(&sql).await?;
-    let rows = client.query(&statement, &params).await?;
-    rows.iter()
-        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-        .collect::<Result<Vec<_>, tokio_postgres::Error>>()
-        .map_err(AppendError::from)
 }
 
 /// The command's events as written.

@@ -277,7 +277,7 @@ async fn seen(app: &TestApp, id: &str) -> Option<(String, String, i64)> {
 }
 
 #[tokio::test]
-async fn a_command_that_loses_its_race_leaves_no_work_row_behind() {
+async fn a_command_that_loses_its_race_leaves_no_work_row_and_no_answer_behind() {
     let one = spawn_app().await;
     let two = spawn_on(&one.db_url, config(&one.db_url)).await;
     let (ada, bob) = (one.player("Ada").await, one.player("Bob").await);
@@ -290,10 +290,24 @@ async fn a_command_that_loses_its_race_leaves_no_work_row_behind() {
     assert!(before.is_some());
     // Later, one takes Ada's move on its stale state: its append (with the work row that would
     // mark her seen now, sent in the same round trip) loses, and the log says Bob is to move.
+    // Its answer, sent in the same statement, is not stored either: the key keeps the answer
+    // the request finally got.
     one.clock.advance(time::Duration::seconds(5));
-    let res = one.play(&ada, &id, "5").await;
-    assert_eq!(res.code(), "not_your_turn", "{:?}", res.body);
+    let (status, body, replayed) = keyed_move(&one, &ada, &id, "5", "late").await;
+    assert_eq!(
+        (status, replayed),
+        (StatusCode::CONFLICT, false),
+        "{body:?}"
+    );
+    assert_eq!(body["code"], "not_your_turn");
     assert_eq!(seen(&one, &id).await, before);
+    let (status, again, replayed) = keyed_move(&one, &ada, &id, "5", "late").await;
+    assert_eq!(
+        (status, replayed),
+        (StatusCode::CONFLICT, true),
+        "{again:?}"
+    );
+    assert_eq!(again, body);
 }
 
 #[tokio::test]

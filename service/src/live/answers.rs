@@ -1,4 +1,4 @@
-//! Stored answers of `Idempotency-Key` requests (SPEC §6), api's table `idempotency_keys`: the
+//! Stored answers of `Idempotency-Key` requests (SPEC §6), the table `idempotency_keys`: the
 //! answer's body and status as the edge rendered it, kept so that a retried request gets the
 //! first answer and writes nothing. The edge decides what is stored; this reads and writes it.
 

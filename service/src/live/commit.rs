@@ -6,9 +6,11 @@
 //! connections, all on that thread). A lane's tasks take whatever commands are waiting (up to
 //! [`MAX_BATCH`]) and commit them in rounds where no stream appears twice, each stream's
 //! expected version checked on its own, a conflict failing only its own command:
-//! * a round of commands on known heads ([`EventLog::append_on_heads_with`]) is one statement:
-//!   the append with the work rows and stored answers beside it, written only for the streams
-//!   it moved; one round trip, a transaction of its own, no `BEGIN` or `COMMIT`;
+//! * a round of commands on known heads is one statement, a call of the live path's database
+//!   function `live_commit_round` (migration V10) with typed arrays: it appends through the
+//!   log's `eventlog_append_on_heads` ([`HeadBatch`]) and writes the work rows and stored
+//!   answers of the streams it moved; one round trip, a transaction of its own, no `BEGIN` or
+//!   `COMMIT`;
 //! * any other round (a command creating a stream or on several, or a retry) is a transaction:
 //!   one `eventlog_append_batch` call, then the work rows and stored answers of the commands
 //!   that went through, then the commit.
@@ -16,7 +18,7 @@
 //! Under load a batch carries many commands for one commit; alone, a command waits for nobody.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex as StdMutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex as StdMutex, RwLock};
 use std::thread::ThreadId;
 
 use deadpool_postgres::{GenericClient, Pool};
@@ -27,8 +29,7 @@ use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
 use eventlog::{
-    ALONGSIDE_FIRST_PARAM, Alongside, AppendError, AppendOutcome, EventLog, Hash, HeadAppend,
-    StreamAppend,
+    AppendError, AppendOutcome, EventLog, Hash, HeadAppend, HeadArguments, HeadBatch, StreamAppend,
 };
 use tokio_postgres::types::ToSql;
 
@@ -332,106 +333,22 @@ fn retry_alone(e: &CommitError) -> bool {
     )
 }
 
-/// How a work row meets the one already there: an older version never overwrites its timers.
-macro_rules! work_on_conflict {
-    () => {
-        " ON CONFLICT (match_id) DO UPDATE SET \
-        state_due = CASE WHEN w.version <= EXCLUDED.version THEN EXCLUDED.state_due ELSE w.state_due END, \
-        watch1 = CASE WHEN w.version <= EXCLUDED.version THEN EXCLUDED.watch1 ELSE w.watch1 END, \
-        watch2 = CASE WHEN w.version <= EXCLUDED.version THEN EXCLUDED.watch2 ELSE w.watch2 END, \
-        seen1 = greatest(w.seen1, EXCLUDED.seen1), \
-        seen2 = greatest(w.seen2, EXCLUDED.seen2), \
-        version = greatest(w.version, EXCLUDED.version), \
-        strong_player = EXCLUDED.strong_player"
-    };
-}
+/// Writes work rows (`live_write_work`, migration V10: upserts for active matches, where an
+/// older version never overwrites a newer row's timers; deletes for finished ones).
+const WRITE_WORK: &str = "SELECT live_write_work($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
-const UPSERT_WORK: &str = concat!(
-    "INSERT INTO match_work AS w \
-        (match_id, state_due, watch1, watch2, seen1, seen2, version, strong_player) \
-    SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::bool[], $4::bool[], \
-        $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::uuid[])",
-    work_on_conflict!()
-);
+/// Stores `Idempotency-Key` answers (`live_store_answers`, migration V10).
+const STORE_ANSWERS: &str = "SELECT live_store_answers($1, $2, $3, $4, $5, $6)";
 
-const DELETE_WORK: &str = "DELETE FROM match_work WHERE match_id = ANY($1)";
-
-/// What a fast-path round writes in its append's statement ([`Alongside`]), for the commands
-/// whose streams moved (`moved`): the work rows (upserted or deleted, as [`UPSERT_WORK`] and
-/// [`DELETE_WORK`] do) and the stored answers (as [`STORE_ANSWERS`] does). A command that did
-/// not go through leaves neither. Each `$?` is a parameter, numbered in order when a round's
-/// statement is put together ([`alongside_items`]).
-const WORK_SET: &str = concat!(
-    "work_set AS ( \
-        INSERT INTO match_work AS w (match_id, state_due, watch1, watch2, seen1, seen2, version, \
-                                     strong_player) \
-        SELECT u.match_id, u.state_due, u.watch1, u.watch2, u.seen1, u.seen2, u.version, \
-               u.strong_player \
-          FROM unnest($?::uuid[], $?::timestamptz[], $?::bool[], $?::bool[], \
-                      $?::timestamptz[], $?::timestamptz[], $?::bigint[], $?::uuid[], $?::text[]) \
-               AS u(match_id, state_due, watch1, watch2, seen1, seen2, version, strong_player, \
-                    stream) \
-          JOIN moved m ON m.stream_id = u.stream",
-    work_on_conflict!(),
-    ")"
-);
-const WORK_GONE: &str = "work_gone AS ( \
-        DELETE FROM match_work w \
-         USING unnest($?::uuid[], $?::text[]) AS u(match_id, stream) \
-          JOIN moved m ON m.stream_id = u.stream \
-         WHERE w.match_id = u.match_id \
-    )";
-const ANSWERED: &str = "answered AS ( \
-        INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
-        SELECT a.player_id, a.key, a.request_hash, a.status, a.body, a.created_at \
-          FROM unnest($?::uuid[], $?::text[], $?::bytea[], $?::int[], $?::jsonb[], \
-                      $?::timestamptz[], $?::text[]) \
-               AS a(player_id, key, request_hash, status, body, created_at, stream) \
-          JOIN moved m ON m.stream_id = a.stream \
-        ON CONFLICT DO NOTHING \
-    )";
-
-/// The items of [`WORK_SET`], [`WORK_GONE`] and [`ANSWERED`] that a round has rows for (bit 0,
-/// 1 and 2 of `which`), their parameters numbered from [`ALONGSIDE_FIRST_PARAM`]. A round writes
-/// only the tables it has rows for: an item with no rows still costs PostgreSQL the opening,
-/// locking and checking of its table and indexes on every statement.
-fn alongside_items(which: usize) -> &'static str {
-    static ITEMS: OnceLock<Vec<String>> = OnceLock::new();
-    let items = ITEMS.get_or_init(|| {
-        (0..8)
-            .map(|which| {
-                let mut next = ALONGSIDE_FIRST_PARAM;
-                let mut parts = Vec::new();
-                for (bit, template) in [WORK_SET, WORK_GONE, ANSWERED].iter().enumerate() {
-                    if which & (1 << bit) != 0 {
-                        parts.push(numbered(template, &mut next));
-                    }
-                }
-                parts.join(", ")
-            })
-            .collect()
-    });
-    &items[which]
-}
-
-/// `template` with each `$?` replaced by `$next`, `next` counting up.
-fn numbered(template: &str, next: &mut usize) -> String {
-    let mut out = String::with_capacity(template.len() + 16);
-    for (i, piece) in template.split("$?").enumerate() {
-        if i > 0 {
-            out.push_str(&format!("${next}"));
-            *next += 1;
-        }
-        out.push_str(piece);
-    }
-    out
-}
-
-const STORE_ANSWERS: &str = "INSERT INTO idempotency_keys \
-        (player_id, key, request_hash, status, body, created_at) \
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::int[], $5::jsonb[], \
-        $6::timestamptz[]) \
-    ON CONFLICT DO NOTHING";
+/// A round on known heads (`live_commit_round`, migration V10): `eventlog_append_on_heads`' 15
+/// arguments ([`HeadArguments`]), then the work rows (9 arrays, the last their streams), the
+/// finished matches' work rows to delete (2) and the answers (7), each written only if its
+/// stream moved.
+const COMMIT_ROUND: &str = "SELECT r_stream, r_event_id, r_position, r_tx FROM live_commit_round(\
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+    $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, \
+    $27, $28, $29, $30, $31, $32, $33)";
+const COMMIT_ROUND_ARGUMENTS: usize = HeadArguments::COUNT + 9 + 2 + 7;
 
 /// One transaction: the appends, then the work rows and answers of the commands that went
 /// through. `Err` when the batch as a whole failed (nothing of it committed, or a hook).
@@ -497,7 +414,7 @@ async fn commit(
     let work: Vec<&WorkRow> = through().filter_map(|j| j.work.as_ref()).collect();
     let mut stored = AnswerColumns::default();
     for a in through().filter_map(|j| j.answer.as_ref()) {
-        stored.push(a);
+        stored.push(a, "");
     }
     let (worked, answered) = tokio::join!(write_work(&tx, &work), async {
         if stored.players.is_empty() {
@@ -524,95 +441,73 @@ async fn commit(
 }
 
 /// A round of fast-path commands in one statement, hence one round trip and one transaction
-/// without `BEGIN` or `COMMIT`: the append, and beside it ([`alongside_items`]) the work rows and
-/// stored answers of the commands whose streams it moved.
+/// without `BEGIN` or `COMMIT` (`live_commit_round`): the append, then the work rows and stored
+/// answers of the commands whose streams it moved.
 async fn commit_in_one_statement(
     pool: &Pool,
     jobs: &[&Job],
     heads: &[HeadAppend<'_>],
 ) -> Result<Vec<Result<AppendOutcome, AppendError>>, CommitError> {
+    let batch = HeadBatch::new(heads)?;
     let client = pool.get().await.map_err(AppendError::from)?;
-    let (mut upsert, mut upsert_streams) = (WorkColumns::default(), Vec::new());
-    let (mut gone, mut gone_streams) = (Vec::new(), Vec::new());
-    let (mut stored, mut stored_streams) = (AnswerColumns::default(), Vec::new());
+    let mut work = WorkColumns::default();
+    let mut stored = AnswerColumns::default();
     for (job, head) in jobs.iter().zip(heads) {
         let stream = head.append.stream.as_str();
-        match job.work.as_ref().map(|w| (w, &w.pending)) {
-            Some((w, Some(p))) => {
-                upsert.push(w, p);
-                upsert_streams.push(stream);
-            }
-            Some((w, None)) => {
-                gone.push(w.match_id);
-                gone_streams.push(stream);
-            }
-            None => {}
+        if let Some(w) = &job.work {
+            work.push(w, stream);
         }
         if let Some(a) = &job.answer {
-            stored.push(a);
-            stored_streams.push(stream);
+            stored.push(a, stream);
         }
     }
-    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
-    let mut which = 0;
-    if !upsert.ids.is_empty() {
-        which |= 1;
-        params.extend(upsert.params());
-        params.push(&upsert_streams);
-    }
-    if !gone.is_empty() {
-        which |= 2;
-        params.extend_from_slice(&[&gone, &gone_streams]);
-    }
-    if !stored.players.is_empty() {
-        which |= 4;
-        params.extend(stored.params());
-        params.push(&stored_streams);
-    }
-    let alongside = (which != 0).then(|| Alongside {
-        ctes: alongside_items(which),
-        params,
-    });
-    Ok(EventLog::append_on_heads_with(&client, heads, alongside).await?)
+    let arguments = batch.arguments();
+    let mut params = arguments.params();
+    params.extend(work.params());
+    params.extend([
+        &work.streams as &(dyn ToSql + Sync),
+        &work.gone,
+        &work.gone_streams,
+    ]);
+    params.extend(stored.params());
+    params.push(&stored.streams);
+    debug_assert_eq!(params.len(), COMMIT_ROUND_ARGUMENTS);
+    let statement = client
+        .prepare_cached(COMMIT_ROUND)
+        .await
+        .map_err(AppendError::from)?;
+    let rows = client
+        .query(&statement, &params)
+        .await
+        .map_err(AppendError::from)?;
+    Ok(batch.answers(&client, &rows).await?)
 }
 
-/// Writes work rows in the caller's transaction: upserts for active matches (an older version
-/// never overwrites a newer row's timers), deletes for finished ones.
+/// Writes work rows in the caller's transaction, in one statement (`live_write_work`): upserts
+/// for active matches (an older version never overwrites a newer row's timers), deletes for
+/// finished ones.
 pub async fn write_work(
     client: &impl GenericClient,
     rows: &[&WorkRow],
 ) -> Result<(), tokio_postgres::Error> {
-    let mut upsert = WorkColumns::default();
-    let mut delete: Vec<Uuid> = Vec::new();
-    for w in rows {
-        match &w.pending {
-            Some(p) => upsert.push(w, p),
-            None => delete.push(w.match_id),
-        }
+    if rows.is_empty() {
+        return Ok(());
     }
-    let (upserted, deleted) = tokio::join!(
-        async {
-            if upsert.ids.is_empty() {
-                return Ok(0);
-            }
-            let statement = client.prepare_cached(UPSERT_WORK).await?;
-            client.execute(&statement, &upsert.params()).await
-        },
-        async {
-            if delete.is_empty() {
-                return Ok(0);
-            }
-            let statement = client.prepare_cached(DELETE_WORK).await?;
-            client.execute(&statement, &[&delete]).await
-        },
-    );
-    upserted?;
-    deleted?;
+    let mut work = WorkColumns::default();
+    for w in rows {
+        work.push(w, "");
+    }
+    let mut params = work.params();
+    params.push(&work.gone);
+    let statement = client.prepare_cached(WRITE_WORK).await?;
+    client.execute(&statement, &params).await?;
     Ok(())
 }
 
+/// Work rows as `live_write_work`'s arrays: the upserted rows' columns and the deleted rows'
+/// matches, each row with its command's stream (for `live_commit_round`).
 #[derive(Default)]
-struct WorkColumns {
+struct WorkColumns<'a> {
     ids: Vec<Uuid>,
     due: Vec<Option<OffsetDateTime>>,
     watch1: Vec<bool>,
@@ -621,10 +516,18 @@ struct WorkColumns {
     seen2: Vec<OffsetDateTime>,
     versions: Vec<i64>,
     strong: Vec<Option<Uuid>>,
+    streams: Vec<&'a str>,
+    gone: Vec<Uuid>,
+    gone_streams: Vec<&'a str>,
 }
 
-impl WorkColumns {
-    fn push(&mut self, w: &WorkRow, p: &Pending) {
+impl<'a> WorkColumns<'a> {
+    fn push(&mut self, w: &WorkRow, stream: &'a str) {
+        let Some(p) = &w.pending else {
+            self.gone.push(w.match_id);
+            self.gone_streams.push(stream);
+            return;
+        };
         self.ids.push(w.match_id);
         self.due.push(p.state_due);
         self.watch1.push(p.watch[0]);
@@ -633,9 +536,10 @@ impl WorkColumns {
         self.seen2.push(p.seen[1]);
         self.versions.push(w.version);
         self.strong.push(p.strong_player);
+        self.streams.push(stream);
     }
 
-    /// The columns as [`UPSERT_WORK`]'s parameters.
+    /// The upserted rows' columns, `live_write_work`'s first eight arguments.
     fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         vec![
             &self.ids,
@@ -650,27 +554,30 @@ impl WorkColumns {
     }
 }
 
+/// Answers as `live_store_answers`' arrays, each with its command's stream.
 #[derive(Default)]
-struct AnswerColumns {
+struct AnswerColumns<'a> {
     players: Vec<Uuid>,
-    keys: Vec<String>,
-    hashes: Vec<Vec<u8>>,
+    keys: Vec<&'a str>,
+    hashes: Vec<&'a [u8]>,
     statuses: Vec<i32>,
-    bodies: Vec<Value>,
+    bodies: Vec<&'a Value>,
     at: Vec<OffsetDateTime>,
+    streams: Vec<&'a str>,
 }
 
-impl AnswerColumns {
-    fn push(&mut self, a: &StoredAnswer) {
+impl<'a> AnswerColumns<'a> {
+    fn push(&mut self, a: &'a StoredAnswer, stream: &'a str) {
         self.players.push(a.player);
-        self.keys.push(a.key.clone());
-        self.hashes.push(a.request_hash.clone());
+        self.keys.push(&a.key);
+        self.hashes.push(&a.request_hash);
         self.statuses.push(i32::from(a.status));
-        self.bodies.push(a.body.clone());
+        self.bodies.push(&a.body);
         self.at.push(a.at);
+        self.streams.push(stream);
     }
 
-    /// The columns as [`STORE_ANSWERS`]'s parameters.
+    /// The columns, `live_store_answers`' first six arguments.
     fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         vec![
             &self.players,
@@ -686,26 +593,6 @@ impl AnswerColumns {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_round_writes_only_the_tables_it_has_rows_for() {
-        assert_eq!(alongside_items(0), "");
-        let work_only = alongside_items(1);
-        assert!(work_only.starts_with("work_set AS ("));
-        assert!(
-            work_only.contains("$16::uuid[]") && work_only.contains("$23::uuid[], $24::text[]")
-        );
-        assert!(!work_only.contains("work_gone") && !work_only.contains("answered"));
-        // Work rows and answers, no deletes: the answers' parameters follow the work rows'.
-        let both = alongside_items(5);
-        assert!(both.contains("work_set AS (") && both.contains("answered AS ("));
-        assert!(!both.contains("work_gone"));
-        assert!(both.contains("$25::uuid[], $26::text[]") && both.contains("$31::text[]"));
-        assert!(!both.contains("$32") && !both.contains("$?"));
-        let all = alongside_items(7);
-        assert!(all.contains("$25::uuid[], $26::text[]) AS u(match_id, stream)"));
-        assert!(all.contains("$33::text[]") && !all.contains("$34"));
-    }
 
     fn job(command: u128, streams: &[&str]) -> (Job, Reply) {
         let job = Job {
