@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use discs::startup::Application;
 use serde_json::{Value, json};
-use service::config::{DatabaseConfig, PlayConfig, ServeConfig};
 use tokio::sync::Mutex;
+
+mod in_process;
 
 #[derive(Parser)]
 #[command(about = "HTTP load: concurrent solo games, moves/s and latency")]
@@ -46,49 +46,30 @@ struct Stats {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
     let cli = Cli::parse();
-    let name = format!("discs_load_{}", std::process::id());
-    let db_url = eventlog::testing::url_for(&cli.database_url, &name);
-    let defaults = ServeConfig::defaults(&db_url)?;
-    let config = ServeConfig {
-        addr: "127.0.0.1:0".into(),
-        db: DatabaseConfig {
-            pool_size: 32,
-            ..defaults.db
-        },
-        play: PlayConfig {
-            presence_seconds: 3600,
-            return_seconds: 3600,
-            ..defaults.play
-        },
-        rate_per_second: 1e9,
-        rate_burst: 1e9,
-        anon_per_second: 1e9,
-        anon_burst: 1e9,
-        signups_per_minute: 1_000_000.0,
-        ..defaults
-    };
-    let app = Application::build(config)
-        .await
-        .context("start the application")?;
-    let base = format!("http://127.0.0.1:{}", app.port());
-    let handle = app.handle();
-    tokio::spawn(app.run_until_stopped());
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(256)
-        .build()?;
-    println!(
-        "server={base} database={name} cores={}",
-        std::thread::available_parallelism().map_or(0, usize::from)
-    );
-    for &players in &cli.players {
-        run(&http, &base, players, Duration::from_secs(cli.seconds)).await?;
-    }
-    handle.stop(true).await;
-    let admin = eventlog::testing::raw_client(&cli.database_url).await;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-        .await?;
-    Ok(())
+    let cli = &cli;
+    in_process::with_server(&cli.database_url, "discs_load", |server| async move {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(256)
+            .build()?;
+        println!(
+            "server={} database={} ({}) cores={}",
+            server.base,
+            server.name,
+            server.db_url,
+            std::thread::available_parallelism().map_or(0, usize::from)
+        );
+        for &players in &cli.players {
+            run(
+                &http,
+                &server.base,
+                players,
+                Duration::from_secs(cli.seconds),
+            )
+            .await?;
+        }
+        Ok(())
+    })
+    .await
 }
 
 async fn run(http: &reqwest::Client, base: &str, players: usize, length: Duration) -> Result<()> {

@@ -170,6 +170,7 @@ impl Application {
             tracing::warn!("the background pass did not finish in time");
         }
         state.pool.close();
+        state.wave_pool.close();
         tracing::info!("stopped");
         Ok(())
     }
@@ -207,6 +208,13 @@ fn app_state(
         committer: Committer::new(database::settings(url)?, live.committers),
         live: Arc::new(Live::new(live.streams_per_player, live.max_streams)),
         waves: Arc::new(tokio::sync::Notify::new()),
+        wave_schedule: service::ranked::WaveSchedule {
+            interval: Duration::from_millis(config.wave_interval_ms),
+            trigger: config.wave_trigger,
+        },
+        // The waves' own connections: a burst of requests queueing for the shared pool does
+        // not hold back the wave that would pair them.
+        wave_pool: database::pool(database::settings(url)?, 2)?,
         jobs: Arc::new(Jobs::new(Duration::from_secs(config.analysis_job_seconds))),
         metrics: Arc::new(Metrics::default()),
         searches: Arc::new(Searches::new(
@@ -287,10 +295,6 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
         state.clone(),
         state.searches.job_runners(),
     )));
-    background.push(tokio::spawn(service::ranked::waves_forever(
-        state.clone(),
-        Duration::from_millis(config.wave_interval_ms),
-        config.wave_trigger,
-    )));
+    background.push(tokio::spawn(service::ranked::waves_forever(state.clone())));
     background
 }

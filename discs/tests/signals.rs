@@ -1,6 +1,7 @@
-//! The real `discs serve` process under a real SIGTERM: requests in flight finish, open event
-//! streams end with a reconnect hint, the process exits 0; its logs are JSON lines that carry
-//! each request's id.
+//! The real `discs serve` process under real signals. SIGTERM: requests in flight finish, open
+//! event streams end with a reconnect hint, the process exits 0; its logs are JSON lines that
+//! carry each request's id. SIGKILL in the middle of a matchmaking wave's write: no half
+//! pairing is left, and the next instance pairs every ticket once.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -44,18 +45,17 @@ fn message(line: &Value) -> &str {
     line["fields"]["message"].as_str().unwrap_or("")
 }
 
-// Two threads: the test blocks on the log while the requests it spawned go on.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_lets_requests_in_flight_finish_ends_streams_and_exits_zero() {
-    let db = eventlog::testing::TestDb::migrated(1).await;
+/// Starts `discs serve` on `db_url` with JSON logs on stderr and the given environment; the
+/// process, its log lines and its address once it serves.
+fn serve(db_url: &str, env: &[(&str, &str)]) -> (Server, mpsc::Receiver<String>, String) {
     let mut server = Server(
         Command::new(env!("CARGO_BIN_EXE_discs"))
             .arg("serve")
-            .env("DATABASE_URL", &db.url)
+            .env("DATABASE_URL", db_url)
             .env("DISCS_ADDR", "127.0.0.1:0")
             .env("DISCS_LOG_FORMAT", "json")
-            .env("DISCS_SHUTDOWN_SECONDS", "30")
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -75,7 +75,14 @@ async fn sigterm_lets_requests_in_flight_finish_ends_streams_and_exits_zero() {
     let port = serving["fields"]["port"]
         .as_u64()
         .expect("the port is logged");
-    let base = format!("http://127.0.0.1:{port}");
+    (server, lines, format!("http://127.0.0.1:{port}"))
+}
+
+// Two threads: the test blocks on the log while the requests it spawned go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_requests_in_flight_finish_ends_streams_and_exits_zero() {
+    let db = eventlog::testing::TestDb::migrated(1).await;
+    let (mut server, lines, base) = serve(&db.url, &[("DISCS_SHUTDOWN_SECONDS", "30")]);
     let http = reqwest::Client::new();
 
     let player: Value = http
@@ -158,4 +165,116 @@ async fn sigterm_lets_requests_in_flight_finish_ends_streams_and_exits_zero() {
         reqwest::get(format!("{base}/healthz")).await.is_err(),
         "nothing listens after the exit"
     );
+}
+
+/// A player signed up on `base`: (id, token).
+async fn sign_up(http: &reqwest::Client, base: &str, name: &str) -> (uuid::Uuid, String) {
+    let me: Value = http
+        .post(format!("{base}/v1/players"))
+        .json(&json!({"name": name}))
+        .send()
+        .await
+        .expect("sign-up")
+        .json()
+        .await
+        .expect("json");
+    let id = me["player_id"]
+        .as_str()
+        .expect("an id")
+        .parse()
+        .expect("uuid");
+    (id, me["token"].as_str().expect("a token").to_owned())
+}
+
+/// Counts in the database: matches created, ticket streams at version 1 (waiting), slots
+/// holding a ticket, work rows.
+async fn pairing_state(client: &tokio_postgres::Client) -> [i64; 4] {
+    let row = client
+        .query_one(
+            "SELECT (SELECT count(*) FROM events WHERE event_type = 'match_created'), \
+                    (SELECT count(*) FROM streams \
+                      WHERE stream_id LIKE 'ticket-%' AND version = 1), \
+                    (SELECT count(*) FROM queue_slots WHERE ticket_id IS NOT NULL), \
+                    (SELECT count(*) FROM match_work)",
+            &[],
+        )
+        .await
+        .expect("counts");
+    [row.get(0), row.get(1), row.get(2), row.get(3)]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wave_killed_mid_write_leaves_no_half_pairing() {
+    let db = eventlog::testing::TestDb::migrated(1).await;
+    // Six tickets open on an instance that runs no background work, so no wave pairs them yet.
+    let (_front, _front_lines, base) = serve(&db.url, &[("DISCS_NO_WORKERS", "true")]);
+    let http = reqwest::Client::new();
+    let mut players = Vec::new();
+    for i in 0..6 {
+        let (id, token) = sign_up(&http, &base, &format!("P{i}")).await;
+        let res = http
+            .post(format!("{base}/v1/queue"))
+            .bearer_auth(&token)
+            .json(&json!({"game": "four_in_a_row"}))
+            .send()
+            .await
+            .expect("queued");
+        assert_eq!(res.status(), 201);
+        players.push(id);
+    }
+    // The queue projection holds all six before any wave looks at it.
+    let rebuilt = Command::new(env!("CARGO_BIN_EXE_discs"))
+        .args(["rebuild", "queue"])
+        .env("DATABASE_URL", &db.url)
+        .stderr(Stdio::null())
+        .status()
+        .expect("discs rebuild runs");
+    assert!(rebuilt.success());
+
+    // The first player's slot row is locked: a wave that pairs them appends the matches and the
+    // tickets' events in its transaction, then waits for the lock before it can commit.
+    let locker = eventlog::testing::raw_client(&db.url).await;
+    locker.batch_execute("BEGIN").await.expect("begin");
+    locker
+        .execute(
+            "SELECT 1 FROM queue_slots WHERE player_id = $1 FOR UPDATE",
+            &[&players[0]],
+        )
+        .await
+        .expect("locked");
+    let (waves, lines, _) = serve(&db.url, &[("RUST_LOG", "info,service::ranked=debug")]);
+    let appended = next_line(&lines, |l| message(l) == "pairings appended");
+    assert_eq!(appended["fields"]["pairings"], 3, "one wave over all six");
+    let killed = Command::new("kill")
+        .args(["-KILL", &waves.0.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    drop(waves);
+    locker.batch_execute("ROLLBACK").await.expect("rollback");
+
+    // Nothing of the wave's write remains: no match, every ticket waiting, every slot holding
+    // its ticket, no work row.
+    let client = eventlog::testing::raw_client(&db.url).await;
+    assert_eq!(pairing_state(&client).await, [0, 6, 6, 0]);
+
+    // Another instance pairs every ticket once.
+    let (_again, lines, _) = serve(&db.url, &[]);
+    let mut paired = 0;
+    while paired < 3 {
+        let wave = next_line(&lines, |l| message(l) == "wave");
+        paired += wave["fields"]["paired"].as_u64().expect("paired");
+    }
+    assert_eq!(paired, 3);
+    assert_eq!(pairing_state(&client).await, [3, 0, 0, 3]);
+    let rows = client
+        .query(
+            "SELECT stream_id, count(*) FROM events WHERE event_type = 'ticket_matched' \
+             GROUP BY 1",
+            &[],
+        )
+        .await
+        .expect("matched");
+    assert_eq!(rows.len(), 6);
+    assert!(rows.iter().all(|r| r.get::<_, i64>(1) == 1));
 }

@@ -9,10 +9,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use domain::games::GameId;
-use domain::ids::{PlayerId, TicketId};
+use domain::ids::PlayerId;
 use domain::matches::TurnSeconds;
 use domain::ratings::Rating;
-use domain::tickets::Pool;
 
 use crate::Error;
 
@@ -200,60 +199,6 @@ pub async fn leaderboard(
         .collect())
 }
 
-/// The pools that have waiting tickets.
-pub async fn busy_pools(client: &impl GenericClient) -> Result<Vec<Pool>, Error> {
-    let rows = client
-        .query(
-            "SELECT DISTINCT game, turn_seconds FROM queue_tickets ORDER BY 1, 2",
-            &[],
-        )
-        .await?;
-    Ok(rows
-        .iter()
-        .filter_map(|r| {
-            let game = r.get::<_, String>(0).parse().ok()?;
-            Some(Pool {
-                game,
-                turn_seconds: TurnSeconds::from_code(r.get(1)),
-            })
-        })
-        .collect())
-}
-
-/// A waiting ticket, with the rating it recorded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WaitingTicket {
-    pub ticket: TicketId,
-    pub player: PlayerId,
-    pub rating: f64,
-    pub deviation: f64,
-    pub opened_at: OffsetDateTime,
-}
-
-/// A pool's waiting tickets, longest-waiting first.
-pub async fn waiting_tickets(
-    client: &impl GenericClient,
-    pool: Pool,
-) -> Result<Vec<WaitingTicket>, Error> {
-    let rows = client
-        .query(
-            "SELECT ticket_id, player_id, rating, deviation, opened_at FROM queue_tickets \
-             WHERE game = $1 AND turn_seconds = $2 ORDER BY opened_at, ticket_id",
-            &[&pool.game.as_str(), &TurnSeconds::code(pool.turn_seconds)],
-        )
-        .await?;
-    Ok(rows
-        .iter()
-        .map(|r| WaitingTicket {
-            ticket: TicketId::from_uuid(r.get(0)),
-            player: PlayerId::from_uuid(r.get(1)),
-            rating: r.get(2),
-            deviation: r.get(3),
-            opened_at: r.get(4),
-        })
-        .collect())
-}
-
 /// What the pairing rules need of a player's ranked past in a game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RankedPast {
@@ -295,18 +240,6 @@ pub async fn ranked_pasts(
             )
         })
         .collect())
-}
-
-/// The number of waiting tickets in the fullest pool.
-pub async fn fullest_pool(client: &impl GenericClient) -> Result<i64, Error> {
-    let row = client
-        .query_one(
-            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM queue_tickets \
-             GROUP BY game, turn_seconds) c",
-            &[],
-        )
-        .await?;
-    Ok(row.get(0))
 }
 
 /// A pool's queue quality since some time: waiting tickets, pairings, and the percentiles

@@ -15,6 +15,7 @@ use crate::live::cache::MatchCache;
 use crate::live::commit::Committer;
 use crate::live::fanout::Live;
 use crate::metrics::Metrics;
+use crate::ranked::WaveSchedule;
 
 /// Shared by every command and worker; cheap to clone.
 #[derive(Clone)]
@@ -37,6 +38,10 @@ pub struct AppState {
     pub live: Arc<Live>,
     /// Wakes this instance's wave loop when a ticket opens here (the size trigger).
     pub waves: Arc<Notify>,
+    /// When the wave loop runs.
+    pub wave_schedule: WaveSchedule,
+    /// The connections the waves read and write on, apart from the requests' pool.
+    pub wave_pool: Pool,
     /// This instance's side of the background analysis jobs.
     pub jobs: Arc<Jobs>,
     pub metrics: Arc<Metrics>,

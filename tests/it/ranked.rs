@@ -306,30 +306,48 @@ async fn a_ticket_is_cancelled_or_matched_never_both() {
 }
 
 #[tokio::test]
-async fn two_instances_running_waves_at_once_match_each_ticket_once() {
+async fn a_burst_of_tickets_racing_two_instances_waves_pairs_each_ticket_once() {
     let one = spawn_app().await;
     let mut two = spawn_on(&one.db_url, config(&one.db_url)).await;
     two.db = one.db.clone();
+    // More pairings than one transaction of a wave writes.
+    let n = 2 * service::ranked::PAIRINGS_PER_WRITE + 40;
     let mut players = Vec::new();
-    for i in 0..24 {
-        let p = one.player(&format!("P{i}")).await;
-        let res = one
-            .post("/v1/queue", &p.token, json!({"game": "reversi"}))
-            .await;
-        assert_eq!(res.status, StatusCode::CREATED);
-        players.push(p);
+    for i in 0..n {
+        players.push(one.player(&format!("P{i}")).await);
+    }
+    for p in &players[..n / 2] {
+        assert_eq!(queue_reversi(&one, p).await, StatusCode::CREATED);
     }
     one.project().await;
-    let (a, b) = tokio::join!(
-        service::ranked::run_waves(&one.state),
-        service::ranked::run_waves(&two.state)
-    );
-    let made: usize = [a, b]
-        .into_iter()
-        .map(|r| r.expect("wave").values().map(|w| w.paired).sum::<usize>())
-        .sum();
+    // The other half opens through both instances while both run waves.
+    let waves = |app: &TestApp| {
+        let state = app.state.clone();
+        async move {
+            let mut paired = 0;
+            for _ in 0..3 {
+                state.projections.sync_all().await.expect("projections");
+                let reports = service::ranked::run_waves(&state).await.expect("wave");
+                paired += reports.values().map(|r| r.paired).sum::<usize>();
+            }
+            paired
+        }
+    };
+    let opening = async {
+        for (i, p) in players[n / 2..].iter().enumerate() {
+            let app = if i % 2 == 0 { &one } else { &two };
+            assert_eq!(queue_reversi(app, p).await, StatusCode::CREATED);
+        }
+    };
+    let ((), a, b) = tokio::join!(opening, waves(&one), waves(&two));
+    let mut made = a + b;
+    // Then whatever is left.
+    for _ in 0..3 {
+        made += one.wave().await + two.wave().await;
+    }
     assert_eq!(
-        made, 12,
+        made,
+        n / 2,
         "every ticket paired exactly once across both instances"
     );
     let client = eventlog::testing::raw_client(&one.db_url).await;
@@ -341,7 +359,7 @@ async fn two_instances_running_waves_at_once_match_each_ticket_once() {
         )
         .await
         .expect("matches");
-    assert_eq!(rows.len(), 12);
+    assert_eq!(rows.len(), n / 2);
     let mut seen = HashSet::new();
     for r in &rows {
         for i in 0..2 {
@@ -351,15 +369,24 @@ async fn two_instances_running_waves_at_once_match_each_ticket_once() {
             );
         }
     }
-    let matched: i64 = client
-        .query_one(
-            "SELECT count(*) FROM events WHERE event_type = 'ticket_matched'",
+    let matched: Vec<i64> = client
+        .query(
+            "SELECT count(*) FROM events WHERE event_type = 'ticket_matched' GROUP BY stream_id",
             &[],
         )
         .await
-        .expect("count")
-        .get(0);
-    assert_eq!(matched, 24);
+        .expect("counts")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(matched.len(), n, "every ticket matched");
+    assert!(matched.iter().all(|&c| c == 1), "a ticket matched twice");
+}
+
+async fn queue_reversi(app: &TestApp, p: &Player) -> StatusCode {
+    app.post("/v1/queue", &p.token, json!({"game": "reversi"}))
+        .await
+        .status
 }
 
 /// Plays `n` ranked Four in a Row matches between pairs of a few players; returns them.
@@ -702,6 +729,13 @@ async fn explain_what_if_and_flags() {
     assert_eq!(
         stats.body["schedule"]["objective"][0],
         "as many pairs as possible"
+    );
+    // When the waves run, under a burst too.
+    let waves = stats.body["schedule"]["waves"].as_str().expect("waves");
+    assert!(
+        waves.contains(" ms after the previous one started")
+            && waves.contains("starts the next as soon as it has committed"),
+        "{waves}"
     );
     let em_portugues = app
         .get_in("pt", "/v1/admin/queue/stats", &admin.token)

@@ -145,15 +145,20 @@ pub async fn queue_stats(app: web::Data<ApiState>, auth: Auth) -> Result<HttpRes
     let pools = crate::exposition::pool_stats(&app).await?;
     Ok(HttpResponse::Ok().json(QueueStats {
         pools,
-        schedule: schedule(),
+        schedule: schedule(app.wave_schedule),
     }))
 }
 
-/// The allowed-gap schedule and pairing costs the waves use (`domain::matchmaking`).
-pub fn schedule() -> serde_json::Value {
+/// When the waves run, and the allowed-gap schedule and pairing costs they use
+/// (`domain::matchmaking`).
+pub fn schedule(waves: service::ranked::WaveSchedule) -> serde_json::Value {
     let r = domain::matchmaking::Rules::default();
     let n = |name: &'static str, value: &dyn ToString| (name, value.to_string());
     json!({
+        "waves": texts::note("schedule.waves", &[
+            n("interval_ms", &waves.interval.as_millis()),
+            n("trigger", &waves.trigger),
+        ]),
         "allowed_gap": texts::note("schedule.allowed_gap", &[
             n("base", &r.base_gap),
             n("per_second", &r.gap_per_second),

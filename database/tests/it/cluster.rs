@@ -10,7 +10,12 @@ async fn a_private_cluster_starts_where_no_server_answers() {
     ));
     // Port 1 never has a PostgreSQL on it.
     let url = "postgres://postgres@127.0.0.1:1/postgres";
-    let port = 54_000 + (std::process::id() % 900) as u16;
+    // A port free now: one derived from the pid may be a client socket's (the ephemeral range
+    // covers it) after a busy run.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
     let (r, u) = (root.clone(), url.to_owned());
     let server = tokio::task::spawn_blocking(move || cluster::ensure_server_on(&u, &r, port))
         .await

@@ -323,6 +323,13 @@ fn retry_alone(e: &CommitError) -> bool {
     // again on a newer head (a retry whose stored answer has expired: its events' ids are in
     // the log at older versions); the general path checks the command id first and answers
     // "already applied", and it answers every race properly.
+    lost_to_another_writer(db)
+}
+
+/// Whether a statement failed on another writer rather than on itself: a deadlock, a
+/// serialization failure, or a unique violation (a twin written meanwhile). The commands of a
+/// batch that failed so may each go through on their own.
+pub fn lost_to_another_writer(db: &tokio_postgres::Error) -> bool {
     matches!(
         db.code(),
         Some(

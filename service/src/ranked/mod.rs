@@ -3,12 +3,14 @@
 //!
 //! A ticket is a stream of its own. The write side keeps one row per player in `queue_slots`,
 //! changed in the same transaction as the ticket's events, which is what makes "one open ticket
-//! per player, none during a ranked match" hold under any race. A wave reads the waiting
-//! tickets of a pool (the `queue` projection), pairs them with the pure
-//! [`domain::matchmaking::pair`], and writes each pairing — the match's creation and both
-//! `ticket_matched` events, each ticket expected at version 1 — as one atomic append: a ticket
-//! cancelled meanwhile makes that pairing fail whole, and no ticket can be matched twice, also
-//! with several instances running waves at once.
+//! per player, none during a ranked match" hold under any race; it also holds what a wave needs
+//! of the open ticket (pool, rating, opening time). A wave reads a pool's open tickets there
+//! (the write side: the queue projection trails the log), pairs them with the pure
+//! [`domain::matchmaking::pair`], and writes its pairings up to a hundred to a transaction, each
+//! pairing — the match's creation and both `ticket_matched` events, each ticket expected at
+//! version 1 — one command of the batch append: a ticket cancelled meanwhile makes that pairing
+//! fail whole and alone, and no ticket can be matched twice, also with several instances
+//! running waves at once.
 
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -41,18 +43,12 @@ async fn append_with_slot(
     tx: deadpool_postgres::Transaction<'_>,
     command_id: Uuid,
     appends: Vec<StreamAppend>,
-    work: Option<&crate::live::commit::WorkRow>,
     slot_sql: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<Result<AppendOutcome, AppendError>, Error> {
     match EventLog::append_on(&tx, command_id, appends).await {
         Ok(AppendOutcome::Appended(written)) => {
             tx.execute(slot_sql, params).await.map_err(unexpected)?;
-            if let Some(work) = work {
-                crate::live::commit::write_work(&tx, &[work])
-                    .await
-                    .map_err(unexpected)?;
-            }
             tx.commit().await.map_err(unexpected)?;
             Ok(Ok(AppendOutcome::Appended(written)))
         }

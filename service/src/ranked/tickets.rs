@@ -178,9 +178,17 @@ pub async fn open_ticket(
         tx,
         command_id,
         vec![append],
-        None,
-        "UPDATE queue_slots SET ticket_id = $2, match_id = NULL WHERE player_id = $1",
-        &[&player.as_uuid(), &id.as_uuid()],
+        "UPDATE queue_slots SET ticket_id = $2, match_id = NULL, game = $3, turn_seconds = $4, \
+         rating = $5, deviation = $6, opened_at = $7 WHERE player_id = $1",
+        &[
+            &player.as_uuid(),
+            &id.as_uuid(),
+            &pool.game.as_str(),
+            &TurnSeconds::code(pool.turn_seconds),
+            &rating.rating,
+            &rating.deviation,
+            &now,
+        ],
     )
     .await?;
     match outcome {
@@ -216,7 +224,6 @@ pub async fn cancel_ticket(
         tx,
         command_id,
         vec![append],
-        None,
         "UPDATE queue_slots SET ticket_id = NULL WHERE player_id = $1 AND ticket_id = $2",
         &[&player.as_uuid(), &id.as_uuid()],
     )

@@ -1,5 +1,6 @@
 //! The matchmaking waves: read a pool's waiting tickets, pair them (`domain::matchmaking`), and
-//! write each pairing as one append; the loop that runs them.
+//! write the pairings up to a hundred to a transaction, each pairing one atomic command; the loop
+//! that runs them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,20 +8,23 @@ use std::time::Duration as StdDuration;
 
 use serde::Serialize;
 use time::OffsetDateTime;
+use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use domain::ids::{MatchId, PlayerId, Seat, TicketId};
+use domain::matches::TurnSeconds;
 use domain::matches::{
     Action, Command, CreateMatch, FirstMoveRule, MatchEvent, MatchState, Occupant, Settings,
     Stamped, decide, evolve,
 };
 use domain::matchmaking::{self, Candidate, Rules};
 use domain::tickets::{Pool, TicketEvent, TicketMatched};
-use eventlog::{AppendError, AppendOutcome, NewEvent, StreamAppend};
+use eventlog::{AppendError, AppendOutcome, EventLog, NewEvent, StreamAppend};
 
-use super::{append_with_slot, new_event};
+use super::new_event;
 use crate::error::Error;
 use crate::error::unexpected;
+use crate::live::commit::{self, WorkRow, write_work};
 use crate::live::play::{self, Loaded};
 use crate::state::AppState;
 
@@ -34,12 +38,52 @@ pub struct WaveReport {
     pub matches: Vec<MatchId>,
 }
 
-/// The pools that have waiting tickets.
+/// The pools that have open tickets.
 async fn busy_pools(app: &AppState) -> Result<Vec<Pool>, Error> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    projections::queries::busy_pools(&client)
+    let client = app.wave_pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT DISTINCT game, turn_seconds FROM queue_slots \
+              WHERE ticket_id IS NOT NULL ORDER BY 1, 2",
+            &[],
+        )
         .await
-        .map_err(unexpected)
+        .map_err(unexpected)?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            Some(Pool {
+                game: r.get::<_, Option<String>>(0)?.parse().ok()?,
+                turn_seconds: TurnSeconds::from_code(r.get::<_, Option<i32>>(1)?),
+            })
+        })
+        .collect())
+}
+
+/// A pool's open tickets, longest-waiting first, as the write side holds them (the players'
+/// slots, changed in the transactions that open, match and cancel tickets).
+async fn open_tickets(
+    client: &deadpool_postgres::Client,
+    pool: Pool,
+) -> Result<Vec<Waiting>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT ticket_id, player_id, rating, deviation, opened_at FROM queue_slots \
+              WHERE ticket_id IS NOT NULL AND game = $1 AND turn_seconds = $2 \
+              ORDER BY opened_at, ticket_id",
+            &[&pool.game.as_str(), &TurnSeconds::code(pool.turn_seconds)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| Waiting {
+            ticket: TicketId::from_uuid(r.get(0)),
+            player: PlayerId::from_uuid(r.get(1)),
+            rating: r.get(2),
+            deviation: r.get(3),
+            opened_at: r.get(4),
+        })
+        .collect())
 }
 
 /// Runs one wave over every pool with waiting tickets.
@@ -52,49 +96,44 @@ pub async fn run_waves(app: &AppState) -> Result<HashMap<Pool, WaveReport>, Erro
     Ok(reports)
 }
 
-/// A waiting ticket as the wave reads it.
+/// An open ticket as the wave reads it.
 struct Waiting {
     ticket: TicketId,
     player: PlayerId,
+    rating: f64,
+    deviation: f64,
     opened_at: OffsetDateTime,
 }
 
 /// One wave over one pool: read the waiting tickets, pair them, write every pairing.
 pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, Error> {
+    let started = std::time::Instant::now();
     let now = app.now();
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let tickets = projections::queries::waiting_tickets(&client, pool)
-        .await
-        .map_err(unexpected)?;
-    let players: Vec<PlayerId> = tickets.iter().map(|t| t.player).collect();
+    let client = app.wave_pool.get().await.map_err(unexpected)?;
+    let waiting = open_tickets(&client, pool).await.map_err(unexpected)?;
+    let players: Vec<PlayerId> = waiting.iter().map(|t| t.player).collect();
     // Each player's previous ranked opponent and first moves in their last 10 ranked games.
     let previous = projections::queries::ranked_pasts(&client, pool.game, &players)
         .await
         .map_err(unexpected)?;
     drop(client);
-    let mut waiting = Vec::with_capacity(tickets.len());
-    let mut candidates = Vec::with_capacity(tickets.len());
-    for t in &tickets {
-        let waited_ms = u64::try_from((now - t.opened_at).whole_milliseconds().max(0)).unwrap_or(0);
-        candidates.push(Candidate {
+    let candidates: Vec<Candidate> = waiting
+        .iter()
+        .map(|t| Candidate {
             player: t.player,
             rating: t.rating,
             deviation: t.deviation,
-            waited_ms,
+            waited_ms: u64::try_from((now - t.opened_at).whole_milliseconds().max(0)).unwrap_or(0),
             previous_opponent: previous.get(&t.player).and_then(|p| p.previous_opponent),
-        });
-        waiting.push(Waiting {
-            ticket: t.ticket,
-            player: t.player,
-            opened_at: t.opened_at,
-        });
-    }
+        })
+        .collect();
     let rules = Rules::default();
     let pairing = matchmaking::pair(&candidates, &rules);
     let mut report = WaveReport {
         waiting: waiting.len(),
         ..WaveReport::default()
     };
+    let mut planned = Vec::with_capacity(pairing.pairs.len());
     for &(i, j) in &pairing.pairs {
         let starts = |k: usize| {
             previous
@@ -113,14 +152,41 @@ pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, Error> {
             repeat,
             coin: by_coin.then_some(coin),
         };
-        match write_pairing(app, pool, &pairing, now).await {
-            Ok(Some(id)) => {
-                report.paired += 1;
-                report.matches.push(id);
+        planned.push(plan(app, pool, &pairing, now)?);
+    }
+    let planned_in = started.elapsed();
+    for chunk in planned.chunks(PAIRINGS_PER_WRITE) {
+        let written = match write_pairings(app, chunk).await {
+            Err(e) if chunk.len() > 1 && lost_to_another_writer(&e) => {
+                // A deadlock or a serialization failure with another writer undoes the whole
+                // chunk: each of its pairings is tried again on its own.
+                let mut written = Vec::with_capacity(chunk.len());
+                for one in chunk {
+                    written.extend(write_pairings(app, std::slice::from_ref(one)).await?);
+                }
+                written
             }
-            Ok(None) | Err(Error::VersionConflict { .. }) => report.lost += 1,
-            Err(e) => return Err(e),
+            other => other?,
+        };
+        for (one, made) in chunk.iter().zip(written) {
+            if made {
+                report.paired += 1;
+                report.matches.push(one.id);
+            } else {
+                report.lost += 1;
+            }
         }
+    }
+    if report.paired + report.lost > 0 {
+        tracing::info!(
+            pool = %pool,
+            waiting = report.waiting,
+            paired = report.paired,
+            lost = report.lost,
+            read_and_pair_ms = planned_in.as_millis() as u64,
+            ms = started.elapsed().as_millis() as u64,
+            "wave"
+        );
     }
     app.metrics.wave(pool, report.paired);
     if report.paired > 0 {
@@ -141,18 +207,32 @@ struct Pairing<'a> {
     coin: Option<bool>,
 }
 
-/// Writes one pairing: the match (seat 1 to `a`, who moves first) and both tickets matched, in
-/// one append with the slot rows and the match's work row. Its command id (and so the match's
-/// id) derives from the two tickets: an instance that writes the same pairing again writes
-/// nothing, and gets `None`, as when it loses to a cancel.
-async fn write_pairing(
+/// Pairings written in one transaction at most: a wave's pairings are written in a few
+/// set-based transactions (the burst of a tournament start writes thousands of pairings per
+/// second), none holding its locks for long.
+pub const PAIRINGS_PER_WRITE: usize = 100;
+
+/// One pairing made ready to write: the match's creation and both `ticket_matched` events, the
+/// slot rows to move and the match's work row.
+struct Planned {
+    command_id: Uuid,
+    id: MatchId,
+    appends: Vec<StreamAppend>,
+    players: [Uuid; 2],
+    tickets: [Uuid; 2],
+    work: Option<WorkRow>,
+}
+
+/// Decides one pairing's match (seat 1 to `first`, who moves first). Its command id (and so the
+/// match's id) derives from the two tickets, whichever got seat 1 (a coin may differ between
+/// instances): an instance that writes the same pairing again writes nothing.
+fn plan(
     app: &AppState,
     pool: Pool,
     pairing: &Pairing<'_>,
     now: OffsetDateTime,
-) -> Result<Option<MatchId>, Error> {
+) -> Result<Planned, Error> {
     let (a, b) = (pairing.first, pairing.second);
-    // Whichever ticket got seat 1 (a coin may differ between instances): the same pairing.
     let (lo, hi) = if a.ticket.as_uuid() < b.ticket.as_uuid() {
         (a.ticket.as_uuid(), b.ticket.as_uuid())
     } else {
@@ -168,41 +248,87 @@ async fn write_pairing(
         },
     )
     .map_err(Error::from)?;
-    let appends = pairing_appends(id, &events, pairing, now);
-    // The match's timers commit with it: no crash can leave it without them.
-    let work = play::work_row(app, &created(id, &events, now), None, now);
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    let outcome = append_with_slot(
-        tx,
+    Ok(Planned {
         command_id,
-        appends,
-        work.as_ref(),
-        "UPDATE queue_slots SET ticket_id = NULL, match_id = $3 \
-         WHERE (player_id, ticket_id) IN (($1, $4), ($2, $5))",
-        &[
-            &a.player.as_uuid(),
-            &b.player.as_uuid(),
-            &id.as_uuid(),
-            &a.ticket.as_uuid(),
-            &b.ticket.as_uuid(),
-        ],
-    )
-    .await?;
-    match outcome {
-        Err(AppendError::Conflict {
-            expected, actual, ..
-        }) => {
-            return Err(Error::VersionConflict {
-                expected: expected as u64,
-                actual: actual as u64,
-            });
-        }
-        Ok(AppendOutcome::Appended(written)) => app.live.committed(&app.log, id, &written),
-        Ok(AppendOutcome::AlreadyApplied(_)) => return Ok(None),
-        Err(e) => return Err(unexpected(e)),
+        id,
+        appends: pairing_appends(id, &events, pairing, now),
+        players: [a.player.as_uuid(), b.player.as_uuid()],
+        tickets: [a.ticket.as_uuid(), b.ticket.as_uuid()],
+        // The match's timers commit with it: no crash can leave it without them.
+        work: play::work_row(app, &created(id, &events, now), None, now),
+    })
+}
+
+/// Moves the slot rows of the players of the pairings that went through: each player's slot
+/// from the matched ticket to the new match.
+const SLOTS_MATCHED: &str = "UPDATE queue_slots s SET ticket_id = NULL, match_id = u.match_id \
+      FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS u(player_id, ticket_id, match_id) \
+     WHERE s.player_id = u.player_id AND s.ticket_id = u.ticket_id";
+
+/// Writes pairings in one transaction: every match with both its tickets matched
+/// (`eventlog_append_batch`, each pairing one command, so a pairing fails whole and alone), then
+/// the slot rows and work rows of the pairings that went through, then the commit. Whether each
+/// pairing was written by this call; one that lost (a ticket cancelled or matched elsewhere
+/// meanwhile, or the same pairing written by another instance) was not.
+async fn write_pairings(app: &AppState, chunk: &[Planned]) -> Result<Vec<bool>, Error> {
+    let commands: Vec<(Uuid, &[StreamAppend])> = chunk
+        .iter()
+        .map(|p| (p.command_id, p.appends.as_slice()))
+        .collect();
+    let mut client = app.wave_pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let mut answers = EventLog::append_batch_on(&tx, &commands)
+        .await
+        .map_err(unexpected)?;
+    tracing::debug!(pairings = chunk.len(), "pairings appended");
+    // A conflict is a pairing that lost its race; anything else fails the chunk.
+    if let Some(failed) = answers
+        .iter()
+        .position(|a| matches!(a, Err(e) if !matches!(e, AppendError::Conflict { .. })))
+        && let Err(e) = answers.swap_remove(failed)
+    {
+        return Err(unexpected(e));
     }
-    Ok(Some(id))
+    let mut written = Vec::with_capacity(chunk.len());
+    let (mut players, mut tickets, mut matches, mut work) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (p, answer) in chunk.iter().zip(&answers) {
+        let made = matches!(answer, Ok(AppendOutcome::Appended(_)));
+        if made {
+            players.extend(p.players);
+            tickets.extend(p.tickets);
+            matches.extend([p.id.as_uuid(); 2]);
+            work.extend(p.work.as_ref());
+        }
+        written.push(made);
+    }
+    if !players.is_empty() {
+        let slot_params: [&(dyn ToSql + Sync); 3] = [&players, &tickets, &matches];
+        let (slots, works) = tokio::join!(
+            tx.execute(SLOTS_MATCHED, &slot_params),
+            write_work(&tx, &work)
+        );
+        slots.map_err(unexpected)?;
+        works.map_err(unexpected)?;
+    }
+    tx.commit().await.map_err(unexpected)?;
+    for (p, answer) in chunk.iter().zip(&answers) {
+        if let Ok(AppendOutcome::Appended(events)) = answer {
+            app.live.committed(&app.log, p.id, events);
+        }
+    }
+    Ok(written)
+}
+
+/// Whether a failed write lost to another writer, so that its pairings may go through one by
+/// one ([`commit::lost_to_another_writer`]).
+fn lost_to_another_writer(e: &Error) -> bool {
+    let Error::Unexpected(e) = e else {
+        return false;
+    };
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<tokio_postgres::Error>())
+        .any(commit::lost_to_another_writer)
 }
 
 /// The ranked match of a pairing: its two players in the pool's game and turn limit, who
@@ -299,9 +425,22 @@ fn created(id: MatchId, events: &[MatchEvent], now: OffsetDateTime) -> Loaded {
     }
 }
 
-/// The background loop of `discs serve`: a wave over every pool each `interval`, and at once
-/// when a ticket opens on this instance and its pool holds `trigger` tickets or more.
-pub async fn waves_forever(app: AppState, interval: StdDuration, trigger: i64) {
+/// When an instance's wave loop runs ([`waves_forever`]).
+#[derive(Debug, Clone, Copy)]
+pub struct WaveSchedule {
+    /// From the start of one wave to the start of the next at most.
+    pub interval: StdDuration,
+    /// A ticket opening here starts a wave at once when its pool holds this many tickets.
+    pub trigger: i64,
+}
+
+/// The background loop of `discs serve`: a wave over every pool `interval` after the previous
+/// one started, and at once when a ticket opens on this instance and its pool holds `trigger`
+/// tickets or more. Under a burst a wave may take longer than the interval: the next one then
+/// starts as soon as it has committed, over the tickets waiting then, so a ticket waits for at
+/// most the wave in progress and its own.
+pub async fn waves_forever(app: AppState) {
+    let WaveSchedule { interval, trigger } = app.wave_schedule;
     let wake: Arc<tokio::sync::Notify> = app.waves.clone();
     let mut next = tokio::time::Instant::now() + interval;
     let mut stopping = app.stopping.clone();
@@ -313,19 +452,25 @@ pub async fn waves_forever(app: AppState, interval: StdDuration, trigger: i64) {
         if woken && !pool_full(&app, trigger).await {
             continue;
         }
+        let started = tokio::time::Instant::now();
         if let Err(e) = run_waves(&app).await {
             tracing::warn!(error = %e, "matchmaking wave failed");
         }
-        next = tokio::time::Instant::now() + interval;
+        next = started + interval;
     }
 }
 
 /// Whether some pool holds at least `trigger` waiting tickets.
 async fn pool_full(app: &AppState, trigger: i64) -> bool {
-    let Ok(client) = app.pool.get().await else {
+    let Ok(client) = app.wave_pool.get().await else {
         return false;
     };
-    projections::queries::fullest_pool(&client)
+    client
+        .query_one(
+            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM queue_slots \
+              WHERE ticket_id IS NOT NULL GROUP BY game, turn_seconds) c",
+            &[],
+        )
         .await
-        .is_ok_and(|n| n >= trigger)
+        .is_ok_and(|r| r.get::<_, i64>(0) >= trigger)
 }

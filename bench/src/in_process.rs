@@ -1,0 +1,66 @@
+//! The real application inside a bench binary: started on a random port against a database of
+//! its own on the PostgreSQL server of an admin URL, with the rate limits and the presence
+//! timers off, and the database dropped once the bench is done.
+
+use std::future::Future;
+
+use anyhow::{Context, Result};
+use discs::startup::Application;
+use service::config::{DatabaseConfig, PlayConfig, ServeConfig};
+
+/// The running server as a bench sees it.
+pub struct Server {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    /// Its database's URL, and name.
+    pub db_url: String,
+    pub name: String,
+}
+
+/// Starts the application on database `<prefix>_<pid>`, runs `bench` against it, stops it and
+/// drops the database, whatever `bench` answered.
+pub async fn with_server<F, Fut>(admin_url: &str, prefix: &str, bench: F) -> Result<()>
+where
+    F: FnOnce(Server) -> Fut,
+    Fut: Future<Output = Result<()>>,
+{
+    let name = format!("{prefix}_{}", std::process::id());
+    let db_url = eventlog::testing::url_for(admin_url, &name);
+    let defaults = ServeConfig::defaults(&db_url)?;
+    let config = ServeConfig {
+        addr: "127.0.0.1:0".into(),
+        db: DatabaseConfig {
+            pool_size: 32,
+            ..defaults.db
+        },
+        play: PlayConfig {
+            presence_seconds: 3600,
+            return_seconds: 3600,
+            ..defaults.play
+        },
+        rate_per_second: 1e9,
+        rate_burst: 1e9,
+        anon_per_second: 1e9,
+        anon_burst: 1e9,
+        signups_per_minute: 1_000_000.0,
+        ..defaults
+    };
+    let app = Application::build(config)
+        .await
+        .context("start the application")?;
+    let base = format!("http://127.0.0.1:{}", app.port());
+    let handle = app.handle();
+    tokio::spawn(app.run_until_stopped());
+    let outcome = bench(Server {
+        base,
+        db_url,
+        name: name.clone(),
+    })
+    .await;
+    handle.stop(true).await;
+    let admin = eventlog::testing::raw_client(admin_url).await;
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+        .await?;
+    outcome
+}
