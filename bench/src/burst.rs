@@ -170,32 +170,7 @@ async fn run(cli: &Cli, http: &reqwest::Client, base: &str, db_url: &str) -> Res
     ));
 
     let burst = Instant::now();
-    let step = Duration::from_secs_f64(cli.within / cli.players.max(1) as f64);
-    let sent: Vec<(String, Sent)> = futures_util::stream::iter(players.iter().enumerate())
-        .map(|(i, p)| {
-            let (game, turn) = POOLS[i % usize::from(cli.pools)];
-            let due = burst + step * u32::try_from(i).unwrap_or(u32::MAX);
-            async move {
-                tokio::time::sleep_until(due.into()).await;
-                let at = Instant::now();
-                let res = http
-                    .post(format!("{base}/v1/queue"))
-                    .bearer_auth(&p.token)
-                    .json(&json!({"game": game, "turn_seconds": turn}))
-                    .send()
-                    .await?;
-                let status = res.status();
-                let body: Value = res.json().await?;
-                ensure!(status.as_u16() == 201, "queue: {status} {body}");
-                let ticket = body["ticket_id"].as_str().context("ticket_id")?.to_owned();
-                Ok((ticket, Sent { player: i, at }))
-            }
-        })
-        .buffer_unordered(cli.concurrency)
-        .collect::<Vec<Result<_>>>()
-        .await
-        .into_iter()
-        .collect::<Result<_>>()?;
+    let sent = queue_everyone(cli, http, base, &players, burst).await?;
     let queued_in = burst.elapsed();
     println!(
         "queued={} seconds={:.2} tickets_per_s={:.0}",
@@ -286,6 +261,43 @@ async fn first_move(play: &Play, id: &str, someone: &str) -> Result<()> {
         res.status()
     );
     Ok(())
+}
+
+/// Sends every player's `POST /v1/queue` evenly over `--within` seconds from `burst`: each
+/// ticket's id, with who sent it and when.
+async fn queue_everyone(
+    cli: &Cli,
+    http: &reqwest::Client,
+    base: &str,
+    players: &[Player],
+    burst: Instant,
+) -> Result<Vec<(String, Sent)>> {
+    let step = Duration::from_secs_f64(cli.within / cli.players.max(1) as f64);
+    futures_util::stream::iter(players.iter().enumerate())
+        .map(|(i, p)| {
+            let (game, turn) = POOLS[i % usize::from(cli.pools)];
+            let due = burst + step * u32::try_from(i).unwrap_or(u32::MAX);
+            async move {
+                tokio::time::sleep_until(due.into()).await;
+                let at = Instant::now();
+                let res = http
+                    .post(format!("{base}/v1/queue"))
+                    .bearer_auth(&p.token)
+                    .json(&json!({"game": game, "turn_seconds": turn}))
+                    .send()
+                    .await?;
+                let status = res.status();
+                let body: Value = res.json().await?;
+                ensure!(status.as_u16() == 201, "queue: {status} {body}");
+                let ticket = body["ticket_id"].as_str().context("ticket_id")?.to_owned();
+                Ok((ticket, Sent { player: i, at }))
+            }
+        })
+        .buffer_unordered(cli.concurrency)
+        .collect::<Vec<Result<_>>>()
+        .await
+        .into_iter()
+        .collect()
 }
 
 async fn sign_up(http: &reqwest::Client, base: &str, i: usize) -> Result<Player> {
