@@ -119,7 +119,7 @@ async fn main() -> Result<()> {
             defaults.wave_interval_ms,
             defaults.wave_trigger,
         );
-        run(&cli, &http, &server.base, &server.db_url).await
+        run(cli, &http, &server.base, &server.db_url).await
     })
     .await
 }
