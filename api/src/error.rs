@@ -221,6 +221,7 @@ fn code(e: &Error) -> &'static str {
         Error::NotFound(_) => "not_found",
         Error::AlreadyQueued => "already_queued",
         Error::InMatch => "in_match",
+        Error::InRankedMatch => "in_ranked_match",
         Error::RoomFull => "room_full",
         Error::TicketClosed => "ticket_closed",
         Error::IdempotencyKeyReused => "idempotency_key_reused",
@@ -243,6 +244,7 @@ fn status(e: &Error) -> StatusCode {
         | Error::MatchFinished
         | Error::AlreadyQueued
         | Error::InMatch
+        | Error::InRankedMatch
         | Error::RoomFull
         | Error::TicketClosed
         | Error::IdempotencyKeyReused
@@ -270,6 +272,7 @@ fn detail(e: &Error, lang: Lang) -> String {
         Error::NotFound(what) => (what.key(), vec![]),
         Error::AlreadyQueued => ("already_queued", vec![]),
         Error::InMatch => ("in_match", vec![]),
+        Error::InRankedMatch => ("in_ranked_match", vec![]),
         Error::RoomFull => ("room_full", vec![]),
         Error::TicketClosed => ("ticket_closed", vec![]),
         Error::IdempotencyKeyReused => ("idempotency_key_reused", vec![]),
@@ -454,6 +457,7 @@ mod tests {
                 Error::MatchFinished,
                 Error::AlreadyQueued,
                 Error::InMatch,
+                Error::InRankedMatch,
                 Error::RoomFull,
                 Error::TicketClosed,
                 Error::IdempotencyKeyReused,

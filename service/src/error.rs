@@ -33,6 +33,10 @@ pub enum Error {
     AlreadyQueued,
     #[error("already in a match")]
     InMatch,
+    /// Analysis asked by a player seated in an active ranked match (fair play: the server never
+    /// helps a player during a ranked game).
+    #[error("seated in an active ranked match")]
+    InRankedMatch,
     #[error("the room is full")]
     RoomFull,
     #[error("the ticket is closed")]

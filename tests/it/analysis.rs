@@ -479,3 +479,59 @@ async fn a_player_with_an_analysis_running_gets_429_for_another_one() {
     let mine = app.analyse(&ada, body, Some(50)).await;
     assert_eq!(mine.status, StatusCode::OK, "{:?}", mine.body);
 }
+
+#[tokio::test]
+async fn a_player_seated_in_a_ranked_match_gets_no_analysis_until_it_ends() {
+    let app = spawn_app().await;
+    let (ada, bob, cy) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Cy").await,
+    );
+    let position = json!({"game": "four_in_a_row", "moves": "4444"});
+    // A job Ada queued before her ranked match.
+    let queued = app
+        .post("/v1/analysis/jobs", &ada.token, position.clone())
+        .await;
+    assert_eq!(queued.status, StatusCode::ACCEPTED, "{:?}", queued.body);
+    let job = format!(
+        "/v1/analysis/jobs/{}",
+        queued.body["job_id"].as_str().expect("a job id")
+    );
+    let (id, first, _second) = app.ranked_with(&ada, &bob, "four_in_a_row").await;
+
+    // Both seated players are refused every analysis while the match is played.
+    for p in [&ada, &bob] {
+        let res = app.post("/v1/analysis", &p.token, position.clone()).await;
+        assert_eq!(
+            (res.status, res.code()),
+            (StatusCode::CONFLICT, "in_ranked_match"),
+            "{:?}",
+            res.body
+        );
+        let res = app
+            .post("/v1/analysis/jobs", &p.token, position.clone())
+            .await;
+        assert_eq!(res.code(), "in_ranked_match", "{:?}", res.body);
+    }
+    // The job queued before waits with its answer; the refusal is told in the asker's language.
+    let res = app.get(&job, &ada.token).await;
+    assert_eq!(res.code(), "in_ranked_match");
+    let res = app.get_in("pt", &job, &ada.token).await;
+    assert_eq!(res.code(), "in_ranked_match");
+    let detail = res.body["detail"].as_str().expect("a detail");
+    assert!(detail.contains("partida classificada"), "{detail}");
+    // Someone not playing is answered.
+    let res = app.post("/v1/analysis", &cy.token, position.clone()).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+
+    // Once the match has ended, Ada is answered again, and her job too.
+    let res = app
+        .post(&format!("/v1/matches/{id}/resign"), &first.token, json!({}))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = app.post("/v1/analysis", &ada.token, position.clone()).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = app.get(&job, &ada.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+}

@@ -27,9 +27,9 @@ use crate::idempotency;
 use crate::input;
 use crate::state::ApiState;
 use service::Error;
-use service::analysis::jobs;
 use service::analysis::searches::StopOnDrop;
 use service::analysis::solved::{self, Source};
+use service::analysis::{fair, jobs};
 use service::live::answers::Body;
 use service::live::play;
 use service::reasons::{Active, Invalid};
@@ -189,6 +189,7 @@ pub async fn position(
     if pos.outcome().is_some() {
         return Err(AnalysisError::Finished.into());
     }
+    fair::refuse_during_ranked(&app, auth.player).await?;
     let client = app.pool.get().await.map_err(unexpected)?;
     let (analysis, source) = match solved::lookup(&client, &pos).await? {
         Some(known) => (known, Source::Cache),
@@ -304,6 +305,7 @@ pub async fn create_job(
         if pos.outcome().is_some() {
             return Err(AnalysisError::Finished.into());
         }
+        fair::refuse_during_ranked(app, auth.player).await?;
         let job = jobs::queue(app, auth.player, JobId::from_uuid(command_id), &pos).await?;
         Ok((StatusCode::ACCEPTED, Body::of(&told(job))?))
     })
@@ -317,7 +319,10 @@ pub async fn get_job(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id: JobId = checks::id(&path)?;
-    Ok(HttpResponse::Ok().json(told(jobs::own(&app, auth.player, id).await?)))
+    let job = jobs::own(&app, auth.player, id).await?;
+    // A job queued before a ranked match keeps running; its answer waits for the match's end.
+    fair::refuse_during_ranked(&app, auth.player).await?;
+    Ok(HttpResponse::Ok().json(told(job)))
 }
 
 /// A job as its asker reads it: why it failed, in their language.
