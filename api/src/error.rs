@@ -310,6 +310,7 @@ mod tests {
             Invalid::NameLength { min: 1, max: 32 },
             Invalid::NameControl,
             Invalid::NameBidi,
+            Invalid::NameInvisible,
             Invalid::CpuLevel { min: 1, max: 5 },
             Invalid::IdempotencyKey { max: 255 },
             Invalid::Limit { min: 1, max: 500 },

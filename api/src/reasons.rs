@@ -76,6 +76,7 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         ),
         Invalid::NameControl => ("invalid.name_control", vec![]),
         Invalid::NameBidi => ("invalid.name_bidi", vec![]),
+        Invalid::NameInvisible => ("invalid.name_invisible", vec![]),
         Invalid::CpuLevel { min, max } => {
             ("invalid.cpu_level", vec![arg("min", min), arg("max", max)])
         }

@@ -37,13 +37,34 @@ pub fn limit(asked: Option<i64>) -> Result<i64, Error> {
 
 /// What [`valid_name`] accepts, as a regular expression for the OpenAPI document (less the
 /// length after trimming).
-pub const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*\
-     [^\\s\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]\
-     [^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*$";
+pub const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u3164\\ufeff\\uffa0]*\
+     [^\\s\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u3164\\ufeff\\uffa0]\
+     [^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u3164\\ufeff\\uffa0]*$";
+
+/// A character that shows as nothing: the soft hyphen, the grapheme joiner, zero-width spaces,
+/// joiners and the word joiner, invisible operators, the byte-order mark, the Hangul and Khmer
+/// fillers and the Mongolian vowel separator.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{3164}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+    )
+}
 
 /// A player's name: 1 to 32 characters, no control characters, no characters that reorder the
-/// text around them (bidirectional overrides, embeddings, isolates and marks), no surrounding
-/// spaces.
+/// text around them (bidirectional overrides, embeddings, isolates and marks), none that shows
+/// as nothing, no surrounding spaces.
 pub fn valid_name(raw: &str) -> Result<String, Error> {
     let name = raw.trim();
     let count = name.chars().count();
@@ -57,6 +78,9 @@ pub fn valid_name(raw: &str) -> Result<String, Error> {
         matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
     }) {
         return Err(Invalid::NameBidi.into());
+    }
+    if name.chars().any(invisible) {
+        return Err(Invalid::NameInvisible.into());
     }
     Ok(name.to_owned())
 }

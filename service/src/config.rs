@@ -22,7 +22,7 @@ pub struct DatabaseConfig {
         long = "db-pool-size",
         env = "DISCS_DB_POOL_SIZE",
         default_value_t = 16,
-        value_parser = at_least::<4>
+        value_parser = between::<4, 10_000>
     )]
     pub pool_size: usize,
 }
@@ -57,25 +57,25 @@ pub struct ServeConfig {
     pub rate_burst: f64,
     /// CPU searches (moves of levels 3–5, analyses and analysis jobs) this instance runs at once (default: one
     /// per core); analyses never take the last one.
-    #[arg(long, env = "DISCS_SEARCHES", value_parser = at_least::<1>)]
+    #[arg(long, env = "DISCS_SEARCHES", value_parser = between::<1, 1_024>)]
     pub searches: Option<usize>,
     /// CPU moves that may wait for a search slot; beyond, 429 `rate_limited`.
-    #[arg(long, env = "DISCS_SEARCH_QUEUE", default_value_t = 64)]
+    #[arg(long, env = "DISCS_SEARCH_QUEUE", default_value_t = 64, value_parser = between::<0, 100_000>)]
     pub search_queue: usize,
     /// Analyses one player may run at once on an instance; beyond, 429 `rate_limited`.
-    #[arg(long, env = "DISCS_ANALYSES_PER_PLAYER", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, env = "DISCS_ANALYSES_PER_PLAYER", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub analyses_per_player: u32,
     /// How long one background analysis job (`/v1/analysis/jobs`) may search, in seconds,
     /// before it answers with its best estimate.
-    #[arg(long, env = "DISCS_ANALYSIS_JOB_SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "DISCS_ANALYSIS_JOB_SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub analysis_job_seconds: u64,
     /// How long stored `Idempotency-Key` answers are kept, in hours (at least 24); older ones
     /// are purged by the background work.
-    #[arg(long, env = "DISCS_IDEMPOTENCY_HOURS", default_value_t = 24)]
+    #[arg(long, env = "DISCS_IDEMPOTENCY_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(24..=8_760))]
     pub idempotency_hours: u32,
     /// How long a room that never started a match is kept, in hours; older ones are purged by
     /// the background work.
-    #[arg(long, env = "DISCS_ROOM_IDLE_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, env = "DISCS_ROOM_IDLE_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=8_760))]
     pub room_idle_hours: u32,
     /// Calls without a token (the games' catalogue, the API documents, `/metrics`; not the
     /// health probes) allowed per second and client address (sustained).
@@ -88,23 +88,23 @@ pub struct ServeConfig {
     #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0, value_parser = one_or_more)]
     pub signups_per_minute: f64,
     /// How often background work (timeouts, presence, CPU moves) is looked for, in milliseconds.
-    #[arg(long, env = "DISCS_WORKER_INTERVAL_MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(10..))]
+    #[arg(long, env = "DISCS_WORKER_INTERVAL_MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
     pub worker_interval_ms: u64,
     /// Milliseconds between matchmaking waves.
-    #[arg(long, env = "DISCS_WAVE_INTERVAL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
+    #[arg(long, env = "DISCS_WAVE_INTERVAL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
     pub wave_interval_ms: u64,
     /// A pool with this many waiting tickets gets a wave at once.
-    #[arg(long, env = "DISCS_WAVE_TRIGGER", default_value_t = 32, value_parser = clap::value_parser!(i64).range(2..))]
+    #[arg(long, env = "DISCS_WAVE_TRIGGER", default_value_t = 32, value_parser = clap::value_parser!(i64).range(2..=1_000_000))]
     pub wave_trigger: i64,
     /// Do not run background workers in this process (tests drive them by hand).
     #[arg(long, env = "DISCS_NO_WORKERS")]
     pub no_workers: bool,
     /// HTTP worker threads (default: one per core).
-    #[arg(long, env = "DISCS_HTTP_WORKERS", value_parser = at_least::<1>)]
+    #[arg(long, env = "DISCS_HTTP_WORKERS", value_parser = between::<1, 1_024>)]
     pub http_workers: Option<usize>,
     /// On SIGTERM or SIGINT, how long requests in flight (and the background pass under way)
     /// may take to finish, in seconds.
-    #[arg(long, env = "DISCS_SHUTDOWN_SECONDS", default_value_t = 30)]
+    #[arg(long, env = "DISCS_SHUTDOWN_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=3_600))]
     pub shutdown_seconds: u64,
 }
 
@@ -143,7 +143,7 @@ pub struct AuthConfig {
     #[arg(long, env = "DISCS_JWT_EXTERNAL_ROLE", default_value = "player")]
     pub jwt_external_role: String,
     /// Lifetime of issued tokens, in days.
-    #[arg(long, env = "DISCS_TOKEN_DAYS", default_value_t = 365, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, env = "DISCS_TOKEN_DAYS", default_value_t = 365, value_parser = clap::value_parser!(i64).range(1..=3_650))]
     pub token_days: i64,
 }
 
@@ -152,19 +152,19 @@ pub struct AuthConfig {
 pub struct LiveConfig {
     /// Committer tasks per thread that submits commands (each commits one batch at a time,
     /// on a connection of its own).
-    #[arg(long, env = "DISCS_COMMITTERS", default_value_t = 2, value_parser = at_least::<1>)]
+    #[arg(long, env = "DISCS_COMMITTERS", default_value_t = 2, value_parser = between::<1, 64>)]
     pub committers: usize,
     /// Match states kept in memory.
-    #[arg(long, env = "DISCS_MATCH_CACHE", default_value_t = 100_000, value_parser = at_least::<2>)]
+    #[arg(long, env = "DISCS_MATCH_CACHE", default_value_t = 100_000, value_parser = between::<2, 100_000_000>)]
     pub match_cache: usize,
     /// How often the log is read for other instances' events, in milliseconds.
-    #[arg(long, env = "DISCS_LOG_POLL_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "DISCS_LOG_POLL_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub log_poll_ms: u64,
     /// Open event streams allowed per player.
-    #[arg(long, env = "DISCS_STREAMS_PER_PLAYER", default_value_t = 8, value_parser = at_least::<1>)]
+    #[arg(long, env = "DISCS_STREAMS_PER_PLAYER", default_value_t = 8, value_parser = between::<1, 1_000>)]
     pub streams_per_player: usize,
     /// Open event streams allowed per instance.
-    #[arg(long, env = "DISCS_MAX_STREAMS", default_value_t = 10_000, value_parser = at_least::<1>)]
+    #[arg(long, env = "DISCS_MAX_STREAMS", default_value_t = 10_000, value_parser = between::<1, 10_000_000>)]
     pub max_streams: usize,
 }
 
@@ -172,30 +172,31 @@ pub struct LiveConfig {
 #[derive(Clone, Copy, Debug, Args)]
 pub struct PlayConfig {
     /// Seconds without a stream or call after which a player is marked away.
-    #[arg(long, env = "DISCS_PRESENCE_SECONDS", default_value_t = 30)]
+    #[arg(long, env = "DISCS_PRESENCE_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub presence_seconds: u32,
     /// Seconds after leaving after which the CPU plays for an absent player.
-    #[arg(long, env = "DISCS_RETURN_SECONDS", default_value_t = 60)]
+    #[arg(long, env = "DISCS_RETURN_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub return_seconds: u32,
     /// Times a player may leave one match on their own at once (`POST .../leave`); beyond, one
     /// more per `DISCS_LEAVE_REFILL_SECONDS` of the match, else 429 `rate_limited`. Every leave
     /// is an event: this bounds how fast a match's stream can grow by leaving and returning.
-    #[arg(long, env = "DISCS_LEAVES_PER_MATCH", default_value_t = 5)]
+    #[arg(long, env = "DISCS_LEAVES_PER_MATCH", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1_000))]
     pub leaves_per_match: u32,
     /// Active solo matches against CPU levels 4–5 (the long searches) one player may have; a
     /// further one is refused with 429 `rate_limited` until one of them ends.
-    #[arg(long, env = "DISCS_STRONG_SOLO_PER_PLAYER", default_value_t = 3)]
+    #[arg(long, env = "DISCS_STRONG_SOLO_PER_PLAYER", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=1_000))]
     pub strong_solo_per_player: u32,
     /// Seconds of a match that earn one more leave beyond `DISCS_LEAVES_PER_MATCH`.
-    #[arg(long, env = "DISCS_LEAVE_REFILL_SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, env = "DISCS_LEAVE_REFILL_SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub leave_refill_seconds: u32,
 }
 
-/// A count of at least `MIN` (clap's ranged parsers stop at `u64`/`i64`).
-fn at_least<const MIN: usize>(raw: &str) -> Result<usize, String> {
+/// A whole number from `MIN` to `MAX`: a bound on what a setting may ask of the machine (and
+/// on the arithmetic it goes into).
+fn between<const MIN: usize, const MAX: usize>(raw: &str) -> Result<usize, String> {
     match raw.trim().parse::<usize>() {
-        Ok(n) if n >= MIN => Ok(n),
-        Ok(n) => Err(format!("{n} is below the least allowed, {MIN}")),
+        Ok(n) if (MIN..=MAX).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} is outside the allowed range, {MIN} to {MAX}")),
         Err(_) => Err(format!("`{raw}` is not a whole number")),
     }
 }
@@ -285,6 +286,20 @@ mod tests {
             ("--rate-per-second", "0", "DISCS_RATE_PER_SECOND"),
             ("--anon-burst", "0.5", "DISCS_ANON_BURST"),
             ("--db-pool-size", "2", "DISCS_DB_POOL_SIZE"),
+            // Above the upper bounds: no setting overflows the arithmetic it goes into.
+            ("--token-days", "9223372036854775807", "DISCS_TOKEN_DAYS"),
+            (
+                "--idempotency-hours",
+                "4294967295",
+                "DISCS_IDEMPOTENCY_HOURS",
+            ),
+            ("--presence-seconds", "4294967295", "DISCS_PRESENCE_SECONDS"),
+            (
+                "--wave-interval-ms",
+                "18446744073709551615",
+                "DISCS_WAVE_INTERVAL_MS",
+            ),
+            ("--match-cache", "18446744073709551615", "DISCS_MATCH_CACHE"),
         ] {
             let error = command
                 .clone()

@@ -25,6 +25,9 @@ pub enum Invalid {
     },
     NameControl,
     NameBidi,
+    /// A character that shows as nothing (zero-width spaces and joiners, soft hyphen, fillers):
+    /// two names that read the same would differ.
+    NameInvisible,
     /// A CPU level this server does not offer.
     CpuLevel {
         min: u8,

@@ -61,6 +61,19 @@ async fn names_must_have_one_to_thirty_two_characters_none_that_reorder_text() {
             json!({"name": "Ada\u{200F}"}),
             StatusCode::UNPROCESSABLE_ENTITY,
         ),
+        // Characters that show as nothing: "Ada" and "A\u{200B}da" would read the same.
+        (
+            json!({"name": "A\u{200B}da"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"name": "\u{3164}"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"name": "Ada\u{AD}"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
     ] {
         let res = app
             .send(
