@@ -26,13 +26,13 @@ pub const DEFAULT_LEVEL: u8 = crate::matches::CPU_DEFAULT_LEVEL;
 
 /// The CPU's move in `position` at `level`, in canonical notation, or `None` when the side to
 /// move has no move (the game is over or a pass is due). Levels above 5 play as 5.
-pub fn choose_move(position: &AnyPosition, level: u8, seed: u32) -> Option<String> {
+pub fn choose_move(position: &AnyPosition, level: u8, seed: u64) -> Option<String> {
     dispatch!(position, p => choose_in(p, level, seed).map(|m| m.to_string()))
 }
 
-fn choose_in<G: Engine>(pos: &G, level: u8, seed: u32) -> Option<G::Move> {
+fn choose_in<G: Engine>(pos: &G, level: u8, seed: u64) -> Option<G::Move> {
     if level >= 3 {
-        pos.search_choice(level.min(5), u64::from(seed))
+        pos.search_choice(level.min(5), seed)
     } else {
         choose(pos, level, seed, G::weak_weight)
     }
@@ -41,7 +41,7 @@ fn choose_in<G: Engine>(pos: &G, level: u8, seed: u32) -> Option<G::Move> {
 fn choose<G: Game>(
     pos: &G,
     level: u8,
-    seed: u32,
+    seed: u64,
     weight: fn(&G, G::Move) -> u64,
 ) -> Option<G::Move> {
     if pos.outcome().is_some() || pos.must_pass() {
@@ -100,14 +100,26 @@ fn opponent_wins_next<G: Game>(pos: &G, mv: G::Move) -> bool {
 
 /// The generator for one decision: SplitMix64 keyed by (seed, ply, side), a fresh, reproducible
 /// stream for every move.
-fn rng(seed: u32, ply: u32, side: u64) -> SplitMix64 {
-    SplitMix64(u64::from(seed) << 32 ^ u64::from(ply) << 1 ^ side)
+fn rng(seed: u64, ply: u32, side: u64) -> SplitMix64 {
+    // The seed's halves swapped: a seed below 2^32 keys the generator as it did when seeds
+    // were 32 bits, so the choices of matches recorded then are the same.
+    SplitMix64(seed.rotate_left(32) ^ u64::from(ply) << 1 ^ side)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::games::GameId;
+
+    #[test]
+    fn a_seed_below_two_to_the_32_keys_the_generator_as_32_bit_seeds_did() {
+        for (seed, ply, side) in [(0u32, 0u32, 0u64), (7, 12, 1), (u32::MAX, 59, 1)] {
+            let before = u64::from(seed) << 32 ^ u64::from(ply) << 1 ^ side;
+            assert_eq!(rng(u64::from(seed), ply, side).0, before);
+        }
+        // The high half of a 64-bit seed counts too.
+        assert_ne!(rng(1 << 40, 3, 0).0, rng(0, 3, 0).0);
+    }
 
     fn position(game: GameId, moves: &str) -> AnyPosition {
         let mut p = AnyPosition::start(game);
@@ -148,7 +160,7 @@ mod tests {
             if p.must_pass() {
                 p.pass();
             }
-            let mv = choose_move(&p, 1, seed.wrapping_mul(7919) ^ turn).expect("a move");
+            let mv = choose_move(&p, 1, u64::from(seed.wrapping_mul(7919) ^ turn)).expect("a move");
             p.play(&mv).expect("legal");
         }
         p
@@ -166,7 +178,7 @@ mod tests {
             for (seed, n) in (0u32..).zip(plies) {
                 let p = random_position(game, seed, n);
                 for level in LEVELS {
-                    match choose_move(&p, level, seed) {
+                    match choose_move(&p, level, u64::from(seed)) {
                         Some(mv) => assert!(
                             p.check_move(&mv).is_ok(),
                             "{game} seed {seed} ply {n} level {level}: {mv} is illegal"

@@ -59,5 +59,5 @@ pub struct CreateMatch {
     pub first_rule: FirstMoveRule,
     pub ranked: bool,
     pub room_id: Option<Uuid>,
-    pub cpu_seed: u32,
+    pub cpu_seed: u64,
 }

@@ -48,7 +48,7 @@ pub struct MatchCreated {
     pub ranked: bool,
     pub room_id: Option<Uuid>,
     /// Seed of every CPU choice in this match, so replays are exact.
-    pub cpu_seed: u32,
+    pub cpu_seed: u64,
     /// The board's size (since schema version 2; version 1 payloads get it from `game` when
     /// read, see [`upcast_match_created_v1`]).
     pub board: Board,

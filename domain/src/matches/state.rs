@@ -93,7 +93,7 @@ pub struct Match {
     pub first_seat: Seat,
     pub ranked: bool,
     pub room_id: Option<Uuid>,
-    pub cpu_seed: u32,
+    pub cpu_seed: u64,
     pub position: AnyPosition,
     /// Moves in canonical notation, passes omitted.
     pub moves: Vec<String>,

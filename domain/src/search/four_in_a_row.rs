@@ -1592,7 +1592,7 @@ mod tests {
 
     /// Level 2 of `crate::cpu`, as the API plays it.
     fn level_two(pos: &FourInARow, seed: u64) -> Option<Column> {
-        let mv = crate::cpu::choose_move(&AnyPosition::FourInARow(*pos), 2, seed as u32)?;
+        let mv = crate::cpu::choose_move(&AnyPosition::FourInARow(*pos), 2, seed)?;
         Some(mv.parse().expect("level 2 names a column"))
     }
 
@@ -1620,7 +1620,7 @@ mod tests {
 
     /// Level 1 of `crate::cpu`: a uniformly random column.
     fn level_one(pos: &FourInARow, seed: u64) -> Option<Column> {
-        let mv = crate::cpu::choose_move(&AnyPosition::FourInARow(*pos), 1, seed as u32)?;
+        let mv = crate::cpu::choose_move(&AnyPosition::FourInARow(*pos), 1, seed)?;
         Some(mv.parse().expect("level 1 names a column"))
     }
 

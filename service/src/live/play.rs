@@ -549,7 +549,7 @@ pub async fn cpu_move(
     app: &AppState,
     position: AnyPosition,
     level: u8,
-    seed: u32,
+    seed: u64,
 ) -> Result<Option<String>, Error> {
     if level <= 2 {
         return Ok(cpu::choose_move(&position, level, seed));
@@ -773,8 +773,23 @@ pub async fn open_with_events(
     load_with_events(app, id).await
 }
 
-/// A seed for the CPU's choices in a new match (recorded in `match_created`).
-pub fn fresh_seed() -> u32 {
-    let bytes = Uuid::new_v4().into_bytes();
-    u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+/// A seed for the CPU's choices in a new match (recorded in `match_created`, hidden until the
+/// match ends): 64 random bits, the bytes of a version-4 UUID that hold no version or variant
+/// bits, so that the CPU moves a player sees cannot reveal it by brute force.
+pub fn fresh_seed() -> u64 {
+    let b = Uuid::new_v4().into_bytes();
+    u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[10], b[11]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_seeds_take_64_bits() {
+        // Sixteen seeds all below 2^32 would come once in 2^512 draws of 64 random bits.
+        let seeds: Vec<u64> = (0..16).map(|_| fresh_seed()).collect();
+        assert!(seeds.iter().any(|&s| s > u64::from(u32::MAX)), "{seeds:?}");
+        assert!(seeds.iter().any(|&s| s & 0xFFFF_FFFF != 0));
+    }
 }
