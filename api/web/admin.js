@@ -2,7 +2,7 @@
 // what-if), a rating explained step by step, the flags, the queue statistics, and a projection's
 // status or rebuild followed to its end.
 
-import { catalogue, token } from './api.js';
+import { catalogue, path, token } from './api.js';
 import { checkbox, field, h, select } from './dom.js';
 import { t } from './texts.js';
 import { frame, showError } from './view.js';
@@ -33,7 +33,7 @@ export async function show(view) {
   const c = await view.load(catalogue);
   if (view.left) return;
   const adminToken = () => localStorage.getItem('discs.admin_token') || token();
-  const call = (method, path, opts = {}) => view.call(method, path, undefined, { auth: adminToken(), ...opts });
+  const call = (method, url, opts = {}) => view.call(method, url, undefined, { auth: adminToken(), ...opts });
   const section = (id, title, controls, run) => {
     const result = h('div', { id: `${id}-result`, class: 'out' });
     const form = h('form', {}, ...controls, h('button', { type: 'submit' }, t('admin.run')));
@@ -66,16 +66,16 @@ export async function show(view) {
     }),
     section('explain', t('admin.explain'), [field(t('admin.playerId'), h('input', { name: 'player', required: true })),
       field(t('play.game'), select('game', games, games[0]?.[0]))],
-    async (f) => display(await call('GET', `/v1/admin/players/${encodeURIComponent(f.player.value.trim())}/ratings/${encodeURIComponent(f.game.value)}/explain`))),
+    async (f) => display(await call('GET', path`/v1/admin/players/${f.player.value.trim()}/ratings/${f.game.value}/explain`))),
     section('flags', t('admin.flags'), [], async () => display(await call('GET', '/v1/admin/flags'))),
     section('queue-stats', t('admin.queueStats'), [], async () => display(await call('GET', '/v1/admin/queue/stats'))),
     section('projections', t('admin.projections'), [field(t('admin.projections'), select('name', PROJECTIONS.map((n) => [n, n]), PROJECTIONS[0])),
       checkbox('rebuild', t('admin.rebuild'), false)], async (f, result) => {
       const name = f.name.value;
-      if (!f.rebuild.checked) return display(await call('GET', `/v1/admin/projections/${name}`));
-      const started = await call('POST', `/v1/admin/projections/${name}/rebuild`, { key: true, notice: result });
+      if (!f.rebuild.checked) return display(await call('GET', path`/v1/admin/projections/${name}`));
+      const started = await call('POST', path`/v1/admin/projections/${name}/rebuild`, { key: true, notice: result });
       for (;;) {
-        const s = await call('GET', `/v1/admin/projections/${name}`);
+        const s = await call('GET', path`/v1/admin/projections/${name}`);
         const r = s.rebuild && s.rebuild.rebuild_id === started.rebuild_id ? s.rebuild : null;
         const done = r && r.status !== 'running';
         result.replaceChildren(h('p', { id: 'rebuild-progress' }, t('admin.progress', { p: `${r ? r.events : 0} / ${s.log_position}` }), ' ',

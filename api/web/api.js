@@ -10,6 +10,11 @@ export const ATTEMPTS = 6;
 const LONGEST_WAIT = 30;
 
 /** The stored token (the device's key), or null. */
+/** An API path with every interpolated value encoded as one path segment:
+ * path`/v1/matches/${id}/moves`. */
+export const path = (strings, ...values) =>
+  strings.reduce((out, s, i) => out + s + (i < values.length ? encodeURIComponent(values[i]) : ''), '');
+
 export const token = () => localStorage.getItem('discs.token');
 
 /** The player id of the stored token (its `sub` claim), or null. */

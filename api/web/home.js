@@ -1,7 +1,7 @@
 // The home page (`/`): pick a name (the token is kept in this browser), a returning visitor
 // recognised, and the games with their rules from the catalogue.
 
-import { catalogue, me, Problem } from './api.js';
+import { catalogue, me, path, Problem } from './api.js';
 import { field, h } from './dom.js';
 import { t } from './texts.js';
 import { frame, loadingNote, navigate, showError } from './view.js';
@@ -14,7 +14,7 @@ export async function show(view) {
   let profile = null;
   if (id) {
     try {
-      profile = await view.call('GET', `/v1/players/${id}`);
+      profile = await view.call('GET', path`/v1/players/${id}`);
     } catch (e) {
       showError(e);
       // A token the server no longer takes (its player is gone, its key changed): pick again.

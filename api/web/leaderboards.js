@@ -1,7 +1,7 @@
 // A leaderboard (`/leaderboards/<game>`): the established players of one game by rating, with a
 // tab per game of the catalogue.
 
-import { catalogue } from './api.js';
+import { catalogue, path } from './api.js';
 import { h } from './dom.js';
 import { t } from './texts.js';
 import { frame, needsName } from './view.js';
@@ -17,7 +17,7 @@ export async function show(view, gameId) {
   const tabs = h('nav', { class: 'tabs' }, c.games.map((g) => h('a', { href: `/leaderboards/${g.id}`, 'aria-current': g.id === game.id ? 'page' : null }, g.name)));
   const holder = h('div', { id: 'leaderboard-holder' }, t('loading'));
   frame(`${t('nav.leaderboards')} · ${game.name}`, tabs, holder);
-  const board = await view.load(() => view.call('GET', `/v1/leaderboards/${encodeURIComponent(game.id)}`), holder);
+  const board = await view.load(() => view.call('GET', path`/v1/leaderboards/${game.id}`), holder);
   if (!board || view.left) return;
   holder.replaceChildren(board.entries.length ? h('table', { id: 'leaderboard' },
     h('thead', {}, h('tr', {}, [t('leaderboard.rank'), t('leaderboard.player'), t('player.rating'), t('leaderboard.deviation'), t('leaderboard.games')].map((col) => h('th', { text: col })))),

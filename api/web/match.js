@@ -2,7 +2,7 @@
 // leave/return/resign, the moves arriving through the stream), then, once the match is over,
 // its replay ply by ply (keyboard, buttons, slider, `?ply=<n>`) with the analysis beside each move.
 
-import { catalogue, me, Problem } from './api.js';
+import { catalogue, me, path, Problem } from './api.js';
 import { board, countsDiscs, discCountLine, drops, landed, splitMoves, unknownGame } from './board.js';
 import { h, mmss } from './dom.js';
 import { follow } from './stream.js';
@@ -14,7 +14,7 @@ const ANALYSIS_ATTEMPTS = 10;
 
 export async function show(view, id) {
   frame(t('match.title'), loadingNote());
-  const match = await view.load(() => view.call('GET', `/v1/matches/${encodeURIComponent(id)}`));
+  const match = await view.load(() => view.call('GET', path`/v1/matches/${id}`));
   if (!match || view.left) return;
   let game = null;
   let trouble = null;
@@ -73,10 +73,10 @@ function live(view, initial, game) {
   const controls = h('div', { class: 'controls' });
   let sending = false;
 
-  const send = async (path, body) => {
+  const send = async (action, body) => {
     sending = true;
     render();
-    const next = await view.attempt(() => view.call('POST', `/v1/matches/${match.match_id}/${path}`, body, { key: true }));
+    const next = await view.attempt(() => view.call('POST', path`/v1/matches/${match.match_id}/${action}`, body, { key: true }));
     sending = false;
     if (!part.left) update(next || match);
   };
@@ -144,7 +144,7 @@ function live(view, initial, game) {
 /** The replay of a finished match, with its analysis (`game` as for the live view). */
 async function replay(view, match, game) {
   frame(`${game.name} · ${t('match.replay')}`, loadingNote());
-  const data = await view.load(() => view.call('GET', `/v1/matches/${match.match_id}/replay`));
+  const data = await view.load(() => view.call('GET', path`/v1/matches/${match.match_id}/replay`));
   if (!data || view.left) return;
   const plies = data.plies;
   const total = plies.length - 1;
@@ -209,7 +209,7 @@ async function replay(view, match, game) {
   // The analysis may be refused for a moment (429, the search slots are busy): it is asked
   // again when the server says, the wait shown in its place.
   try {
-    const analysis = await view.call('GET', `/v1/matches/${match.match_id}/analysis`, undefined, { notice: analysisNote, attempts: ANALYSIS_ATTEMPTS });
+    const analysis = await view.call('GET', path`/v1/matches/${match.match_id}/analysis`, undefined, { notice: analysisNote, attempts: ANALYSIS_ATTEMPTS });
     for (const a of analysis.plies) judged[a.ply] = a;
     analysisNote.replaceChildren();
     renderList();

@@ -1,7 +1,7 @@
 // The play page (`/play`): a solo game against the computer, a room to share with a friend, and
 // the ranked queue with its live waiting indicator; the games and their settings from the catalogue.
 
-import { catalogue, isAbort } from './api.js';
+import { catalogue, isAbort, path } from './api.js';
 import { field, h, mmss, select } from './dom.js';
 import { readSettings, settingControls, settingsFieldset } from './settings.js';
 import { t } from './texts.js';
@@ -65,7 +65,7 @@ export async function show(view) {
 
   const open = sessionStorage.getItem('discs.ticket');
   if (open) {
-    const ticket = await view.load(() => view.call('GET', `/v1/queue/${open}`));
+    const ticket = await view.load(() => view.call('GET', path`/v1/queue/${open}`));
     if (!ticket || ticket.status !== 'waiting') sessionStorage.removeItem('discs.ticket');
     else if (!view.left) waitForOpponent(view, ticket, status);
   }
@@ -82,7 +82,7 @@ function waitForOpponent(view, first, status) {
   const cancel = h('button', { type: 'button' }, t('play.cancel'));
   const stop = () => { waiting.leave(); sessionStorage.removeItem('discs.ticket'); };
   waiting.listen(cancel, 'click', async () => {
-    const closed = await view.attempt(() => view.call('DELETE', `/v1/queue/${ticket.ticket_id}`));
+    const closed = await view.attempt(() => view.call('DELETE', path`/v1/queue/${ticket.ticket_id}`));
     if (closed) { stop(); status.replaceChildren(h('p', { text: t('play.cancelled') })); }
   });
   status.replaceChildren(h('div', { class: 'spinner', 'aria-hidden': 'true' }), text, windowText, cancel);
@@ -99,7 +99,7 @@ function waitForOpponent(view, first, status) {
     for (;;) {
       await waiting.sleep(TICKET_POLL);
       try {
-        ticket = await waiting.call('GET', `/v1/queue/${ticket.ticket_id}`);
+        ticket = await waiting.call('GET', path`/v1/queue/${ticket.ticket_id}`);
       } catch (e) {
         if (isAbort(e)) return;
         showError(e);

@@ -1,7 +1,7 @@
 // A player's page (`/players/<id>`): their rating in each game of the catalogue (provisional
 // marked) with its chart, and their match history linking to the replays.
 
-import { catalogue } from './api.js';
+import { catalogue, path } from './api.js';
 import { ratingChart } from './chart.js';
 import { h } from './dom.js';
 import { lang, t } from './texts.js';
@@ -9,7 +9,7 @@ import { frame, loadingNote } from './view.js';
 
 export async function show(view, id) {
   frame(t('nav.profile'), loadingNote());
-  const profile = await view.load(() => view.call('GET', `/v1/players/${encodeURIComponent(id)}`));
+  const profile = await view.load(() => view.call('GET', path`/v1/players/${id}`));
   if (!profile || view.left) return;
   const c = await view.load(catalogue);
   if (!c || view.left) return;
@@ -25,11 +25,11 @@ export async function show(view, id) {
         r.provisional ? h('span', { class: 'provisional' }, ` (${t('player.provisional')})`) : '') : null,
       chart));
     return view.load(async () => {
-      const points = await view.call('GET', `/v1/players/${encodeURIComponent(id)}/ratings/${game.id}`);
+      const points = await view.call('GET', path`/v1/players/${id}/ratings/${game.id}`);
       chart.replaceChildren(ratingChart(game.id, game.name, points.points));
     }, chart);
   });
-  const matches = await view.load(() => view.call('GET', `/v1/players/${encodeURIComponent(id)}/matches`), history);
+  const matches = await view.load(() => view.call('GET', path`/v1/players/${id}/matches`), history);
   await Promise.all(articles);
   if (!matches || view.left) return;
   const resultName = { win: t('result.win'), loss: t('result.loss'), draw: t('result.draw') };

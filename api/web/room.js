@@ -3,7 +3,7 @@
 // with back-off (the interval grows while nothing changes and is reset by a change) and stops
 // when the page is left.
 
-import { catalogue, isAbort } from './api.js';
+import { catalogue, isAbort, path } from './api.js';
 import { h } from './dom.js';
 import { t } from './texts.js';
 import { clearErrors, frame, loadingNote, navigate, needsName, showError } from './view.js';
@@ -16,7 +16,7 @@ export async function show(view, code) {
   const body = h('section', { id: 'room-view' }, loadingNote(t('room.joining')));
   frame(t('room.title'), body);
   if (needsName()) return;
-  const joined = await view.load(() => view.call('POST', `/v1/rooms/${encodeURIComponent(code)}/join`, undefined, { key: true }));
+  const joined = await view.load(() => view.call('POST', path`/v1/rooms/${code}/join`, undefined, { key: true }));
   if (!joined || view.left) return;
   const c = await view.load(catalogue);
   if (view.left) return;
@@ -25,7 +25,7 @@ export async function show(view, code) {
     const link = `${location.origin}/rooms/${room.code}`;
     const alone = room.members.length < 2;
     const start = h('button', { type: 'button', id: 'start-match', onclick: async () => {
-      const match = await view.attempt(() => view.call('POST', `/v1/rooms/${room.room_id}/matches`, {}, { key: true }));
+      const match = await view.attempt(() => view.call('POST', path`/v1/rooms/${room.room_id}/matches`, {}, { key: true }));
       if (match) navigate(`/matches/${match.match_id}`);
     } }, alone ? t('room.startAlone') : t('room.start'));
     body.replaceChildren(...[
@@ -67,7 +67,7 @@ function follow(view, first, onChange) {
       await view.sleep(delay);
       let next;
       try {
-        next = await view.call('GET', `/v1/rooms/${first.room_id}`);
+        next = await view.call('GET', path`/v1/rooms/${first.room_id}`);
       } catch (e) {
         if (isAbort(e)) return;
         showError(e);

@@ -1,7 +1,7 @@
 // Following a match's event stream (server-sent events read with fetch, so that the request can
 // carry the token and Last-Event-ID), reconnecting after a lost connection.
 
-import { isAbort, Problem, problemOf, retryAfter, send, sleep, token } from './api.js';
+import { isAbort, path, Problem, problemOf, retryAfter, send, sleep, token } from './api.js';
 import { t } from './texts.js';
 
 /** The first and the longest wait before reconnecting, in milliseconds. */
@@ -26,7 +26,7 @@ export function follow(matchId, version, { onFrame, onConnection = () => {}, onP
     while (!signal.aborted) {
       let wait = delay;
       try {
-        const res = await send(`/v1/matches/${matchId}/stream`, {
+        const res = await send(path`/v1/matches/${matchId}/stream`, {
           headers: { Authorization: `Bearer ${token()}`, 'Last-Event-ID': String(last), Accept: 'text/event-stream' },
           signal,
         });
