@@ -311,6 +311,10 @@ mod tests {
             Invalid::NameControl,
             Invalid::NameBidi,
             Invalid::NameInvisible,
+            Invalid::WeakSignUpKey {
+                min_length: 16,
+                min_bits: 64,
+            },
             Invalid::CpuLevel { min: 1, max: 5 },
             Invalid::IdempotencyKey { max: 255 },
             Invalid::Limit { min: 1, max: 500 },

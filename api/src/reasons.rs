@@ -77,6 +77,13 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::NameControl => ("invalid.name_control", vec![]),
         Invalid::NameBidi => ("invalid.name_bidi", vec![]),
         Invalid::NameInvisible => ("invalid.name_invisible", vec![]),
+        Invalid::WeakSignUpKey {
+            min_length,
+            min_bits,
+        } => (
+            "invalid.weak_sign_up_key",
+            vec![arg("min_length", min_length), arg("min_bits", min_bits)],
+        ),
         Invalid::CpuLevel { min, max } => {
             ("invalid.cpu_level", vec![arg("min", min), arg("max", max)])
         }

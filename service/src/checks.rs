@@ -41,6 +41,40 @@ pub const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\
      [^\\s\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u3164\\ufeff\\uffa0]\
      [^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u3164\\ufeff\\uffa0]*$";
 
+/// The least length of a sign-up's `Idempotency-Key`.
+pub const SIGN_UP_KEY_MIN_LENGTH: usize = 16;
+/// The least entropy of a sign-up's `Idempotency-Key`, in bits, as its characters' own
+/// distribution measures it (length times the Shannon entropy per character): a random UUID
+/// has about 130, `aaaa…` none. It cannot tell a guessable sequence (`abcdef…`) from a random
+/// one; the API documents the key as a secret.
+pub const SIGN_UP_KEY_MIN_BITS: u32 = 64;
+
+/// A sign-up's `Idempotency-Key`: long and varied enough to be a secret, since a retry with it
+/// gets the token of the player it created.
+pub fn sign_up_key(key: &str) -> Result<(), Error> {
+    let chars: Vec<char> = key.chars().collect();
+    let mut counts: std::collections::HashMap<char, usize> = std::collections::HashMap::new();
+    for &c in &chars {
+        *counts.entry(c).or_default() += 1;
+    }
+    let n = chars.len() as f64;
+    let bits: f64 = counts
+        .values()
+        .map(|&k| {
+            let p = k as f64 / n;
+            -(k as f64) * p.log2()
+        })
+        .sum();
+    if chars.len() < SIGN_UP_KEY_MIN_LENGTH || bits < f64::from(SIGN_UP_KEY_MIN_BITS) {
+        return Err(Invalid::WeakSignUpKey {
+            min_length: SIGN_UP_KEY_MIN_LENGTH,
+            min_bits: SIGN_UP_KEY_MIN_BITS,
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// A character that shows as nothing: the soft hyphen, the grapheme joiner, zero-width spaces,
 /// joiners and the word joiner, invisible operators, the byte-order mark, the Hangul and Khmer
 /// fillers and the Mongolian vowel separator.
@@ -105,5 +139,26 @@ pub fn cpu_level(level: u8) -> Result<(), Error> {
             max: *cpu::LEVELS.end(),
         }
         .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sign_up_key_must_look_like_a_secret() {
+        for _ in 0..100 {
+            sign_up_key(&uuid::Uuid::new_v4().to_string()).expect("a random UUID");
+            sign_up_key(&uuid::Uuid::new_v4().simple().to_string()).expect("its 32 hex digits");
+        }
+        for weak in [
+            "k1",
+            "3f6b1c7e-signup",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "abababababababab",
+        ] {
+            assert!(sign_up_key(weak).is_err(), "{weak}");
+        }
     }
 }

@@ -45,29 +45,41 @@ pub async fn sign_up_once(
     name: &str,
     now: OffsetDateTime,
 ) -> Result<(PlayerId, String), Error> {
+    crate::checks::sign_up_key(key)?;
     let player = Uuid::new_v5(&SIGN_UP, key.as_bytes());
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
     let body = json!({"player_id": player, "name": name});
-    tx.execute(
-        "WITH created AS ( \
-             INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (player_id) DO NOTHING \
-         ) \
-         INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
-         VALUES ($1, $4, $5, $7, $6, $3) ON CONFLICT DO NOTHING",
-        &[
-            &player,
-            &name,
-            &now,
-            &key,
-            &hash,
-            &body,
-            &i32::from(answers::CREATED),
-        ],
-    )
-    .await
-    .map_err(unexpected)?;
+    let written = tx
+        .query_one(
+            "WITH created AS ( \
+                 INSERT INTO players (player_id, name, created_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (player_id) DO NOTHING RETURNING 1 \
+             ), recorded AS ( \
+                 INSERT INTO idempotency_keys \
+                     (player_id, key, request_hash, status, body, created_at) \
+                 VALUES ($1, $4, $5, $7, $6, $3) ON CONFLICT DO NOTHING RETURNING 1 \
+             ) \
+             SELECT (SELECT count(*) FROM created), (SELECT count(*) FROM recorded)",
+            &[
+                &player,
+                &name,
+                &now,
+                &key,
+                &hash,
+                &body,
+                &i32::from(answers::CREATED),
+            ],
+        )
+        .await
+        .map_err(unexpected)?;
+    // The player exists but the key's record did not: the record was purged, and the key is
+    // spent. A retry comes within the records' lifetime; after it, the key must never mint a
+    // token for the player it once created (dropping the transaction undoes the new record).
+    let (created, recorded): (i64, i64) = (written.get(0), written.get(1));
+    if created == 0 && recorded == 1 {
+        return Err(Error::IdempotencyKeyReused);
+    }
     // What the first attempt stored (this one's, or a twin's that committed first), and the
     // player's name as it is (the record may have expired while the player stays).
     let row = tx

@@ -28,6 +28,12 @@ pub enum Invalid {
     /// A character that shows as nothing (zero-width spaces and joiners, soft hyphen, fillers):
     /// two names that read the same would differ.
     NameInvisible,
+    /// A sign-up's `Idempotency-Key` too short or too regular to be a secret (it proves a
+    /// retry, and a retry gets the player's token).
+    WeakSignUpKey {
+        min_length: usize,
+        min_bits: u32,
+    },
     /// A CPU level this server does not offer.
     CpuLevel {
         min: u8,

@@ -359,9 +359,25 @@ async fn a_sign_up_retried_with_its_idempotency_key_finds_the_player_it_created(
         }
         app.send(req)
     };
-    let first = sign_up(Some("3f6b1c7e-signup"), "Ada").await;
+    let key = "3f6b1c7e-5d2a-4c8e-9b1f-0a7d6e5c4b3a";
+    // The key is a secret: a short or regular one is refused, in the asker's language.
+    let weak = sign_up(Some("3f6b1c7e-signup"), "Ada").await;
+    assert_eq!(
+        weak.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        weak.body
+    );
+    assert!(
+        weak.body["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("secret")),
+        "{:?}",
+        weak.body
+    );
+    let first = sign_up(Some(key), "Ada").await;
     assert_eq!(first.status, StatusCode::CREATED, "{:?}", first.body);
-    let again = sign_up(Some("3f6b1c7e-signup"), "Ada").await;
+    let again = sign_up(Some(key), "Ada").await;
     assert_eq!(again.status, StatusCode::CREATED, "{:?}", again.body);
     assert_eq!(again.body["player_id"], first.body["player_id"]);
     assert_eq!(again.body["name"], "Ada");
@@ -372,7 +388,7 @@ async fn a_sign_up_retried_with_its_idempotency_key_finds_the_player_it_created(
     assert_eq!(me.status, StatusCode::OK, "{:?}", me.body);
     assert_eq!(me.body["name"], "Ada");
     // The key with another request is refused and creates nobody.
-    let other = sign_up(Some("3f6b1c7e-signup"), "Bob").await;
+    let other = sign_up(Some(key), "Bob").await;
     assert_eq!(other.status, StatusCode::CONFLICT, "{:?}", other.body);
     assert_eq!(other.code(), "idempotency_key_reused");
     // Without a key, each sign-up is a new player.
@@ -390,6 +406,19 @@ async fn a_sign_up_retried_with_its_idempotency_key_finds_the_player_it_created(
         .expect("a count")
         .get(0);
     assert_eq!(players, 3);
+
+    // Once the key's record is purged (a day later), the key is spent: it never mints a token
+    // for the player it created, and it creates nobody.
+    app.clock.advance(time::Duration::hours(25));
+    service::workers::purge_answers(&app.state)
+        .await
+        .expect("the purge runs");
+    let late = sign_up(Some(key), "Ada").await;
+    assert_eq!(late.status, StatusCode::CONFLICT, "{:?}", late.body);
+    assert_eq!(late.code(), "idempotency_key_reused");
+    assert!(late.body.get("token").is_none());
+    let late = sign_up(Some(key), "Ada").await;
+    assert_eq!(late.code(), "idempotency_key_reused", "and again");
 }
 
 #[tokio::test]

@@ -517,7 +517,11 @@ fn parameters_of(r: &RouteDoc, requests: &mut SchemaGenerator) -> Vec<Value> {
     params.push(json!({"name": "Accept-Language", "in": "header", "required": false,
         "schema": {"type": "string"},
         "description": "`pt` for Portuguese problem titles and details (and catalogue); English otherwise."}));
-    if KEYED.contains(&(r.method, r.path)) {
+    if (r.method, r.path) == ("post", "/v1/players") {
+        params.push(json!({"name": "Idempotency-Key", "in": "header", "required": false,
+            "schema": {"type": "string", "pattern": "^[ \t]*[!-~]{16,200}[ \t]*$"},
+            "description": "A secret: a retry with it gets the player's token. A random UUID or 128 random bits; a key under 16 characters or under 64 bits by its characters is refused (422), and a key whose record was purged is spent (409 idempotency_key_reused)."}));
+    } else if KEYED.contains(&(r.method, r.path)) {
         params.push(json!({"name": "Idempotency-Key", "in": "header", "required": false,
             "schema": {"type": "string", "pattern": "^[ \t]*[!-~]{1,200}[ \t]*$"},
             "description": "1 to 200 visible ASCII characters (HTTP drops surrounding blanks). A retry with the same key and body gets the first answer and writes nothing."}));

@@ -114,7 +114,8 @@ pub struct RatingPoint {
 /// With an `Idempotency-Key`, the player's id is derived from the key, so a retry (same key,
 /// same body) finds the player its first attempt created, whether or not that attempt's answer
 /// arrived, and gets a fresh token for it; the same key with another body is
-/// `idempotency_key_reused`. The key is the only proof of a retry: it must be random.
+/// `idempotency_key_reused`. The key is the only proof of a retry: it must be random (a short or
+/// regular key is refused), and once its record is purged it is spent.
 pub async fn create(
     app: web::Data<ApiState>,
     req: HttpRequest,
