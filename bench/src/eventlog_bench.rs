@@ -460,7 +460,7 @@ fn real_game(seed: u32, limit: usize, players: u32) -> Vec<MatchEvent> {
         }
         let Some(m) = state.get() else { break };
         let Some(seat) = m.to_move() else { break };
-        let Some(mv) = cpu::choose_move(&m.position, 1, seed) else {
+        let Some(mv) = cpu::choose_move(&m.position, 1, u64::from(seed)) else {
             break;
         };
         action = Action::PlayMove {
