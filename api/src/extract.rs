@@ -61,8 +61,8 @@ impl FromRequest for ByAddress {
 
 fn by_address(req: &HttpRequest) -> Result<ByAddress, ApiError> {
     let state = ApiState::of(req)?;
-    if let Some(peer) = req.peer_addr() {
-        state.anonymous.check(&peer.ip())?;
+    if let Some(client) = crate::ratelimit::client_key(req, &state.trusted_proxies) {
+        state.anonymous.check(&client)?;
     }
     Ok(ByAddress)
 }

@@ -8,8 +8,53 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::error::ApiError;
+use std::net::{IpAddr, Ipv6Addr};
+
+use actix_web::HttpRequest;
 use service::Error;
+use service::config::Cidr;
+
+use crate::error::ApiError;
+
+/// The key of a caller's per-address buckets: the connection's peer or, when the peer is one of
+/// the trusted proxies (`DISCS_TRUSTED_PROXIES`), the nearest address in `X-Forwarded-For`
+/// that is not (read from the right: the proxies append, a client may forge the left); an IPv6
+/// address counts by its /64, the block one subscriber holds.
+pub fn client_key(req: &HttpRequest, trusted: &[Cidr]) -> Option<IpAddr> {
+    let peer = req.peer_addr()?.ip();
+    let trusted_ip = |ip: IpAddr| trusted.iter().any(|c| c.contains(ip));
+    let mut client = peer;
+    if trusted_ip(peer) {
+        let forwarded = req
+            .headers()
+            .get_all("x-forwarded-for")
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .collect::<Vec<_>>();
+        for hop in forwarded.iter().rev() {
+            let Ok(ip) = hop.parse::<IpAddr>() else {
+                break;
+            };
+            client = ip;
+            if !trusted_ip(ip) {
+                break;
+            }
+        }
+    }
+    Some(bucket_of(client))
+}
+
+/// An address as a bucket key: IPv4 (also when mapped into IPv6) as it is, IPv6 by its /64.
+pub fn bucket_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+        v4 => v4,
+    }
+}
 
 /// A call without a token, counted against its client address's bucket
 /// (`DISCS_ANON_PER_SECOND`, `DISCS_ANON_BURST`): an extractor, so a handler that takes it is
@@ -79,6 +124,15 @@ impl<K: Hash + Eq + Clone> RateLimiter<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ipv6_client_counts_by_its_64_block() {
+        let key = |s: &str| bucket_of(s.parse().expect("ip"));
+        assert_eq!(key("2001:db8::1"), key("2001:db8::ffff:1"));
+        assert_ne!(key("2001:db8::1"), key("2001:db8:0:1::1"));
+        assert_eq!(key("::ffff:192.0.2.7"), key("192.0.2.7"));
+        assert_ne!(key("192.0.2.7"), key("192.0.2.8"));
+    }
 
     #[test]
     fn a_burst_passes_then_the_bucket_refuses_with_a_wait() {

@@ -24,6 +24,8 @@ pub struct ApiState {
     pub signups: Arc<RateLimiter<IpAddr>>,
     /// Other calls without a token, per client address.
     pub anonymous: Arc<RateLimiter<IpAddr>>,
+    /// The reverse proxies whose `X-Forwarded-For` names the client ([`crate::ratelimit::client_key`]).
+    pub trusted_proxies: Arc<[service::config::Cidr]>,
 }
 
 impl Deref for ApiState {

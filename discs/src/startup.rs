@@ -79,6 +79,7 @@ impl Application {
                 config.signups_per_minute,
             )),
             anonymous: Arc::new(RateLimiter::new(config.anon_per_second, config.anon_burst)),
+            trusted_proxies: config.trusted_proxies.clone().into(),
         };
         let listener = TcpListener::bind(&config.addr)
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;

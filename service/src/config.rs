@@ -84,6 +84,11 @@ pub struct ServeConfig {
     /// Burst of calls without a token allowed per client address.
     #[arg(long, env = "DISCS_ANON_BURST", default_value_t = 40.0, value_parser = one_or_more)]
     pub anon_burst: f64,
+    /// The reverse proxies in front of this server (addresses or CIDR blocks, comma-separated):
+    /// only from them is `X-Forwarded-For` read, for the per-address limits. Empty: the
+    /// connection's peer is the client.
+    #[arg(long, env = "DISCS_TRUSTED_PROXIES", value_delimiter = ',', value_parser = Cidr::parse)]
+    pub trusted_proxies: Vec<Cidr>,
     /// Sign-ups (`POST /v1/players`) allowed per minute and client address (also the burst).
     #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0, value_parser = one_or_more)]
     pub signups_per_minute: f64,
@@ -118,6 +123,57 @@ impl ServeConfig {
             ServeConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
         let matches = command.try_get_matches_from(["discs", "--database-url", database_url])?;
         Ok(ServeConfig::from_arg_matches(&matches)?)
+    }
+}
+
+/// A block of addresses (`10.0.0.0/8`, `::1/128`; an address alone is its own block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cidr {
+    base: std::net::IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Parses `address[/prefix]`.
+    pub fn parse(raw: &str) -> Result<Cidr, String> {
+        let raw = raw.trim();
+        let (addr, prefix) = match raw.split_once('/') {
+            Some((addr, prefix)) => (addr, Some(prefix)),
+            None => (raw, None),
+        };
+        let base: std::net::IpAddr = addr
+            .parse()
+            .map_err(|_| format!("`{raw}` is not an address or a CIDR block"))?;
+        let most = if base.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => most,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= most)
+                .ok_or_else(|| format!("`{raw}`: the prefix must be 0 to {most}"))?,
+        };
+        Ok(Cidr { base, prefix })
+    }
+
+    /// Whether `ip` is in the block.
+    pub fn contains(&self, ip: std::net::IpAddr) -> bool {
+        use std::net::IpAddr;
+        match (self.base, ip) {
+            (IpAddr::V4(b), IpAddr::V4(a)) => {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(b) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(b), IpAddr::V6(a)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(b) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        }
     }
 }
 
@@ -317,6 +373,26 @@ mod tests {
             .expect("the least allowed values");
         let c = ServeConfig::from_arg_matches(&fine).expect("a config");
         assert_eq!((c.worker_interval_ms, c.wave_trigger), (10, 2));
+    }
+
+    #[test]
+    fn cidr_blocks_hold_their_addresses() {
+        let block = Cidr::parse("10.1.0.0/16").expect("a block");
+        assert!(block.contains("10.1.200.3".parse().expect("ip")));
+        assert!(!block.contains("10.2.0.1".parse().expect("ip")));
+        assert!(!block.contains("::ffff:10.1.0.1".parse().expect("ip")));
+        let one = Cidr::parse("::1").expect("an address");
+        assert!(
+            one.contains("::1".parse().expect("ip")) && !one.contains("::2".parse().expect("ip"))
+        );
+        assert!(
+            Cidr::parse("0.0.0.0/0")
+                .expect("all")
+                .contains("8.8.8.8".parse().expect("ip"))
+        );
+        for bad in ["10.0.0.0/33", "nonsense", "::1/129", "10.0.0.0/"] {
+            assert!(Cidr::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -451,3 +451,50 @@ async fn calls_without_a_token_beyond_the_limit_per_address_get_429_but_probes_d
     let counted = app.edge.anonymous.stats();
     assert_eq!((counted.0, counted.1, counted.2), (0.01, 2.0, 1));
 }
+
+/// A sign-up through a proxy that says it forwards `forwarded`.
+async fn sign_up_forwarded(app: &crate::helpers::TestApp, forwarded: &str) -> crate::helpers::Res {
+    app.send(
+        app.http
+            .post(format!("{}/v1/players", app.base))
+            .header("x-forwarded-for", forwarded)
+            .json(&json!({"name": "Ada"})),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_sign_ups_count_per_forwarded_address() {
+    let sign_up = sign_up_forwarded;
+    // The tests' client connects from 127.0.0.1: here it is the trusted proxy.
+    let app = crate::helpers::spawn_app_with(|c| {
+        c.signups_per_minute = 1.0;
+        c.trusted_proxies = vec![service::config::Cidr::parse("127.0.0.0/8").expect("a block")];
+    })
+    .await;
+    assert_eq!(
+        sign_up(&app, "203.0.113.5").await.status,
+        StatusCode::CREATED
+    );
+    // The same client again, whatever it forged on the left of the proxy's entry.
+    let again = sign_up(&app, "198.51.100.1, 203.0.113.5").await;
+    assert_eq!(again.code(), "rate_limited", "{:?}", again.body);
+    // Another client behind the same proxy has its own bucket; IPv6 ones count by their /64.
+    assert_eq!(
+        sign_up(&app, "203.0.113.6").await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        sign_up(&app, "2001:db8::1").await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(sign_up(&app, "2001:db8::2").await.code(), "rate_limited");
+
+    // Without trusted proxies the header is not read: every caller here is 127.0.0.1.
+    let plain = crate::helpers::spawn_app_with(|c| c.signups_per_minute = 1.0).await;
+    assert_eq!(
+        sign_up(&plain, "203.0.113.5").await.status,
+        StatusCode::CREATED
+    );
+    assert_eq!(sign_up(&plain, "203.0.113.6").await.code(), "rate_limited");
+}

@@ -121,9 +121,9 @@ pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    // Per address of the connection (a proxy in front would need its own limit).
-    if let Some(peer) = req.peer_addr() {
-        app.signups.check(&peer.ip())?;
+    // Per client address (behind trusted proxies, from `X-Forwarded-For`).
+    if let Some(client) = crate::ratelimit::client_key(&req, &app.trusted_proxies) {
+        app.signups.check(&client)?;
     }
     let key = idempotency::key_of(&req)?;
     let raw = input::body(payload).await?;
