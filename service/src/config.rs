@@ -236,11 +236,11 @@ pub struct PlayConfig {
     /// Times a player may leave one match on their own at once (`POST .../leave`); beyond, one
     /// more per `DISCS_LEAVE_REFILL_SECONDS` of the match, else 429 `rate_limited`. Every leave
     /// is an event: this bounds how fast a match's stream can grow by leaving and returning.
-    #[arg(long, env = "DISCS_LEAVES_PER_MATCH", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1_000))]
+    #[arg(long, env = "DISCS_LEAVES_PER_MATCH", default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub leaves_per_match: u32,
     /// Active solo matches against CPU levels 4–5 (the long searches) one player may have; a
     /// further one is refused with 429 `rate_limited` until one of them ends.
-    #[arg(long, env = "DISCS_STRONG_SOLO_PER_PLAYER", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=1_000))]
+    #[arg(long, env = "DISCS_STRONG_SOLO_PER_PLAYER", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub strong_solo_per_player: u32,
     /// Seconds of a match that earn one more leave beyond `DISCS_LEAVES_PER_MATCH`.
     #[arg(long, env = "DISCS_LEAVE_REFILL_SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=86_400))]
