@@ -221,7 +221,7 @@ fn code(e: &Error) -> &'static str {
         Error::NotFound(_) => "not_found",
         Error::AlreadyQueued => "already_queued",
         Error::InMatch => "in_match",
-        Error::InRankedMatch => "in_ranked_match",
+        Error::InRankedMatch | Error::LivePosition => "in_ranked_match",
         Error::RoomFull => "room_full",
         Error::TicketClosed => "ticket_closed",
         Error::IdempotencyKeyReused => "idempotency_key_reused",
@@ -245,6 +245,7 @@ fn status(e: &Error) -> StatusCode {
         | Error::AlreadyQueued
         | Error::InMatch
         | Error::InRankedMatch
+        | Error::LivePosition
         | Error::RoomFull
         | Error::TicketClosed
         | Error::IdempotencyKeyReused
@@ -273,6 +274,7 @@ fn detail(e: &Error, lang: Lang) -> String {
         Error::AlreadyQueued => ("already_queued", vec![]),
         Error::InMatch => ("in_match", vec![]),
         Error::InRankedMatch => ("in_ranked_match", vec![]),
+        Error::LivePosition => ("in_ranked_match.position", vec![]),
         Error::RoomFull => ("room_full", vec![]),
         Error::TicketClosed => ("ticket_closed", vec![]),
         Error::IdempotencyKeyReused => ("idempotency_key_reused", vec![]),
@@ -463,6 +465,7 @@ mod tests {
                 Error::AlreadyQueued,
                 Error::InMatch,
                 Error::InRankedMatch,
+                Error::LivePosition,
                 Error::RoomFull,
                 Error::TicketClosed,
                 Error::IdempotencyKeyReused,

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod cpu;
+pub mod fairplay;
 pub mod games;
 pub mod ids;
 pub mod matches;

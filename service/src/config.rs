@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use domain::games::GameId;
+
 /// Where the database is, with defaults that run out of the box.
 #[derive(Clone, Debug, Args)]
 pub struct DatabaseConfig {
@@ -245,6 +247,36 @@ pub struct PlayConfig {
     /// Seconds of a match that earn one more leave beyond `DISCS_LEAVES_PER_MATCH`.
     #[arg(long, env = "DISCS_LEAVE_REFILL_SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub leave_refill_seconds: u32,
+    /// The public opening per game, `game=plies` comma-separated (e.g.
+    /// `four_in_a_row=8,reversi=12`, the defaults; a game not named keeps its default): no
+    /// position within that many plies is kept from analysis during live ranked matches.
+    #[arg(long, env = "DISCS_PUBLIC_PLIES", value_parser = PublicPlies::parse, default_value = "")]
+    pub public_plies: PublicPlies,
+}
+
+/// How deep each game's public opening goes (the fair-play guard's `public` plies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PublicPlies([u32; GameId::ALL.len()]);
+
+impl PublicPlies {
+    /// Parses `game=plies[,game=plies]` over the games' defaults.
+    pub fn parse(raw: &str) -> Result<PublicPlies, String> {
+        let mut plies = GameId::ALL.map(GameId::public_plies);
+        for pair in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (game, n) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("`{pair}` is not `game=plies`"))?;
+            let game: GameId = game.trim().parse().map_err(|e| format!("{e}"))?;
+            let n = between::<0, 128>(n)?;
+            plies[game as usize] = n as u32;
+        }
+        Ok(PublicPlies(plies))
+    }
+
+    /// The public plies of `game`.
+    pub fn of(&self, game: GameId) -> u32 {
+        self.0[game as usize]
+    }
 }
 
 /// A whole number from `MIN` to `MAX`: a bound on what a setting may ask of the machine (and
@@ -328,6 +360,19 @@ mod tests {
         assert_eq!((c.live.committers, c.live.match_cache), (2, 100_000));
         assert_eq!((c.rate_per_second, c.anon_burst), (50.0, 40.0));
         assert!(!c.no_workers && c.http_workers.is_none() && c.searches.is_none());
+        assert_eq!(c.play.public_plies.of(GameId::FourInARow), 8);
+        assert_eq!(c.play.public_plies.of(GameId::Reversi), 12);
+    }
+
+    #[test]
+    fn the_public_opening_is_set_per_game() {
+        let p = PublicPlies::parse(" reversi = 20 ").expect("it parses");
+        assert_eq!((p.of(GameId::FourInARow), p.of(GameId::Reversi)), (8, 20));
+        let p = PublicPlies::parse("four_in_a_row=0,reversi=60").expect("it parses");
+        assert_eq!((p.of(GameId::FourInARow), p.of(GameId::Reversi)), (0, 60));
+        for bad in ["chess=3", "reversi", "reversi=-1", "reversi=500"] {
+            assert!(PublicPlies::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -403,6 +448,7 @@ mod tests {
             leaves_per_match: 2,
             leave_refill_seconds: 100,
             strong_solo_per_player: 3,
+            public_plies: PublicPlies::parse("").expect("the defaults"),
         };
         let start = OffsetDateTime::UNIX_EPOCH;
         let at = |s: i64| start + Duration::seconds(s);

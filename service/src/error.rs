@@ -37,6 +37,10 @@ pub enum Error {
     /// helps a player during a ranked game).
     #[error("seated in an active ranked match")]
     InRankedMatch,
+    /// Analysis of a position that is being played in an active ranked match beyond the public
+    /// opening, or one move after it (the same code, `in_ranked_match`).
+    #[error("the position is being played in a live ranked match")]
+    LivePosition,
     #[error("the room is full")]
     RoomFull,
     #[error("the ticket is closed")]

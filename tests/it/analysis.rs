@@ -535,3 +535,126 @@ async fn a_player_seated_in_a_ranked_match_gets_no_analysis_until_it_ends() {
     let res = app.get(&job, &ada.token).await;
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
 }
+
+/// The image of a Four in a Row record in the mirror (column c becomes 8 - c).
+fn mirrored(moves: &str) -> String {
+    moves
+        .chars()
+        .map(|c| match c.to_digit(10) {
+            Some(d) => char::from_digit(8 - d, 10).expect("a column"),
+            None => c,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_live_ranked_position_and_the_next_ones_are_refused_to_everyone_beyond_the_opening() {
+    let app = spawn_app().await;
+    let (ada, bob, cy, dee) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Cy").await,
+        app.player("Dee").await,
+    );
+    let (id, first, second) = app.ranked_with(&ada, &bob, "four_in_a_row").await;
+    let four = |moves: &str| json!({"game": "four_in_a_row", "moves": moves});
+    let board = |moves: &str| {
+        let pos = position_after(GameId::FourInARow, moves).expect("a position");
+        let side = pos.color(pos.side_to_move()).to_string();
+        json!({"game": "four_in_a_row", "board": pos.rows(), "side": side})
+    };
+    let refused = |res: &crate::helpers::Res| {
+        assert_eq!(
+            (res.status, res.code()),
+            (StatusCode::CONFLICT, "in_ranked_match"),
+            "{:?}",
+            res.body
+        );
+    };
+    // Eight plies: the public opening (DISCS_PUBLIC_PLIES, 8 in Four in a Row by default).
+    let record = "44533612";
+    for (i, mv) in record.chars().enumerate() {
+        let p = if i % 2 == 0 { &first } else { &second };
+        let res = app.play(p, &id, &mv.to_string()).await;
+        assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
+    }
+    // Two plies ahead is not guarded: Cy solves it, and a job of his has it done at once.
+    let ahead = "4453361257";
+    let solved = app.analyse(&cy, four(ahead), Some(20_000)).await;
+    assert_eq!(solved.status, StatusCode::OK, "{:?}", solved.body);
+    assert_eq!(solved.body["exact"], true, "{:?}", solved.body);
+    let queued = app.post("/v1/analysis/jobs", &cy.token, four(ahead)).await;
+    assert_eq!(queued.status, StatusCode::ACCEPTED, "{:?}", queued.body);
+    assert_eq!(queued.body["status"], "done", "{:?}", queued.body);
+    let job = format!(
+        "/v1/analysis/jobs/{}",
+        queued.body["job_id"].as_str().expect("a job id")
+    );
+
+    // The live position is public at depth 8; every position one move after it is not, for
+    // anyone, by moves or by board, in either orientation, as a question or as a job.
+    let res = app.analyse(&cy, four(record), Some(50)).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    for column in 1..=7 {
+        let next = format!("{record}{column}");
+        refused(&app.analyse(&cy, four(&next), Some(50)).await);
+        refused(&app.analyse(&dee, four(&mirrored(&next)), Some(50)).await);
+        refused(&app.analyse(&dee, board(&mirrored(&next)), Some(50)).await);
+    }
+    refused(
+        &app.post("/v1/analysis/jobs", &cy.token, four("445336125"))
+            .await,
+    );
+    let res = app
+        .get_in(
+            "pt",
+            "/v1/analysis/jobs/00000000-0000-0000-0000-000000000000",
+            &cy.token,
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::NOT_FOUND);
+
+    // Ply 9: the live position is now guarded itself, and Cy's finished job about a position
+    // one move after it waits with its answer, told in his language.
+    let res = app.play(&first, &id, "5").await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    refused(
+        &app.analyse(&dee, four(&mirrored("445336125")), Some(50))
+            .await,
+    );
+    refused(&app.analyse(&dee, board("445336125"), Some(50)).await);
+    let res = app.get_in("pt", &job, &cy.token).await;
+    refused(&res);
+    let detail = res.body["detail"].as_str().expect("a detail");
+    assert!(
+        detail.contains("partida classificada em andamento"),
+        "{detail}"
+    );
+    // A position of the same depth off the live line is answered.
+    let res = app.analyse(&cy, four("4453361277"), Some(50)).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+
+    // Once the ranked match ends, everything opens again.
+    let res = app
+        .post(
+            &format!("/v1/matches/{id}/resign"),
+            &second.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = app.get(&job, &cy.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(res.body["status"], "done");
+    // A casual match in the same position guards nothing.
+    let casual = app.room_match(&cy, &dee, "four_in_a_row").await;
+    for (i, mv) in "445336125".chars().enumerate() {
+        let p = if i % 2 == 0 { &cy } else { &dee };
+        let res = app.play(p, &casual, &mv.to_string()).await;
+        assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
+    }
+    let res = app.analyse(&ada, four("4453361251"), Some(50)).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = app.analyse(&ada, four("445336125"), Some(50)).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+}

@@ -190,6 +190,7 @@ pub async fn position(
         return Err(AnalysisError::Finished.into());
     }
     fair::refuse_during_ranked(&app, auth.player).await?;
+    fair::refuse_live_position(&app, &pos).await?;
     let client = app.pool.get().await.map_err(unexpected)?;
     let (analysis, source) = match solved::lookup(&client, &pos).await? {
         Some(known) => (known, Source::Cache),
@@ -306,6 +307,7 @@ pub async fn create_job(
             return Err(AnalysisError::Finished.into());
         }
         fair::refuse_during_ranked(app, auth.player).await?;
+        fair::refuse_live_position(app, &pos).await?;
         let job = jobs::queue(app, auth.player, JobId::from_uuid(command_id), &pos).await?;
         Ok((StatusCode::ACCEPTED, Body::of(&told(job))?))
     })
@@ -322,6 +324,9 @@ pub async fn get_job(
     let job = jobs::own(&app, auth.player, id).await?;
     // A job queued before a ranked match keeps running; its answer waits for the match's end.
     fair::refuse_during_ranked(&app, auth.player).await?;
+    if job.result.is_some() {
+        fair::refuse_live_key(&app, &job.key).await?;
+    }
     Ok(HttpResponse::Ok().json(told(job)))
 }
 

@@ -79,6 +79,14 @@ macro_rules! define_game_id {
                 }
             }
 
+            /// The plies of its opening that are public knowledge by default
+            /// ([`Game::PUBLIC_PLIES`]).
+            pub fn public_plies(self) -> u32 {
+                match self {
+                    $(GameId::$variant => <$rules as Game>::PUBLIC_PLIES,)*
+                }
+            }
+
             /// Whether the game has the setting `show_legal_moves` (its players may hide the
             /// legal moves).
             pub fn can_hide_legal_moves(self) -> bool {
@@ -241,6 +249,10 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     /// The symmetries of the board under which the rules are the same (the identity first):
     /// a position and its image have the same value, their moves corresponding.
     const SYMMETRIES: &'static [Symmetry];
+    /// The plies of the opening that are public knowledge (every player may study them while
+    /// thousands of games pass through them): the fair-play guard keeps no position this deep
+    /// or shallower from analysis, live ranked match or not (the default of `DISCS_PUBLIC_PLIES`).
+    const PUBLIC_PLIES: u32;
 
     /// `mv` as seen through `s` (one of [`Game::SYMMETRIES`]): the move of the image that
     /// corresponds to it.

@@ -232,6 +232,7 @@ impl Game for Reversi {
     /// Flips go along every line: the rules are the same under all eight of the square's
     /// symmetries.
     const SYMMETRIES: &'static [Symmetry] = &Symmetry::ALL;
+    const PUBLIC_PLIES: u32 = 12;
 
     fn transform_move(square: Square, s: Symmetry) -> Square {
         let (x, y) = s.cell(square.0 % 8, square.0 / 8, 8, 8);

@@ -84,6 +84,9 @@ pub struct JobView {
     /// Why a failed job failed, as data: the edge words it into `error`.
     #[serde(skip)]
     pub failure: Option<Failure>,
+    /// The position's canonical key (for the fair-play guard).
+    #[serde(skip)]
+    pub key: String,
 }
 
 /// Why a job failed, kept as its code in `analysis_jobs.error` (a job failed before codes
@@ -134,7 +137,8 @@ pub struct JobResult {
     pub exact: bool,
 }
 
-const VIEW_COLUMNS: &str = "job_id, status, score, best_moves, exact, nodes, elapsed_ms, error";
+const VIEW_COLUMNS: &str =
+    "job_id, status, score, best_moves, exact, nodes, elapsed_ms, error, key";
 
 fn view_of(row: &tokio_postgres::Row) -> Result<JobView, Error> {
     let status = Status::of(row.get(1))?;
@@ -151,6 +155,7 @@ fn view_of(row: &tokio_postgres::Row) -> Result<JobView, Error> {
         elapsed_ms: u64::try_from(row.get::<_, i64>(6)).unwrap_or(0),
         failure: row.get::<_, Option<&str>>(7).and_then(Failure::of),
         error: row.get(7),
+        key: row.get(8),
     })
 }
 

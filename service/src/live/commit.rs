@@ -57,6 +57,9 @@ pub struct Pending {
     /// The human of a solo match against CPU level 4 or 5 (counted against
     /// `DISCS_STRONG_SOLO_PER_PLAYER`).
     pub strong_player: Option<Uuid>,
+    /// The fair-play guard's key of a ranked match beyond its public opening: the canonical
+    /// key of its position and that position's depth (`domain::fairplay::live_key`).
+    pub live_key: Option<(String, u32)>,
 }
 
 /// A stored answer to a request with an `Idempotency-Key`, committed with its command.
@@ -340,22 +343,22 @@ pub fn lost_to_another_writer(db: &tokio_postgres::Error) -> bool {
     )
 }
 
-/// Writes work rows (`live_write_work`, migration V10: upserts for active matches, where an
+/// Writes work rows (`live_write_work`, migration V12: upserts for active matches, where an
 /// older version never overwrites a newer row's timers; deletes for finished ones).
-const WRITE_WORK: &str = "SELECT live_write_work($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+const WRITE_WORK: &str = "SELECT live_write_work($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
 /// Stores `Idempotency-Key` answers (`live_store_answers`, migration V10).
 const STORE_ANSWERS: &str = "SELECT live_store_answers($1, $2, $3, $4, $5, $6)";
 
-/// A round on known heads (`live_commit_round`, migration V10): `eventlog_append_on_heads`' 15
-/// arguments ([`HeadArguments`]), then the work rows (9 arrays, the last their streams), the
+/// A round on known heads (`live_commit_round`, migration V12): `eventlog_append_on_heads`' 15
+/// arguments ([`HeadArguments`]), then the work rows (11 arrays, the last their streams), the
 /// finished matches' work rows to delete (2) and the answers (7), each written only if its
 /// stream moved.
 const COMMIT_ROUND: &str = "SELECT r_stream, r_event_id, r_position, r_tx FROM live_commit_round(\
     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-    $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, \
-    $27, $28, $29, $30, $31, $32, $33)";
-const COMMIT_ROUND_ARGUMENTS: usize = HeadArguments::COUNT + 9 + 2 + 7;
+    $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
+    $29, $30, $31, $32, $33, $34, $35)";
+const COMMIT_ROUND_ARGUMENTS: usize = HeadArguments::COUNT + 11 + 2 + 7;
 
 /// One transaction: the appends, then the work rows and answers of the commands that went
 /// through. `Err` when the batch as a whole failed (nothing of it committed, or a hook).
@@ -523,13 +526,15 @@ struct WorkColumns<'a> {
     seen2: Vec<OffsetDateTime>,
     versions: Vec<i64>,
     strong: Vec<Option<Uuid>>,
+    live_keys: Vec<Option<&'a str>>,
+    live_depths: Vec<Option<i16>>,
     streams: Vec<&'a str>,
     gone: Vec<Uuid>,
     gone_streams: Vec<&'a str>,
 }
 
 impl<'a> WorkColumns<'a> {
-    fn push(&mut self, w: &WorkRow, stream: &'a str) {
+    fn push(&mut self, w: &'a WorkRow, stream: &'a str) {
         let Some(p) = &w.pending else {
             self.gone.push(w.match_id);
             self.gone_streams.push(stream);
@@ -543,10 +548,14 @@ impl<'a> WorkColumns<'a> {
         self.seen2.push(p.seen[1]);
         self.versions.push(w.version);
         self.strong.push(p.strong_player);
+        let live = p.live_key.as_ref();
+        self.live_keys.push(live.map(|(key, _)| key.as_str()));
+        self.live_depths
+            .push(live.map(|&(_, depth)| i16::try_from(depth).unwrap_or(i16::MAX)));
         self.streams.push(stream);
     }
 
-    /// The upserted rows' columns, `live_write_work`'s first eight arguments.
+    /// The upserted rows' columns, `live_write_work`'s first ten arguments.
     fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         vec![
             &self.ids,
@@ -557,6 +566,8 @@ impl<'a> WorkColumns<'a> {
             &self.seen2,
             &self.versions,
             &self.strong,
+            &self.live_keys,
+            &self.live_depths,
         ]
     }
 }

@@ -9,6 +9,7 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use domain::cpu;
+use domain::fairplay;
 use domain::games::AnyPosition;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
@@ -722,6 +723,10 @@ pub fn work_row(
             watch: [watch(Seat::ONE), watch(Seat::TWO)],
             seen: [seen_at(Seat::ONE), seen_at(Seat::TWO)],
             strong_player: m.strong_solo_player().map(|p| p.as_uuid()),
+            live_key: m
+                .ranked
+                .then(|| fairplay::live_key(&m.position, app.play.public_plies.of(m.game)))
+                .flatten(),
         }),
     })
 }
