@@ -70,8 +70,8 @@ impl From<anyhow::Error> for ApiError {
 /// Seconds a client is asked to wait after `unavailable` (`Retry-After`).
 pub const RETRY_UNAVAILABLE: u64 = 2;
 
-/// Seconds a client is asked to wait when it has too many strong solo matches (one of them
-/// must end first: a guess at how long a move of theirs takes).
+/// Seconds a client is asked to wait when it has too many strong solo matches or analysis jobs
+/// (one of them must end first: a guess at how long that takes).
 pub const RETRY_STRONG_SOLO: u64 = 60;
 
 impl ApiError {
@@ -175,7 +175,7 @@ fn render(error: &ApiError, lang: Lang) -> HttpResponse {
         ApiError::Core(Error::Unavailable(_)) => {
             res.insert_header((header::RETRY_AFTER, RETRY_UNAVAILABLE.to_string()));
         }
-        ApiError::Core(Error::StrongSoloLimit(_)) => {
+        ApiError::Core(Error::StrongSoloLimit(_) | Error::JobsLimit(_)) => {
             res.insert_header((header::RETRY_AFTER, RETRY_STRONG_SOLO.to_string()));
         }
         ApiError::MethodNotAllowed(methods) => {
@@ -227,7 +227,7 @@ fn code(e: &Error) -> &'static str {
         Error::IdempotencyKeyReused => "idempotency_key_reused",
         Error::Conflict(_) => "conflict",
         Error::MatchActive(_) => "match_active",
-        Error::RateLimited(_) | Error::StrongSoloLimit(_) => "rate_limited",
+        Error::RateLimited(_) | Error::StrongSoloLimit(_) | Error::JobsLimit(_) => "rate_limited",
         Error::Unavailable(_) => "unavailable",
         Error::Unexpected(_) => "internal",
     }
@@ -251,7 +251,9 @@ fn status(e: &Error) -> StatusCode {
         | Error::IdempotencyKeyReused
         | Error::Conflict(_)
         | Error::MatchActive(_) => StatusCode::CONFLICT,
-        Error::RateLimited(_) | Error::StrongSoloLimit(_) => StatusCode::TOO_MANY_REQUESTS,
+        Error::RateLimited(_) | Error::StrongSoloLimit(_) | Error::JobsLimit(_) => {
+            StatusCode::TOO_MANY_REQUESTS
+        }
         Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         Error::Unexpected(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
@@ -282,6 +284,7 @@ fn detail(e: &Error, lang: Lang) -> String {
         Error::MatchActive(what) => (what.key(), vec![]),
         Error::RateLimited(seconds) => ("rate_limited", vec![n("seconds", seconds)]),
         Error::StrongSoloLimit(count) => ("strong_solo_limit", vec![n("count", count)]),
+        Error::JobsLimit(count) => ("jobs_limit", vec![n("count", count)]),
         Error::Unavailable(_) => ("unavailable", vec![n("seconds", &RETRY_UNAVAILABLE)]),
         Error::Unexpected(_) => ("internal", vec![]),
     };
@@ -471,6 +474,7 @@ mod tests {
                 Error::IdempotencyKeyReused,
                 Error::RateLimited(3),
                 Error::StrongSoloLimit(2),
+                Error::JobsLimit(3),
                 Error::Unavailable("down".into()),
                 Error::Unexpected(anyhow::anyhow!("boom")),
             ]

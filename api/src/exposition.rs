@@ -46,17 +46,22 @@ pub async fn pool_stats(app: &AppState) -> Result<Vec<PoolStats>, ApiError> {
         .collect())
 }
 
-/// The Prometheus text exposition of `/metrics`: the shared queue statistics, this instance's
-/// waves, limits and searches, and the projections' progress.
-pub async fn prometheus(app: &ApiState) -> Result<String, ApiError> {
-    let stats = pool_stats(app).await?;
+/// The Prometheus text exposition of `/metrics`: this instance's limits and searches and the
+/// projections' progress (one read of the checkpoints' small table); for an admin (`pools`),
+/// also what `/v1/admin/queue/stats` keeps for admins: the shared queue statistics (a scan of
+/// the last day's pairings) and this instance's waves.
+pub async fn prometheus(app: &ApiState, pools: bool) -> Result<String, ApiError> {
+    let mut out = Text::default();
+    if pools {
+        let stats = pool_stats(app).await?;
+        queue(&mut out, &stats);
+        waves(&mut out, app);
+    }
     let client = app.pool.get().await.map_err(unexpected)?;
     let checkpoints = projections::queries::checkpoints(&client)
         .await
         .map_err(unexpected)?;
-    let mut out = Text::default();
-    queue(&mut out, &stats);
-    waves(&mut out, app);
+    drop(client);
     limits(&mut out, app);
     searches(&mut out, app);
     projections(&mut out, &checkpoints);

@@ -1,10 +1,11 @@
 //! The request extractors that read the application state: [`Auth`] (the caller's bearer
-//! token, checked with the state's keys) and [`ByAddress`] (the anonymous caller's bucket).
+//! token, checked with the state's keys; a read takes the player's rate bucket) and [`ByAddress`] (the anonymous caller's bucket).
 //! They live here, above `state`, so that `auth` and `ratelimit` need nothing of it.
 
 use std::future::{Ready, ready};
 
 use actix_web::dev::Payload;
+use actix_web::http::Method;
 use actix_web::{FromRequest, HttpRequest, web};
 
 use crate::auth::Auth;
@@ -22,12 +23,19 @@ impl FromRequest for Auth {
     }
 }
 
+/// The caller's token, checked; a read (`GET`, `HEAD`) also takes a token of the player's rate
+/// bucket here (a seated read writes presence), as every state-changing call does in its
+/// handler.
 fn authenticate(req: &HttpRequest) -> Result<Auth, ApiError> {
     let state = ApiState::of(req)?;
     let token = bearer(req)
         .or_else(|| query_token(req))
         .ok_or_else(|| ApiError::Unauthorized(Unauthenticated::BearerRequired))?;
-    state.keys.check(&token)
+    let auth = state.keys.check(&token)?;
+    if matches!(*req.method(), Method::GET | Method::HEAD) {
+        state.limiter.check(&auth.player)?;
+    }
+    Ok(auth)
 }
 
 fn bearer(req: &HttpRequest) -> Option<String> {

@@ -216,7 +216,12 @@ fn app_state(
         // The waves' own connections: a burst of requests queueing for the shared pool does
         // not hold back the wave that would pair them.
         wave_pool: database::pool(database::settings(url)?, 2)?,
-        jobs: Arc::new(Jobs::new(Duration::from_secs(config.analysis_job_seconds))),
+        jobs: Arc::new(Jobs::new(
+            Duration::from_secs(config.analysis_job_seconds),
+            config.jobs_per_player,
+            time::Duration::hours(i64::from(config.job_keep_hours)),
+            time::Duration::days(i64::from(config.solved_keep_days)),
+        )),
         metrics: Arc::new(Metrics::default()),
         searches: Arc::new(Searches::new(
             searches,

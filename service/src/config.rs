@@ -71,12 +71,24 @@ pub struct ServeConfig {
     /// before it answers with its best estimate.
     #[arg(long, env = "DISCS_ANALYSIS_JOB_SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub analysis_job_seconds: u64,
+    /// Analysis jobs one player may have queued or running at once (a job joining another
+    /// one's search counts too); beyond, 429 `rate_limited` until one ends.
+    #[arg(long, env = "DISCS_JOBS_PER_PLAYER", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub jobs_per_player: u32,
+    /// How long a finished analysis job (done or failed) is kept, in hours; older ones are
+    /// purged by the background work.
+    #[arg(long, env = "DISCS_JOB_KEEP_HOURS", default_value_t = 168, value_parser = clap::value_parser!(u32).range(1..=87_600))]
+    pub job_keep_hours: u32,
+    /// How long a verdict stays in the cache of solved positions, in days (verdicts of an
+    /// older solver version go at once); older ones are purged by the background work.
+    #[arg(long, env = "DISCS_SOLVED_KEEP_DAYS", default_value_t = 365, value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub solved_keep_days: u32,
     /// How long stored `Idempotency-Key` answers are kept, in hours (at least 24); older ones
     /// are purged by the background work.
     #[arg(long, env = "DISCS_IDEMPOTENCY_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(24..=8_760))]
     pub idempotency_hours: u32,
-    /// How long a room that never started a match is kept, in hours; older ones are purged by
-    /// the background work.
+    /// How long a room is kept after it was created without starting a match, or after its
+    /// last match ended, in hours; older ones are purged by the background work.
     #[arg(long, env = "DISCS_ROOM_IDLE_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=8_760))]
     pub room_idle_hours: u32,
     /// Calls without a token (the games' catalogue, the API documents, `/metrics`; not the

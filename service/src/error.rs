@@ -59,6 +59,9 @@ pub enum Error {
     /// The player already has this many active solo matches against CPU levels 4–5.
     #[error("{0} strong solo matches already")]
     StrongSoloLimit(u32),
+    /// The player already has this many analysis jobs queued or running.
+    #[error("{0} open analysis jobs already")]
+    JobsLimit(u32),
     /// The database is out of reach: the call may be retried. The cause is logged, not shown.
     #[error("unavailable: {0}")]
     Unavailable(String),
@@ -104,6 +107,7 @@ impl Error {
                 | Error::Unavailable(_)
                 | Error::RateLimited(_)
                 | Error::StrongSoloLimit(_)
+                | Error::JobsLimit(_)
         )
     }
 }

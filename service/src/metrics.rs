@@ -16,16 +16,19 @@ pub enum Limit {
     Leaves,
     /// Active solo matches against CPU levels 4–5 beyond `DISCS_STRONG_SOLO_PER_PLAYER`.
     StrongSolo,
+    /// Open analysis jobs beyond `DISCS_JOBS_PER_PLAYER`.
+    Jobs,
 }
 
 impl Limit {
-    pub const ALL: [Limit; 2] = [Limit::Leaves, Limit::StrongSolo];
+    pub const ALL: [Limit; 3] = [Limit::Leaves, Limit::StrongSolo, Limit::Jobs];
 
     /// The `limit` label in `/metrics`.
     pub fn label(self) -> &'static str {
         match self {
             Limit::Leaves => "leaves",
             Limit::StrongSolo => "strong_solo",
+            Limit::Jobs => "analysis_jobs",
         }
     }
 }

@@ -4,7 +4,8 @@
 //! A pass claims due rows with a short lease (`FOR UPDATE SKIP LOCKED`, then `lease_until`), so
 //! two instances never work on one match at once; and every action is a command whose id
 //! derives from the match version, with that version expected, so even a lease that expired
-//! mid-work cannot make a timeout fire twice or the CPU move twice.
+//! mid-work cannot make a timeout fire twice or the CPU move twice. Every minute it also
+//! purges what is kept only for a while (stored answers, idle rooms, old analyses).
 
 use std::collections::HashMap;
 use std::time::Duration as StdDuration;
@@ -15,6 +16,7 @@ use uuid::Uuid;
 use domain::ids::{MatchId, Seat};
 use domain::matches::{Action, LeaveReason, Occupant, Presence};
 
+use crate::analysis::{jobs, solved};
 use crate::error::Error;
 use crate::error::unexpected;
 use crate::live::play::{self, Loaded, STAND_IN_LEVEL, derived_id};
@@ -165,7 +167,7 @@ pub async fn repair_then_run(app: AppState, interval: StdDuration) {
     run_forever(app, interval).await;
 }
 
-/// How often expired `Idempotency-Key` answers and unused rooms are purged.
+/// How often expired `Idempotency-Key` answers, idle rooms and old analyses are purged.
 const PURGE_EVERY: StdDuration = StdDuration::from_secs(60);
 
 /// Deletes the stored `Idempotency-Key` answers older than `DISCS_IDEMPOTENCY_HOURS`; how many.
@@ -183,18 +185,33 @@ pub async fn purge_answers(app: &AppState) -> Result<u64, Error> {
         .map_err(unexpected)
 }
 
-/// Deletes the rooms that never started a match and are older than `DISCS_ROOM_IDLE_HOURS`;
-/// how many. A room that started one stays: its matches name it.
+/// Deletes the rooms idle for longer than `DISCS_ROOM_IDLE_HOURS`: created that long ago
+/// without starting a match, or whose last match ended that long ago (as the match history
+/// projection records it; a match still active keeps its room); how many. The matches keep
+/// their room's id in the log.
 pub async fn purge_rooms(app: &AppState) -> Result<u64, Error> {
     let before = app.now() - app.rooms_kept;
     let client = app.pool.get().await.map_err(unexpected)?;
     client
         .execute(
-            "DELETE FROM rooms WHERE match_id IS NULL AND created_at < $1",
+            "DELETE FROM rooms r WHERE r.created_at < $1 AND (r.match_id IS NULL OR ( \
+                 NOT EXISTS (SELECT 1 FROM match_work w WHERE w.match_id = r.match_id) \
+                 AND EXISTS (SELECT 1 FROM match_history h \
+                             WHERE h.player_id = r.host AND h.match_id = r.match_id \
+                               AND h.ended_at < $1)))",
             &[&before],
         )
         .await
         .map_err(unexpected)
+}
+
+/// Deletes the analysis jobs and cached solved positions past their retention
+/// (`DISCS_JOB_KEEP_HOURS`, `DISCS_SOLVED_KEEP_DAYS` and the solver version); how many of each.
+pub async fn purge_analyses(app: &AppState) -> Result<(u64, u64), Error> {
+    let jobs = jobs::purge(app).await?;
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let solved = solved::purge(&client, app.now() - app.jobs.solved_kept).await?;
+    Ok((jobs, solved))
 }
 
 /// The background loop of `discs serve`, until the instance shuts down.
@@ -218,8 +235,13 @@ pub async fn run_forever(app: AppState, interval: StdDuration) {
             }
             match purge_rooms(&app).await {
                 Ok(0) => {}
-                Ok(n) => tracing::info!(purged = n, "rooms never used purged"),
-                Err(e) => tracing::warn!(error = %e, "the purge of unused rooms failed"),
+                Ok(n) => tracing::info!(purged = n, "idle rooms purged"),
+                Err(e) => tracing::warn!(error = %e, "the purge of idle rooms failed"),
+            }
+            match purge_analyses(&app).await {
+                Ok((0, 0)) => {}
+                Ok((jobs, solved)) => tracing::info!(jobs, solved, "old analyses purged"),
+                Err(e) => tracing::warn!(error = %e, "the purge of old analyses failed"),
             }
         }
         if let Err(e) = run_until_idle(&app).await {

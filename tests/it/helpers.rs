@@ -297,14 +297,20 @@ impl TestApp {
         res.body
     }
 
-    /// The Prometheus text of `/metrics`.
+    /// The Prometheus text of `/metrics`, anonymous.
     pub async fn metrics_text(&self) -> String {
-        reqwest::get(format!("{}/metrics", self.base))
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("text")
+        self.metrics_text_as(None).await
+    }
+
+    /// The Prometheus text of `/metrics`, with `token` when given.
+    pub async fn metrics_text_as(&self, token: Option<&str>) -> String {
+        let mut req = self.http.get(format!("{}/metrics", self.base));
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        let res = req.send().await.expect("metrics");
+        assert_eq!(res.status(), StatusCode::OK);
+        res.text().await.expect("text")
     }
 
     /// A solo Four in a Row match against CPU level 1, `p` to move first; its id.

@@ -445,8 +445,9 @@ async fn cpu_choices_ignore_a_poisoned_cache() {
     let client = eventlog::testing::raw_client(&app.db_url).await;
     let planted = client
         .execute(
-            "INSERT INTO solved_positions (key, game, score, best_moves, solved_at) \
-             SELECT DISTINCT k, 'four_in_a_row', 18, ARRAY['1'], now() FROM unnest($1::text[]) k",
+            "INSERT INTO solved_positions (key, game, score, best_moves, solved_at, solver) \
+             SELECT DISTINCT k, 'four_in_a_row', 18, ARRAY['1'], now(), 1 \
+             FROM unnest($1::text[]) k",
             &[&keys],
         )
         .await
@@ -490,4 +491,186 @@ async fn cpu_choices_ignore_a_poisoned_cache() {
             );
         }
     }
+}
+
+/// A Four in a Row record seen in the mirror (column c becomes 8 - c).
+fn mirrored(body: &Value) -> Value {
+    let moves: String = body["moves"]
+        .as_str()
+        .expect("moves")
+        .chars()
+        .map(|c| char::from_digit(8 - c.to_digit(10).expect("a column"), 10).expect("a column"))
+        .collect();
+    json!({"game": "four_in_a_row", "moves": moves})
+}
+
+#[tokio::test]
+async fn a_players_open_jobs_are_capped_and_a_position_searched_already_is_joined() {
+    let app = spawn_app_with(|c| c.jobs_per_player = 2).await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let (first, score) = solver_line(L2_R1, 5);
+    let (second, _) = solver_line(L2_R1, 6);
+    let (third, _) = solver_line(L2_R1, 7);
+    let keyed = |p: &Player, body: Value, key: &str| {
+        app.http
+            .post(format!("{}/v1/analysis/jobs", app.base))
+            .bearer_auth(&p.token)
+            .header("Idempotency-Key", key)
+            .json(&body)
+    };
+    let a1 = app
+        .send(keyed(&ada, first.clone(), "ada-job-one-0001"))
+        .await;
+    assert_eq!(a1.status, StatusCode::ACCEPTED, "{:?}", a1.body);
+    let a2 = app.queue_job(&ada, second).await;
+    assert_eq!(a2.status, StatusCode::ACCEPTED, "{:?}", a2.body);
+    // A third open job is refused, in the asker's language; a retry of the first is not.
+    let refused = app.queue_job(&ada, third.clone()).await;
+    refused.assert_rate_limited("60");
+    let em_portugues = app
+        .send(
+            app.http
+                .post(format!("{}/v1/analysis/jobs", app.base))
+                .bearer_auth(&ada.token)
+                .header("Accept-Language", "pt")
+                .json(&third),
+        )
+        .await;
+    assert_eq!(em_portugues.code(), "rate_limited");
+    let detail = em_portugues.body["detail"].as_str().expect("a detail");
+    assert!(detail.contains("2 análises"), "{detail}");
+    let retried = app
+        .send(keyed(&ada, first.clone(), "ada-job-one-0001"))
+        .await;
+    assert_eq!(retried.status, StatusCode::ACCEPTED, "{:?}", retried.body);
+    assert_eq!(job_id(&retried), job_id(&a1));
+    let metrics = app.metrics_text().await;
+    assert!(
+        metrics.contains("discs_rate_limited_total{limit=\"analysis_jobs\"} 2"),
+        "{metrics}"
+    );
+
+    // Bob asks for Ada's first position in the mirror: his job joins hers.
+    let b1 = app.queue_job(&bob, mirrored(&first)).await;
+    assert_eq!(b1.status, StatusCode::ACCEPTED, "{:?}", b1.body);
+    assert_eq!(b1.body["status"], "queued");
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let leader: Option<uuid::Uuid> = client
+        .query_one(
+            "SELECT leader FROM analysis_jobs WHERE job_id = $1::text::uuid",
+            &[&job_id(&b1)],
+        )
+        .await
+        .expect("a row")
+        .get(0);
+    assert_eq!(leader.map(|l| l.to_string()), Some(job_id(&a1)));
+    // Two searches answer three jobs: Ada's two, and Bob's with the first one's answer.
+    let mut ran = Vec::new();
+    while let Some((id, ended)) = service::analysis::jobs::run_next(&app.state)
+        .await
+        .expect("a run")
+    {
+        assert_eq!(ended, Ended::Done);
+        ran.push(id.to_string());
+    }
+    ran.sort();
+    let mut expected = vec![job_id(&a1), job_id(&a2)];
+    expected.sort();
+    assert_eq!(ran, expected);
+    let (ada_done, bob_done) = (
+        app.job(&ada, &job_id(&a1)).await,
+        app.job(&bob, &job_id(&b1)).await,
+    );
+    assert_eq!(bob_done.body["status"], "done", "{:?}", bob_done.body);
+    assert_eq!(bob_done.body["result"]["score"], json!(score));
+    assert_eq!(bob_done.body["result"]["exact"], true);
+    // Bob's best moves are Ada's, in his orientation.
+    let mirror = |moves: &Value| -> Vec<String> {
+        let mut m: Vec<String> = moves
+            .as_array()
+            .expect("moves")
+            .iter()
+            .map(|m| {
+                let c = m
+                    .as_str()
+                    .expect("a move")
+                    .parse::<u32>()
+                    .expect("a column");
+                (8 - c).to_string()
+            })
+            .collect();
+        m.sort();
+        m
+    };
+    let mut bobs: Vec<String> = bob_done.body["result"]["best_moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .map(|m| m.as_str().expect("a move").to_owned())
+        .collect();
+    bobs.sort();
+    assert_eq!(bobs, mirror(&ada_done.body["result"]["best_moves"]));
+    // With her jobs done, Ada may queue again.
+    let again = app.queue_job(&ada, third).await;
+    assert_eq!(again.status, StatusCode::ACCEPTED, "{:?}", again.body);
+}
+
+#[tokio::test]
+async fn finished_jobs_and_old_or_outdated_solved_positions_are_purged() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let (body, _) = solver_line(L2_R1, 8);
+    let queued = app.queue_job(&ada, body.clone()).await;
+    let id = job_id(&queued);
+    let (open_body, _) = solver_line(L2_R1, 9);
+    let open = job_id(&app.queue_job(&ada, open_body).await);
+    // Run only the first job (the oldest): the second stays queued.
+    let ran = service::analysis::jobs::run_next(&app.state)
+        .await
+        .expect("a run");
+    assert_eq!(ran.map(|(id, _)| id.to_string()), Some(id.clone()));
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    // A verdict of an older solver version is neither read nor kept.
+    let (older, _) = solver_line(L2_R1, 10);
+    let pos = position_after(GameId::FourInARow, older["moves"].as_str().expect("moves"))
+        .expect("a position");
+    client
+        .execute(
+            "INSERT INTO solved_positions (key, game, score, best_moves, solved_at, solver) \
+             VALUES ($1, 'four_in_a_row', 99, ARRAY['1'], now(), $2)",
+            &[&pos.canonical().0, &(domain::search::SOLVER_VERSION - 1)],
+        )
+        .await
+        .expect("planted");
+    let pooled = app.state.pool.get().await.expect("a connection");
+    let read = service::analysis::solved::lookup(&pooled, &pos)
+        .await
+        .expect("a lookup");
+    assert_eq!(read, None);
+    drop(pooled);
+    let (jobs, solved) = service::workers::purge_analyses(&app.state)
+        .await
+        .expect("a purge");
+    assert_eq!((jobs, solved), (0, 1), "only the outdated verdict goes");
+
+    // A week later the finished job and the verdicts stored then go; the open job stays.
+    app.clock.advance(time::Duration::hours(169));
+    let (jobs, solved) = service::workers::purge_analyses(&app.state)
+        .await
+        .expect("a purge");
+    assert_eq!(jobs, 1);
+    assert_eq!(solved, 0, "verdicts are kept a year");
+    assert_eq!(app.job(&ada, &id).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(app.job(&ada, &open).await.status, StatusCode::OK);
+    app.clock.advance(time::Duration::days(366));
+    let (_, solved) = service::workers::purge_analyses(&app.state)
+        .await
+        .expect("a purge");
+    assert!(solved >= 1, "the year-old verdicts go");
+    let left: i64 = client
+        .query_one("SELECT count(*) FROM solved_positions", &[])
+        .await
+        .expect("a count")
+        .get(0);
+    assert_eq!(left, 0);
 }

@@ -244,6 +244,29 @@ async fn state_changing_calls_beyond_the_rate_limit_get_429_with_retry_after() {
 }
 
 #[tokio::test]
+async fn authenticated_reads_take_the_players_rate_bucket_too() {
+    let (app, _db) = three_calls_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let me = format!("/v1/players/{}", ada.id);
+    for _ in 0..2 {
+        let res = app.get(&me, &ada.token).await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    }
+    // Two reads and a write fill the bucket of three; the next read and write are refused.
+    let res = app
+        .post("/v1/rooms", &ada.token, json!({"game": "reversi"}))
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    app.get(&me, &ada.token).await.assert_rate_limited("100");
+    let res = app
+        .post("/v1/rooms", &ada.token, json!({"game": "reversi"}))
+        .await;
+    assert_eq!(res.status, StatusCode::TOO_MANY_REQUESTS, "{:?}", res.body);
+    // Another player's reads have their own bucket.
+    assert_eq!(app.get(&me, &bob.token).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
 async fn a_fresh_token_shares_its_players_rate_limit() {
     let (app, _db) = three_calls_app().await;
     let ada = app.player("Ada").await;

@@ -755,12 +755,22 @@ async fn explain_what_if_and_flags() {
         .send(app.http.get(format!("{}/metrics", app.base)))
         .await;
     assert_eq!(metrics.status, StatusCode::OK);
+    // Anonymous scrapes get no pool statistics (nor the scan of the day's pairings behind
+    // them); an admin's get them, a player's do not.
     let text = app.metrics_text().await;
+    assert!(!text.contains("discs_queue_"), "{text}");
+    assert!(!text.contains("discs_waves_total"), "{text}");
+    assert!(text.contains("discs_projection_position"), "{text}");
+    let text = app.metrics_text_as(Some(&admin.token)).await;
     assert!(
         text.contains("discs_queue_wait_seconds{game=\"four_in_a_row\""),
         "{text}"
     );
     assert!(text.contains("discs_waves_total"), "{text}");
+    let player = app.player("Peeker").await;
+    let text = app.metrics_text_as(Some(&player.token)).await;
+    assert!(!text.contains("discs_queue_"), "{text}");
+    assert!(text.contains("discs_projection_position"), "{text}");
 }
 
 #[tokio::test]

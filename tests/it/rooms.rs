@@ -186,22 +186,51 @@ async fn alone_in_a_room_you_play_the_cpu() {
 }
 
 #[tokio::test]
-async fn rooms_that_never_started_a_match_are_purged_after_a_day() {
+async fn rooms_idle_for_a_day_are_purged_unused_or_finished() {
     let app = spawn_app().await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
     let idle = app.room(&ada, &bob, "four_in_a_row", json!({})).await;
     let idle_id = idle["room_id"].as_str().expect("a room id").to_owned();
-    app.room_match(&ada, &bob, "reversi").await;
+    // A room whose match is played on, and one whose match ended.
+    let active = app.room_match(&ada, &bob, "reversi").await;
+    let finished = app.room_match(&bob, &ada, "four_in_a_row").await;
+    let res = app
+        .post(
+            &format!("/v1/matches/{finished}/resign"),
+            &ada.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    app.project().await;
+    let mut rooms = Vec::new();
+    for id in [&active, &finished] {
+        let view = app.view(&ada, id).await;
+        rooms.push(view["room_id"].as_str().expect("a room id").to_owned());
+    }
+    let (active_room, finished_room) = (rooms[0].clone(), rooms[1].clone());
     app.clock.advance(time::Duration::hours(23));
     let purged = service::workers::purge_rooms(&app.state)
         .await
         .expect("the purge runs");
-    assert_eq!(purged, 0, "a room younger than DISCS_ROOM_IDLE_HOURS stays");
+    assert_eq!(
+        purged, 0,
+        "a room idle for less than DISCS_ROOM_IDLE_HOURS stays"
+    );
     app.clock.advance(time::Duration::hours(2));
     let purged = service::workers::purge_rooms(&app.state)
         .await
         .expect("the purge runs");
-    assert_eq!(purged, 1, "only the room that never started a match");
-    let gone = app.get(&format!("/v1/rooms/{idle_id}"), &ada.token).await;
-    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{:?}", gone.body);
+    assert_eq!(
+        purged, 2,
+        "the room never used and the room whose match ended"
+    );
+    for (room, status) in [
+        (idle_id, StatusCode::NOT_FOUND),
+        (finished_room, StatusCode::NOT_FOUND),
+        (active_room, StatusCode::OK),
+    ] {
+        let res = app.get(&format!("/v1/rooms/{room}"), &ada.token).await;
+        assert_eq!(res.status, status, "{room}: {:?}", res.body);
+    }
 }

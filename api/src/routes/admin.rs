@@ -1,8 +1,9 @@
 //! Admin calls: rating audits, explanations, flags, queue statistics, projection rebuilds, and
-//! the Prometheus `/metrics` page. Every call here but `/metrics` needs an admin token.
+//! the Prometheus `/metrics` page. Every call here but `/metrics` needs an admin token (there it
+//! adds the pools' statistics).
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, web};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -251,9 +252,20 @@ pub async fn get_projection(
     }))
 }
 
-/// `GET /metrics`: Prometheus text.
-pub async fn prometheus(_: ByAddress, app: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
-    let body = crate::exposition::prometheus(&app).await?;
+/// `GET /metrics`: Prometheus text; with an admin token, the pools' statistics too (any other
+/// caller, a player's token included, gets the public text and takes the address's bucket).
+pub async fn prometheus(
+    req: HttpRequest,
+    app: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let admin = match Auth::extract(&req).await {
+        Ok(auth) => auth.require_admin().is_ok(),
+        Err(_) => false,
+    };
+    if !admin {
+        ByAddress::extract(&req).await?;
+    }
+    let body = crate::exposition::prometheus(&app, admin).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(body))

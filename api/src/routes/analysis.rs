@@ -234,7 +234,6 @@ pub async fn of_match(
     path: web::Path<String>,
     query: Result<web::Query<BudgetQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    app.limiter.check(&auth.player)?;
     let query = query.map_err(input::query_error)?;
     let budget = query.budget(DEFAULT_MATCH_BUDGET_MS)?;
     let loaded = play::open(&app, auth.player, &path).await?;

@@ -12,6 +12,11 @@ pub mod reversi;
 
 pub(crate) use crate::rng::SplitMix64;
 
+/// The version of the exact solvers' verdicts, stored beside every cached solved position:
+/// raised when a change could change a verdict, so that the verdicts of an older solver are
+/// neither read nor kept.
+pub const SOLVER_VERSION: i16 = 1;
+
 /// What a search may spend.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits<'a> {

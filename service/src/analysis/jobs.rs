@@ -31,6 +31,7 @@ use domain::search::Limits;
 use crate::analysis::searches::{JobSlot, StopOnDrop};
 use crate::analysis::solved;
 use crate::error::{Error, unexpected};
+use crate::metrics::Limit;
 use crate::reasons::Missing;
 use crate::state::AppState;
 
@@ -172,22 +173,73 @@ fn millis(d: Duration) -> i64 {
 
 /// Queues a job for `pos` (an unfinished position) on behalf of `player`, under `job_id`: a
 /// retry with the same id finds the job it queued. A position already solved is answered from
-/// the cache at once: its job is done as it is queued.
+/// the cache at once: its job is done as it is queued. A position that an open job is searching
+/// joins that job (its leader) and gets its answer when it ends. A player has at most
+/// `DISCS_JOBS_PER_PLAYER` jobs open (`JobsLimit` beyond).
 pub async fn queue(
     app: &AppState,
     player: PlayerId,
     job_id: JobId,
     pos: &AnyPosition,
 ) -> Result<JobView, Error> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let known = solved::lookup(&client, pos).await?;
-    insert(&client, app, player, job_id, pos, known.as_ref()).await?;
-    if known.is_none() {
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    if let Some(job) = view(&tx, job_id).await? {
+        return Ok(job);
+    }
+    let room = room_for_jobs(&tx, app, player).await?;
+    if room == 0 {
+        app.metrics.refused(Limit::Jobs);
+        return Err(Error::JobsLimit(app.jobs.per_player));
+    }
+    let known = solved::lookup(&tx, pos).await?;
+    let leader: Option<Uuid> = match known {
+        Some(_) => None,
+        None => tx
+            .query_opt(
+                "SELECT job_id FROM analysis_jobs \
+                 WHERE key = $1 AND status IN ('queued', 'running') AND leader IS NULL \
+                 ORDER BY created_at LIMIT 1",
+                &[&pos.canonical().0],
+            )
+            .await
+            .map_err(unexpected)?
+            .map(|row| row.get(0)),
+    };
+    insert(&tx, app, player, job_id, pos, known.as_ref(), leader).await?;
+    tx.commit().await.map_err(unexpected)?;
+    if known.is_none() && leader.is_none() {
         app.jobs.wake.notify_one();
     }
     view(&client, job_id)
         .await?
         .ok_or_else(|| Error::from(anyhow::anyhow!("job {job_id} vanished as it was queued")))
+}
+
+/// How many more jobs `player` may open now (`DISCS_JOBS_PER_PLAYER` less those open), inside
+/// the caller's transaction, which holds the player's lock from here on: the count and the
+/// insert that follows are one step for concurrent requests of one player.
+async fn room_for_jobs(
+    tx: &deadpool_postgres::Transaction<'_>,
+    app: &AppState,
+    player: PlayerId,
+) -> Result<u32, Error> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('analysis_jobs:' || $1::uuid::text, 0))",
+        &[&player.as_uuid()],
+    )
+    .await
+    .map_err(unexpected)?;
+    let open: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM analysis_jobs \
+             WHERE player_id = $1 AND status IN ('queued', 'running')",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?
+        .get(0);
+    Ok(u32::try_from(i64::from(app.jobs.per_player) - open).unwrap_or(0))
 }
 
 /// Queues jobs for the positions of a match whose analysis was not exact, each under its own
@@ -198,20 +250,26 @@ pub async fn queue_missing(
     player: PlayerId,
     positions: &[(JobId, AnyPosition)],
 ) -> Result<Vec<JobId>, Error> {
-    let client = app.pool.get().await.map_err(unexpected)?;
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let mut room = room_for_jobs(&tx, app, player).await?;
     let keys: Vec<String> = positions.iter().map(|(_, pos)| pos.canonical().0).collect();
     let open: HashSet<String> = first_column(
-        &client,
+        &tx,
         "SELECT key FROM analysis_jobs WHERE key = ANY($1) AND status IN ('queued', 'running')",
         &keys,
     )
     .await?;
     let mut queued = 0;
     for ((job_id, pos), key) in positions.iter().zip(&keys) {
-        if !open.contains(key) {
-            queued += insert(&client, app, player, *job_id, pos, None).await?;
+        // Within the player's cap: the rest is queued when the analysis is asked again.
+        if !open.contains(key) && room > 0 {
+            let n = insert(&tx, app, player, *job_id, pos, None, None).await?;
+            queued += n;
+            room -= u32::from(n > 0);
         }
     }
+    tx.commit().await.map_err(unexpected)?;
     if queued > 0 {
         app.jobs.wake.notify_one();
     }
@@ -248,7 +306,8 @@ where
         .collect())
 }
 
-/// Inserts a job, done at once when `known`; how many rows were written (0 for a retry).
+/// Inserts a job, done at once when `known`, joining `leader`'s search when given; how many
+/// rows were written (0 for a retry).
 async fn insert(
     client: &impl GenericClient,
     app: &AppState,
@@ -256,6 +315,7 @@ async fn insert(
     job_id: JobId,
     pos: &AnyPosition,
     known: Option<&Analysis>,
+    leader: Option<Uuid>,
 ) -> Result<u64, Error> {
     let (key, _) = pos.canonical();
     let now = app.now();
@@ -263,8 +323,8 @@ async fn insert(
     client
         .execute(
             "INSERT INTO analysis_jobs (job_id, player_id, game, board, side, key, status, \
-             cap_ms, score, best_moves, exact, created_at, finished_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+             cap_ms, score, best_moves, exact, created_at, finished_at, leader) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
              ON CONFLICT (job_id) DO NOTHING",
             &[
                 &job_id.as_uuid(),
@@ -280,6 +340,7 @@ async fn insert(
                 &known.map(|k| k.exact),
                 &now,
                 &known.map(|_| now),
+                &leader,
             ],
         )
         .await
@@ -330,8 +391,9 @@ pub struct Claimed {
     pub attempt: i32,
 }
 
-/// Claims the oldest open job no live lease holds: a queued one, or a running one whose
-/// instance stopped renewing its lease.
+/// Claims the oldest open job no live lease holds: a queued one (unless it follows an open
+/// leader: a follower whose leader ended without settling it is searched on its own), or a
+/// running one whose instance stopped renewing its lease.
 pub async fn claim(app: &AppState) -> Result<Option<Claimed>, Error> {
     let now = app.now();
     let client = app.pool.get().await.map_err(unexpected)?;
@@ -339,9 +401,12 @@ pub async fn claim(app: &AppState) -> Result<Option<Claimed>, Error> {
         .query_opt(
             "UPDATE analysis_jobs j SET status = 'running', owner = $1, lease_until = $3, \
              attempts = j.attempts + 1 \
-             FROM (SELECT job_id FROM analysis_jobs \
-                   WHERE status = 'queued' OR (status = 'running' AND lease_until < $2) \
-                   ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED) c \
+             FROM (SELECT job_id FROM analysis_jobs o \
+                   WHERE (o.status = 'queued' AND NOT EXISTS ( \
+                              SELECT 1 FROM analysis_jobs l WHERE l.job_id = o.leader \
+                                 AND l.status IN ('queued', 'running'))) \
+                      OR (o.status = 'running' AND o.lease_until < $2) \
+                   ORDER BY o.created_at LIMIT 1 FOR UPDATE OF o SKIP LOCKED) c \
              WHERE j.job_id = c.job_id \
              RETURNING j.job_id, j.game, j.board, j.side, j.cap_ms, j.nodes, j.elapsed_ms, \
                        j.attempts",
@@ -661,10 +726,113 @@ async fn finish(
         &millis(elapsed),
         &app.now(),
     ];
-    Ok(ended(
-        update_own(app, job, set, &params).await?,
-        Ended::Done,
-    ))
+    let held = update_own(app, job, set, &params).await?;
+    if held {
+        settle_followers(app, job, Settled::Done(analysis, nodes, elapsed)).await?;
+    }
+    Ok(ended(held, Ended::Done))
+}
+
+/// How a leader ended, for the jobs that joined it.
+enum Settled<'a> {
+    Done(&'a Analysis, u64, Duration),
+    Failed(Failure),
+}
+
+/// Ends the jobs that joined `leader` as it ended: its answer, each in its own orientation
+/// (through the canonical one), or its failure.
+async fn settle_followers(app: &AppState, leader: &Claimed, how: Settled<'_>) -> Result<(), Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let now = app.now();
+    let id = leader.job_id.as_uuid();
+    let (analysis, nodes, elapsed) = match how {
+        Settled::Failed(failure) => {
+            client
+                .execute(
+                    "UPDATE analysis_jobs SET status = 'failed', error = $2, finished_at = $3 \
+                     WHERE leader = $1 AND status = 'queued'",
+                    &[&id, &failure.code(), &now],
+                )
+                .await
+                .map_err(unexpected)?;
+            return Ok(());
+        }
+        Settled::Done(analysis, nodes, elapsed) => (analysis, nodes, elapsed),
+    };
+    let Ok(from) = leader.position() else {
+        return Ok(());
+    };
+    let (_, from_s) = from.canonical();
+    let canonical: Vec<String> = analysis
+        .best_moves
+        .iter()
+        .map(|m| from.move_to_canonical(m, from_s))
+        .collect::<Result<_, _>>()
+        .map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT job_id, game, board, side FROM analysis_jobs \
+             WHERE leader = $1 AND status = 'queued'",
+            &[&id],
+        )
+        .await
+        .map_err(unexpected)?;
+    for row in rows {
+        let follower = Claimed {
+            job_id: JobId::from_uuid(row.get(0)),
+            game: row.get(1),
+            board: row.get(2),
+            side: row.get(3),
+            cap: leader.cap,
+            nodes: 0,
+            elapsed: Duration::ZERO,
+            attempt: 0,
+        };
+        // A follower that does not read back is left to be claimed on its own (and fail).
+        let Ok(pos) = follower.position() else {
+            continue;
+        };
+        let (_, s) = pos.canonical();
+        let best_moves: Vec<String> = canonical
+            .iter()
+            .map(|m| pos.move_from_canonical(m, s))
+            .collect::<Result<_, _>>()
+            .map_err(unexpected)?;
+        client
+            .execute(
+                "UPDATE analysis_jobs SET status = 'done', score = $2, best_moves = $3, \
+                 exact = $4, nodes = $5, elapsed_ms = $6, finished_at = $7 \
+                 WHERE job_id = $1 AND status = 'queued'",
+                &[
+                    &follower.job_id.as_uuid(),
+                    &analysis.score,
+                    &best_moves,
+                    &analysis.exact,
+                    &count(nodes),
+                    &millis(elapsed),
+                    &now,
+                ],
+            )
+            .await
+            .map_err(unexpected)?;
+    }
+    Ok(())
+}
+
+/// Deletes the jobs that ended (done or failed) longer ago than `DISCS_JOB_KEEP_HOURS`; how
+/// many. An open job is never purged, and neither is a leader whose followers are still open.
+pub async fn purge(app: &AppState) -> Result<u64, Error> {
+    let before = app.now() - app.jobs.kept;
+    let client = app.pool.get().await.map_err(unexpected)?;
+    client
+        .execute(
+            "DELETE FROM analysis_jobs j WHERE j.finished_at < $1 \
+             AND NOT EXISTS (SELECT 1 FROM analysis_jobs f WHERE f.leader = j.job_id \
+                             AND f.status IN ('queued', 'running'))",
+            &[&before],
+        )
+        .await
+        .map_err(unexpected)
 }
 
 /// Ends a job as failed: `failure` is stored (its code) and shown, `cause` only logged.
@@ -677,6 +845,9 @@ async fn fail(
     tracing::warn!(job = %job.job_id, failure = failure.code(), cause, "analysis job failed");
     let set = "status = 'failed', error = $3, finished_at = $4, owner = NULL, lease_until = NULL";
     let held = update_own(app, job, set, &[&failure.code(), &app.now()]).await?;
+    if held {
+        settle_followers(app, job, Settled::Failed(failure)).await?;
+    }
     Ok(ended(held, Ended::Failed))
 }
 

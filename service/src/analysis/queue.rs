@@ -1,4 +1,5 @@
-//! `Jobs`: this instance's side of the analysis jobs (its owner id, the cap, the wake-up), held
+//! `Jobs`: this instance's side of the analysis jobs (its owner id, the caps, how long finished
+//! jobs and solved positions are kept, the wake-up), held
 //! by `AppState` and kept apart from the runner in `jobs`, which reads `AppState`.
 
 use std::time::Duration;
@@ -12,15 +13,29 @@ pub struct Jobs {
     pub instance: Uuid,
     /// How long one job may search, its attempts together.
     pub cap: Duration,
+    /// Jobs one player may have open at once.
+    pub per_player: u32,
+    /// How long a finished job is kept.
+    pub kept: time::Duration,
+    /// How long a solved position is kept in the cache.
+    pub solved_kept: time::Duration,
     /// Wakes this instance's runner when a job is queued here.
     pub wake: Notify,
 }
 
 impl Jobs {
-    pub fn new(cap: Duration) -> Jobs {
+    pub fn new(
+        cap: Duration,
+        per_player: u32,
+        kept: time::Duration,
+        solved_kept: time::Duration,
+    ) -> Jobs {
         Jobs {
             instance: Uuid::new_v4(),
             cap,
+            per_player,
+            kept,
+            solved_kept,
             wake: Notify::new(),
         }
     }

@@ -2,7 +2,9 @@
 //! canonical form of its position under the game's symmetries, and any instance answers that
 //! position, or any of its images, from it at once (`POST /v1/analysis`, match analyses and
 //! jobs). The CPU levels never read it, so a CPU choice stays a pure function of the position
-//! and the match's seed.
+//! and the match's seed. Each verdict keeps the solver version that produced it: only the
+//! current version's are read, and [`purge`] drops the others and those older than the
+//! retention period.
 
 use std::collections::HashMap;
 
@@ -13,6 +15,7 @@ use time::OffsetDateTime;
 
 use domain::analysis::Analysis;
 use domain::games::AnyPosition;
+use domain::search::SOLVER_VERSION;
 
 use crate::error::{Error, unexpected};
 
@@ -47,8 +50,9 @@ pub async fn lookup_all(
     let wanted: Vec<&str> = keys.iter().map(|(key, _)| key.as_str()).collect();
     let rows = client
         .query(
-            "SELECT key, score, best_moves FROM solved_positions WHERE key = ANY($1)",
-            &[&wanted],
+            "SELECT key, score, best_moves FROM solved_positions \
+             WHERE key = ANY($1) AND solver = $2",
+            &[&wanted, &SOLVER_VERSION],
         )
         .await
         .map_err(unexpected)?;
@@ -79,7 +83,8 @@ pub async fn lookup_all(
 }
 
 /// Stores an exact verdict on `pos` (its best moves in `pos`'s orientation); an estimate is
-/// not stored. The first store of a position wins: an exact verdict is the same every time.
+/// not stored. The first store of a position wins (an exact verdict is the same every time),
+/// unless an older solver version stored it.
 pub async fn store(
     client: &impl GenericClient,
     pos: &AnyPosition,
@@ -115,14 +120,30 @@ pub async fn store_all(
     }
     client
         .execute(
-            "INSERT INTO solved_positions (key, game, score, best_moves, solved_at) \
+            "INSERT INTO solved_positions AS p (key, game, score, best_moves, solved_at, solver) \
              SELECT k, g, s, CASE WHEN m = '' THEN '{}'::text[] \
-                                  ELSE string_to_array(m, ' ') END, $5 \
+                                  ELSE string_to_array(m, ' ') END, $5, $6 \
              FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[]) AS u(k, g, s, m) \
-             ON CONFLICT (key) DO NOTHING",
-            &[&keys, &games, &scores, &moves, &at],
+             ON CONFLICT (key) DO UPDATE SET score = EXCLUDED.score, \
+                 best_moves = EXCLUDED.best_moves, solved_at = EXCLUDED.solved_at, \
+                 solver = EXCLUDED.solver \
+             WHERE p.solver <> EXCLUDED.solver",
+            &[&keys, &games, &scores, &moves, &at, &SOLVER_VERSION],
         )
         .await
         .map_err(unexpected)?;
     Ok(())
+}
+
+/// Deletes the cached verdicts of other solver versions and those stored before `before`; how
+/// many.
+pub async fn purge(client: &impl GenericClient, before: OffsetDateTime) -> Result<u64, Error> {
+    client
+        .execute(
+            "DELETE FROM solved_positions \
+             WHERE solver < $1 OR solver > $1 OR (solver = $1 AND solved_at < $2)",
+            &[&SOLVER_VERSION, &before],
+        )
+        .await
+        .map_err(unexpected)
 }
