@@ -178,12 +178,16 @@ async function replay(view, match, game) {
   const renderList = () => {
     list.replaceChildren(...plies.map((p) => {
       const a = judged[p.ply];
-      const mistake = a && a.score_after < a.score_before;
-      return h('li', { 'data-ply': p.ply, class: mistake ? 'mistake' : '' },
+      // The solver's verdict on the move (exact values only): best, inaccuracy or error; an
+      // estimate that dropped is still marked as a possible mistake.
+      const quality = a && (a.quality || (a.score_after < a.score_before ? 'mistake' : null));
+      const flagged = quality && quality !== 'best';
+      return h('li', { 'data-ply': p.ply, 'data-quality': (a && a.quality) || '', class: flagged ? 'mistake' : '' },
         h('button', { type: 'button', onclick: () => showPly(p.ply) }, p.ply === 0 ? t('match.startPos') : `${p.ply}. ${p.move}`),
         a ? h('span', { class: 'judged' }, ` ${t('match.scoreBeforeAfter', { before: a.score_before, after: a.score_after })}`,
           a.best_moves.length ? ` · ${t('match.best', { moves: a.best_moves.join(', ') })}` : '',
-          mistake ? h('strong', { class: 'flag' }, ` ✗ ${t('match.mistake')}`) : '',
+          quality ? h('strong', { class: `flag quality-${quality}` }, ` ${quality === 'best' ? '✓' : '✗'} ${t(`match.quality.${quality}`)}`) : '',
+          a.critical ? ` · ${t('match.critical')}` : '',
           ` · ${a.exact ? t('match.exact') : t('match.estimate')}`) : null);
     }));
     showPly(at);

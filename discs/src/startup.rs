@@ -301,6 +301,9 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
         state.clone(),
         state.searches.job_runners(),
     )));
+    background.push(tokio::spawn(service::analysis::quality::run_forever(
+        state.clone(),
+    )));
     background.push(tokio::spawn(service::ranked::waves_forever(state.clone())));
     background
 }

@@ -1,5 +1,7 @@
 //! Fair play's pure rules: which positions of a live ranked match are kept from analysis (the
-//! guard's keys), up to the games' symmetries and beyond the public opening.
+//! guard's keys), up to the games' symmetries and beyond the public opening; and how a move
+//! compares with the solver's values (its [`Quality`], and whether its position was
+//! [critical](is_critical)).
 //!
 //! A live ranked match whose position lies beyond the opening publishes its canonical key
 //! ([`AnyPosition::canonical`]) and depth ([`AnyPosition::ply`]: discs placed); a question about
@@ -49,6 +51,79 @@ pub fn touches(asked: &AnyPosition, public: u32, live: &str) -> bool {
     from.legal_moves().iter().any(|mv| {
         let mut next = from;
         next.play(mv).is_ok() && next.canonical().0 == asked_key
+    })
+}
+
+/// How a move compares with the best one, by the exact values of the position before it and
+/// after it, both for the side that moved (SPEC §6 conventions: positive wins, zero draws).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Quality {
+    /// The move keeps the position's value.
+    Best,
+    /// The same outcome (win, draw or loss), with a worse margin or a longer way to it.
+    Inaccuracy,
+    /// The outcome is lost: a win given up, or a draw turned into a loss.
+    Error,
+}
+
+impl Quality {
+    pub const ALL: [Quality; 3] = [Quality::Best, Quality::Inaccuracy, Quality::Error];
+
+    /// Its wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Quality::Best => "best",
+            Quality::Inaccuracy => "inaccuracy",
+            Quality::Error => "error",
+        }
+    }
+}
+
+/// The quality of a move from the exact values before and after it.
+pub fn quality(before: i32, after: i32) -> Quality {
+    if after >= before {
+        Quality::Best
+    } else if after.signum() == before.signum() {
+        Quality::Inaccuracy
+    } else {
+        Quality::Error
+    }
+}
+
+/// Whether `pos`, solved with `best_moves` moves keeping its value, is a *critical* position:
+/// a choice that shows skill. It has at least two legal moves of different values (not every
+/// move is best), and it is neither a one-move win (the side to move can end the game winning
+/// at once) nor a forced block (after every move but one, or all, the opponent can end it
+/// winning with its next move).
+pub fn is_critical(pos: &AnyPosition, best_moves: usize) -> bool {
+    if pos.outcome().is_some() || pos.must_pass() {
+        return false;
+    }
+    let legal = pos.legal_moves();
+    if legal.len() < 2 || best_moves == 0 || best_moves >= legal.len() {
+        return false;
+    }
+    if wins_at_once(pos) {
+        return false;
+    }
+    // The moves after which the opponent cannot win at once: one (a forced block) or none (a
+    // double threat) leaves no choice.
+    let safe = legal
+        .iter()
+        .filter(|mv| {
+            let mut next = *pos;
+            next.play(mv).is_ok() && !wins_at_once(&next)
+        })
+        .count();
+    safe >= 2
+}
+
+/// Whether the side to move has a move that ends the game with its win.
+fn wins_at_once(pos: &AnyPosition) -> bool {
+    let side = pos.side_to_move();
+    pos.legal_moves().iter().any(|mv| {
+        let mut next = *pos;
+        next.play(mv).is_ok() && next.outcome().is_some_and(|o| o.winner == Some(side))
     })
 }
 
@@ -173,6 +248,40 @@ mod tests {
         let mut passed = live;
         passed.pass();
         assert!(touches(&passed, 12, &key));
+    }
+
+    #[test]
+    fn a_move_is_best_an_inaccuracy_or_an_error_by_the_values_around_it() {
+        // Four in a Row: +18 wins with the 4th disc, 0 draws, negative loses.
+        assert_eq!(quality(18, 18), Quality::Best);
+        assert_eq!(quality(-3, -3), Quality::Best);
+        assert_eq!(quality(18, 15), Quality::Inaccuracy, "a slower win");
+        assert_eq!(quality(-3, -9), Quality::Inaccuracy, "a quicker loss");
+        assert_eq!(quality(18, 0), Quality::Error, "a win given up");
+        assert_eq!(quality(0, -2), Quality::Error, "a draw lost");
+        assert_eq!(quality(2, -2), Quality::Error);
+        // Reversi: the final disc difference.
+        assert_eq!(quality(10, 4), Quality::Inaccuracy);
+        assert_eq!(quality(0, 0), Quality::Best);
+    }
+
+    #[test]
+    fn critical_positions_exclude_one_move_wins_forced_blocks_and_equal_choices() {
+        // Red (to move) has three in column 4: a one-move win.
+        let win = after(GameId::FourInARow, "414141");
+        assert!(!is_critical(&win, 1));
+        // Yellow to move must block column 4: a forced block.
+        let block = after(GameId::FourInARow, "41414");
+        assert!(!is_critical(&block, 1));
+        // A quiet middle game position with one best move among seven is critical ...
+        let quiet = after(GameId::FourInARow, "4453361");
+        assert!(is_critical(&quiet, 1));
+        // ... but not when every move is best, or with no exact best move.
+        assert!(!is_critical(&quiet, 7));
+        assert!(!is_critical(&quiet, 0));
+        // Reversi has no forced block in this sense; a position with one best move is critical.
+        let reversi = after(GameId::Reversi, "f5d6c3d3c4f4");
+        assert!(is_critical(&reversi, 1));
     }
 
     #[test]

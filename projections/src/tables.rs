@@ -39,7 +39,8 @@ pub async fn apply(
         }
         Projection::History => {
             let finished = facts::finished_in(client, events).await?;
-            write_history(client, &finished).await
+            write_history(client, &finished).await?;
+            queue_assessments(client, &finished).await
         }
         Projection::Queue => apply_queue(client, events).await,
     }
@@ -281,6 +282,32 @@ async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Re
                 &ended_at,
                 &ended_position,
             ],
+        )
+        .await?;
+    Ok(())
+}
+
+/// The history's outbox: each finished ranked match is queued for its move-quality assessment
+/// (`move_quality_pending`, migration V14), in the batch's transaction, once. Not one of the
+/// projection's tables: a rebuild queues the matches again (in `public`, where the table
+/// lives), and the assessment skips those already done.
+async fn queue_assessments(
+    client: &impl GenericClient,
+    finished: &[Finished],
+) -> Result<(), Error> {
+    let (ids, at): (Vec<Uuid>, Vec<OffsetDateTime>) = finished
+        .iter()
+        .filter(|f| f.ranked)
+        .map(|f| (f.match_id.as_uuid(), f.ended_at))
+        .unzip();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    client
+        .execute(
+            "INSERT INTO public.move_quality_pending (match_id, queued_at) \
+             SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) ON CONFLICT DO NOTHING",
+            &[&ids, &at],
         )
         .await?;
     Ok(())

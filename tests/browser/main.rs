@@ -354,6 +354,22 @@ async fn solo_game_then_replay(site: &Site, game: GameId) {
         .wait("document.querySelectorAll('#move-list .judged').length")
         .await;
     assert_eq!(judged, json!(last), "one judgement per move");
+    // The last move, one from the end, is judged exactly: its quality is shown.
+    let quality = w
+        .wait(&format!(
+            "document.querySelector('#move-list li[data-ply=\"{last}\"]').dataset.quality"
+        ))
+        .await;
+    assert!(
+        ["best", "inaccuracy", "error"].contains(&quality.as_str().unwrap_or("")),
+        "{quality}"
+    );
+    let flag = w
+        .wait(&format!(
+            "document.querySelector('#move-list li[data-ply=\"{last}\"] .flag').textContent"
+        ))
+        .await;
+    assert!(flag.as_str().is_some_and(|f| !f.trim().is_empty()), "{flag}");
 }
 
 #[tokio::test]

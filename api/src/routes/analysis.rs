@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use domain::analysis::{Analyser, Analysis, AnalysisError, game_positions, position_after};
+use domain::fairplay;
 use domain::games::{AnyPosition, GameId, Side};
 use domain::ids::{JobId, PlayerId};
 use domain::search::Limits;
@@ -139,9 +140,36 @@ pub struct PlyJudged {
     score_after: i32,
     best_moves: Vec<String>,
     exact: bool,
+    /// How the move compares with the best one, when both values are exact: `best` (it keeps
+    /// the value), `inaccuracy` (the same outcome, a worse margin or a longer way), `error`
+    /// (the outcome lost); null otherwise.
+    quality: Option<MoveQuality>,
+    /// Whether the position before the move was critical: exact, at least two legal moves of
+    /// different values, and neither a one-move win nor a forced block (the positions the
+    /// fair-play statistics count).
+    critical: bool,
     /// `cache` when the position before the move was solved before (by any analysis, here or
     /// on another instance), `search` when it was searched now.
     source: Source,
+}
+
+/// A move's quality (`domain::fairplay::Quality`).
+#[derive(Serialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub enum MoveQuality {
+    Best,
+    Inaccuracy,
+    Error,
+}
+
+impl MoveQuality {
+    fn of(q: fairplay::Quality) -> MoveQuality {
+        match q {
+            fairplay::Quality::Best => MoveQuality::Best,
+            fairplay::Quality::Inaccuracy => MoveQuality::Inaccuracy,
+            fairplay::Quality::Error => MoveQuality::Error,
+        }
+    }
 }
 
 impl PositionBody {
@@ -273,9 +301,13 @@ pub async fn of_match(
         .map(|(i, (pos, _))| (jobs::match_job_id(match_id.as_uuid(), i + 1), *pos))
         .collect();
     let jobs = jobs::queue_missing(&app, auth.player, &owed).await?;
-    let plies = (judged.plies.into_iter().zip(cached))
-        .map(|(p, cached)| PlyJudged {
+    let plies = (judged.plies.into_iter().zip(cached).zip(&before))
+        .map(|((p, cached), (pos, _))| PlyJudged {
             ply: p.ply,
+            quality: p
+                .exact
+                .then(|| MoveQuality::of(fairplay::quality(p.score_before, p.score_after))),
+            critical: p.exact && fairplay::is_critical(pos, p.best_moves.len()),
             mv: p.mv,
             score_before: p.score_before,
             score_after: p.score_after,
