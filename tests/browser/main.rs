@@ -369,7 +369,10 @@ async fn solo_game_then_replay(site: &Site, game: GameId) {
             "document.querySelector('#move-list li[data-ply=\"{last}\"] .flag').textContent"
         ))
         .await;
-    assert!(flag.as_str().is_some_and(|f| !f.trim().is_empty()), "{flag}");
+    assert!(
+        flag.as_str().is_some_and(|f| !f.trim().is_empty()),
+        "{flag}"
+    );
 }
 
 #[tokio::test]
