@@ -25,6 +25,8 @@ function display(value) {
   if (value && typeof value === 'object') {
     return h('dl', {}, Object.entries(value).flatMap(([k, v]) => [h('dt', { text: k }), h('dd', {}, display(v))]));
   }
+  // A replay's address (an engine-assistance flag's evidence) is a link to it.
+  if (typeof value === 'string' && /^\/matches\/[0-9a-f-]{36}$/.test(value)) return h('a', { href: value, text: value });
   return document.createTextNode(value === null ? '—' : typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : String(value));
 }
 

@@ -221,6 +221,7 @@ fn app_state(
             config.jobs_per_player,
             time::Duration::hours(i64::from(config.job_keep_hours)),
             time::Duration::days(i64::from(config.solved_keep_days)),
+            config.quality_ply_nodes,
         )),
         metrics: Arc::new(Metrics::default()),
         searches: Arc::new(Searches::new(

@@ -127,6 +127,125 @@ fn wins_at_once(pos: &AnyPosition) -> bool {
     })
 }
 
+/// One critical position a player met, as the engine-assistance statistic reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CriticalMove {
+    /// The player's rating before the match.
+    pub rating: f64,
+    /// How many moves kept the position's value, and how many were legal: a random choice is
+    /// optimal `best / legal` of the time.
+    pub best: u32,
+    pub legal: u32,
+    /// Whether the player's move kept the value.
+    pub optimal: bool,
+    /// How long the player took.
+    pub think_ms: i64,
+}
+
+impl CriticalMove {
+    /// The share of optimal moves a random choice gets here.
+    pub fn chance(&self) -> f64 {
+        f64::from(self.best.min(self.legal)) / f64::from(self.legal.max(1))
+    }
+}
+
+/// Width of the rating bands the expected skill is calibrated in.
+pub const BAND_WIDTH: f64 = 200.0;
+/// Pseudo-positions of the whole ladder's skill each band starts from (a band with few
+/// positions leans on the ladder's average).
+pub const BAND_PRIOR: f64 = 20.0;
+
+/// The ladder's skill at critical positions by rating band: per band, the optimal moves beyond
+/// chance (`Σ optimal − chance`) over the room chance leaves (`Σ 1 − chance`). The model: a
+/// player of rating r plays a critical position's optimal move with probability
+/// `chance + (1 − chance) · skill(r)`, skill being their band's (calibrated on the ladder's own
+/// players, leaving out the player under test), shrunk toward the whole ladder's.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Calibration {
+    bands: std::collections::BTreeMap<i64, (f64, f64)>,
+    all: (f64, f64),
+}
+
+impl Calibration {
+    /// The band of a rating.
+    pub fn band(rating: f64) -> i64 {
+        (rating / BAND_WIDTH).floor() as i64
+    }
+
+    /// Counts `moves` in (`sign` 1.0) or out (`sign` −1.0: leaving a player out).
+    pub fn add(&mut self, moves: &[CriticalMove], sign: f64) {
+        for m in moves {
+            let c = m.chance();
+            let excess = sign * (f64::from(u8::from(m.optimal)) - c);
+            let room = sign * (1.0 - c);
+            let band = self.bands.entry(Self::band(m.rating)).or_default();
+            band.0 += excess;
+            band.1 += room;
+            self.all.0 += excess;
+            self.all.1 += room;
+        }
+    }
+
+    /// The expected skill of a player of `rating` (0: chance, 1: always optimal), kept below 1
+    /// so that a perfect record is never what is expected.
+    pub fn skill(&self, rating: f64) -> f64 {
+        let overall = if self.all.1 > 1e-9 {
+            (self.all.0 / self.all.1).clamp(0.0, 0.99)
+        } else {
+            0.5
+        };
+        let (excess, room) = self
+            .bands
+            .get(&Self::band(rating))
+            .copied()
+            .unwrap_or_default();
+        ((excess + BAND_PRIOR * overall) / (room + BAND_PRIOR)).clamp(0.0, 0.99)
+    }
+}
+
+/// What a player's critical positions say, against what their rating leads to expect.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Evidence {
+    pub critical: u32,
+    pub optimal: u32,
+    /// The optimal moves expected (the sum of each position's probability).
+    pub expected: f64,
+    /// `(optimal − expected) / sd`, the standard score of the optimal moves.
+    pub z: f64,
+    /// The coefficient of variation of the thinking times (standard deviation over mean): a
+    /// human's times vary widely; a steady relay of an engine's answers does not. `None` when
+    /// the mean is zero.
+    pub think_cv: Option<f64>,
+}
+
+/// The evidence of `moves` (one player's critical positions) under `calibration`.
+pub fn evidence(moves: &[CriticalMove], calibration: &Calibration) -> Evidence {
+    let (mut expected, mut variance, mut optimal) = (0.0, 0.0, 0u32);
+    for m in moves {
+        let c = m.chance();
+        let p = c + (1.0 - c) * calibration.skill(m.rating);
+        expected += p;
+        variance += p * (1.0 - p);
+        optimal += u32::from(m.optimal);
+    }
+    let z = (f64::from(optimal) - expected) / variance.sqrt().max(1e-9);
+    let n = moves.len() as f64;
+    let mean = moves.iter().map(|m| m.think_ms as f64).sum::<f64>() / n.max(1.0);
+    let sd = (moves
+        .iter()
+        .map(|m| (m.think_ms as f64 - mean).powi(2))
+        .sum::<f64>()
+        / n.max(1.0))
+    .sqrt();
+    Evidence {
+        critical: moves.len() as u32,
+        optimal,
+        expected,
+        z,
+        think_cv: (mean > 0.0).then(|| sd / mean),
+    }
+}
+
 /// The position a canonical key names (`game:rows:colour`), if it reads as one.
 pub fn position_of_key(key: &str) -> Option<AnyPosition> {
     let mut parts = key.splitn(3, ':');
@@ -282,6 +401,56 @@ mod tests {
         // Reversi has no forced block in this sense; a position with one best move is critical.
         let reversi = after(GameId::Reversi, "f5d6c3d3c4f4");
         assert!(is_critical(&reversi, 1));
+    }
+
+    fn critical(rating: f64, best: u32, legal: u32, optimal: bool) -> CriticalMove {
+        CriticalMove {
+            rating,
+            best,
+            legal,
+            optimal,
+            think_ms: 1000,
+        }
+    }
+
+    #[test]
+    fn the_expected_skill_is_the_bands_excess_over_chance_shrunk_to_the_ladder() {
+        let mut c = Calibration::default();
+        // A band at 1500 whose players find the one best move of four half the time: chance is
+        // 1/4, so the excess is 1/4 of a room of 3/4 per position: skill 1/3.
+        let band: Vec<CriticalMove> = (0..400)
+            .map(|i| critical(1500.0, 1, 4, i % 2 == 0))
+            .collect();
+        c.add(&band, 1.0);
+        assert!(
+            (c.skill(1550.0) - 1.0 / 3.0).abs() < 0.01,
+            "{}",
+            c.skill(1550.0)
+        );
+        // An empty band leans on the ladder's skill.
+        assert!((c.skill(2300.0) - 1.0 / 3.0).abs() < 1e-9);
+        // Left out again, nothing remains: the default.
+        c.add(&band, -1.0);
+        assert!((c.skill(1550.0) - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_perfect_record_stands_out_and_an_ordinary_one_does_not() {
+        let mut c = Calibration::default();
+        let ladder: Vec<CriticalMove> = (0..600)
+            .map(|i| critical(1500.0, 1, 5, i % 3 == 0))
+            .collect();
+        c.add(&ladder, 1.0);
+        let perfect: Vec<CriticalMove> = (0..60).map(|_| critical(1500.0, 1, 5, true)).collect();
+        let e = evidence(&perfect, &c);
+        assert_eq!((e.critical, e.optimal), (60, 60));
+        assert!(e.z > 4.75, "{e:?}");
+        let ordinary: Vec<CriticalMove> = (0..60)
+            .map(|i| critical(1500.0, 1, 5, i % 3 == 1))
+            .collect();
+        let e = evidence(&ordinary, &c);
+        assert!(e.z.abs() < 2.0, "{e:?}");
+        assert_eq!(e.think_cv, Some(0.0));
     }
 
     #[test]

@@ -446,6 +446,14 @@ pub struct FlagRules {
     /// A ranked loss is "very short" below this many plies (Four in a Row, Reversi).
     pub short_loss_plies_four_in_a_row: u32,
     pub short_loss_plies_reversi: u32,
+    /// A player is flagged for engine assistance when the optimal moves at the critical
+    /// positions of their most recent ranked games in a game stand this many standard
+    /// deviations above what their rating leads to expect...
+    pub engine_z: f64,
+    /// ... over their last this many assessed ranked games of that game ...
+    pub engine_recent_games: u32,
+    /// ... holding at least this many critical positions.
+    pub engine_min_critical: u32,
 }
 
 impl Default for FlagRules {
@@ -457,6 +465,10 @@ impl Default for FlagRules {
             // The quickest possible win takes 7 plies in Four in a Row and 9 in Reversi.
             short_loss_plies_four_in_a_row: 11,
             short_loss_plies_reversi: 16,
+            // Regan's bar for a statistical case on its own.
+            engine_z: 4.75,
+            engine_recent_games: 40,
+            engine_min_critical: 20,
         }
     }
 }
@@ -479,6 +491,27 @@ pub enum Flag {
         winner: PlayerId,
         plies: u32,
         reason: String,
+    },
+    /// A player who finds the solver's moves more often than anyone of their rating
+    /// (`service::analysis::fair::engine_flags`, over the move-quality assessments).
+    EngineAssistance {
+        game: GameId,
+        player: PlayerId,
+        /// The ranked matches the statistic covers, newest first.
+        matches: Vec<MatchId>,
+        /// Their replays.
+        replays: Vec<String>,
+        /// Critical positions met in them, and how many the player solved optimally.
+        critical: u32,
+        optimal: u32,
+        optimal_share: f64,
+        /// The share the ladder's players of the same ratings reach on those positions.
+        expected_share: f64,
+        /// The standard score of the optimal moves (flagged from `engine_z`).
+        z: f64,
+        /// The coefficient of variation of the player's thinking times at those positions
+        /// (the second signal: a relay of an engine's answers is steady); null without time.
+        think_cv: Option<f64>,
     },
 }
 

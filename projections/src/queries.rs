@@ -377,3 +377,21 @@ pub async fn latest_rebuild(
         error: r.get(5),
     }))
 }
+
+/// Each player's rating before each of `matches` (ranked matches, from `rating_points`), by
+/// (player, match).
+pub async fn ratings_before(
+    client: &impl GenericClient,
+    matches: &[Uuid],
+) -> Result<HashMap<(Uuid, Uuid), f64>, Error> {
+    let rows = client
+        .query(
+            "SELECT player_id, match_id, before_rating FROM rating_points WHERE match_id = ANY($1)",
+            &[&matches],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+        .collect())
+}

@@ -81,6 +81,10 @@ pub struct ServeConfig {
     pub job_keep_hours: u32,
     /// How long a verdict stays in the cache of solved positions, in days (verdicts of an
     /// older solver version go at once); older ones are purged by the background work.
+    /// Nodes the solver may spend on each position when it assesses a finished ranked match's
+    /// move quality (beyond, the position counts as not exact).
+    #[arg(long, env = "DISCS_QUALITY_PLY_NODES", default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1_000..=1_000_000_000))]
+    pub quality_ply_nodes: u64,
     #[arg(long, env = "DISCS_SOLVED_KEEP_DAYS", default_value_t = 365, value_parser = clap::value_parser!(u32).range(1..=36_500))]
     pub solved_keep_days: u32,
     /// How long stored `Idempotency-Key` answers are kept, in hours (at least 24); older ones

@@ -1,13 +1,19 @@
 //! Fair play after the game: every finished ranked match assessed once, ply by ply, by the
 //! exact solvers in the background (move quality, critical positions, thinking times), the
-//! match analysis saying the same per ply.
+//! match analysis saying the same per ply; and simulated ranked players over the real server,
+//! honest ones playing like CPU levels 1–3 and one relaying an engine, only the relay flagged.
 
 use reqwest::StatusCode;
 use serde_json::Value;
 
+use domain::analysis::Analyser;
+use domain::cpu::choose_move;
+use domain::games::{AnyPosition, GameId};
+use domain::rng::SplitMix64;
+use domain::search::Limits;
 use service::analysis::quality::{self, Outcome};
 
-use crate::helpers::spawn_app;
+use crate::helpers::{Player, TestApp, spawn_app, spawn_app_with};
 
 #[tokio::test]
 async fn a_finished_ranked_match_is_assessed_once_ply_by_ply() {
@@ -94,4 +100,122 @@ async fn a_finished_ranked_match_is_assessed_once_ply_by_ply() {
         assert_eq!(p["quality"], quality, "{p:?}");
         assert_eq!(p["critical"], row.critical, "{p:?}");
     }
+}
+
+/// How a simulated player picks its moves.
+#[derive(Clone, Copy, Debug)]
+enum Plays {
+    /// Like the CPU at this level.
+    Level(u8),
+    /// The solver's best move wherever it proves one within its budget (level 3 elsewhere):
+    /// an engine relayed into a ranked game.
+    Engine,
+}
+
+fn pick(pos: &AnyPosition, plays: Plays, rng: &mut SplitMix64, engine: &mut Analyser) -> String {
+    let seed = rng.next_u64();
+    if let Plays::Engine = plays {
+        let verdict = engine
+            .analyse(pos, &Limits::stoppable(ENGINE_NODES, None))
+            .expect("an unfinished position");
+        if verdict.exact && !verdict.best_moves.is_empty() {
+            let i = rng.index(verdict.best_moves.len());
+            return verdict.best_moves[i].clone();
+        }
+    }
+    let level = match plays {
+        Plays::Level(level) => level,
+        Plays::Engine => 3,
+    };
+    choose_move(pos, level, seed).expect("a move")
+}
+
+/// The cheater's engine budget per move (the assessor gets the same: what it proves, the
+/// engine found).
+const ENGINE_NODES: u64 = 1_000_000;
+
+/// Plays a ranked Four in a Row game between `a` and `b` to its end.
+async fn ranked_game(
+    app: &TestApp,
+    (a, a_plays): (&Player, Plays),
+    (b, b_plays): (&Player, Plays),
+    rng: &mut SplitMix64,
+) {
+    // The engine keeps its tables from move to move, as an engine does.
+    let mut engine = Analyser::new();
+    let (id, first, _) = app.ranked_with(a, b, "four_in_a_row").await;
+    let mut pos = AnyPosition::start(GameId::FourInARow);
+    let seats = if first.id == a.id {
+        [(a, a_plays), (b, b_plays)]
+    } else {
+        [(b, b_plays), (a, a_plays)]
+    };
+    while pos.outcome().is_none() {
+        let (p, plays) = seats[pos.side_to_move().index()];
+        let mv = pick(&pos, plays, rng, &mut engine);
+        app.clock.advance(time::Duration::seconds(2));
+        let res = app.play(p, &id, &mv).await;
+        assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
+        pos.play(&mv).expect("a legal move");
+    }
+}
+
+#[tokio::test]
+async fn an_engine_relayed_into_ranked_games_is_flagged_and_honest_players_are_not() {
+    let app = spawn_app_with(|c| c.quality_ply_nodes = ENGINE_NODES).await;
+    let admin = app.admin("Warden").await;
+    let mut honest = Vec::new();
+    for (i, level) in [1u8, 1, 2, 2, 3, 3].into_iter().enumerate() {
+        honest.push((app.player(&format!("Honest{i}")).await, Plays::Level(level)));
+    }
+    let cheater = app.player("Relay").await;
+    let mut rng = SplitMix64(29);
+    // Every honest pair meets once; the cheater plays 15 games against them in turn.
+    for i in 0..honest.len() {
+        for j in i + 1..honest.len() {
+            let (a, b) = (&honest[i], &honest[j]);
+            ranked_game(&app, (&a.0, a.1), (&b.0, b.1), &mut rng).await;
+        }
+    }
+    for g in 0..15 {
+        let (o, plays) = &honest[g % honest.len()];
+        ranked_game(&app, (&cheater, Plays::Engine), (o, *plays), &mut rng).await;
+    }
+    app.project().await;
+    let mut assessed = 0;
+    while let Some((_, outcome)) = quality::assess_next(&app.state).await.expect("a pass") {
+        assert!(matches!(outcome, Outcome::Assessed { .. }), "{outcome:?}");
+        assessed += 1;
+    }
+    assert_eq!(assessed, 30);
+
+    let res = app.get("/v1/admin/flags", &admin.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let engine: Vec<&Value> = res.body["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .filter(|f| f["kind"] == "engine_assistance")
+        .collect();
+    let flags = &res.body["flags"];
+    assert_eq!(engine.len(), 1, "only the relay is flagged: {flags}");
+    let flag = engine[0];
+    assert_eq!(flag["player"], cheater.id.as_str(), "{flag:?}");
+    assert_eq!(flag["game"], "four_in_a_row");
+    // Its games that held a critical position (a quick win may hold none), within 15.
+    let games = flag["matches"].as_array().map_or(0, Vec::len);
+    assert!((10..=15).contains(&games), "{flag:?}");
+    // The engine proves what the assessor proves (the same budget, one thread each).
+    assert!(flag["optimal_share"].as_f64() >= Some(0.9), "{flag:?}");
+    assert!(flag["z"].as_f64() >= Some(4.75), "{flag:?}");
+    assert!(
+        flag["expected_share"].as_f64() < flag["optimal_share"].as_f64(),
+        "{flag:?}"
+    );
+    let replay = flag["replays"][0].as_str().expect("a replay");
+    assert_eq!(
+        replay,
+        format!("/matches/{}", flag["matches"][0].as_str().expect("an id"))
+    );
+    assert_eq!(res.body["rules"]["engine_z"], 4.75);
 }

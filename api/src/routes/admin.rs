@@ -134,9 +134,11 @@ pub async fn explain(
 /// `GET /v1/admin/flags`.
 pub async fn flags(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
-    let flags = audit::flags(&app.log, audit::FlagRules::default())
-        .await
-        .map_err(audit_error)?;
+    let rules = audit::FlagRules::default();
+    let mut flags = audit::flags(&app.log, rules).await.map_err(audit_error)?;
+    flags
+        .flags
+        .extend(service::analysis::fair::engine_flags(&app, &rules).await?);
     Ok(HttpResponse::Ok().json(flags))
 }
 

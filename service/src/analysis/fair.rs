@@ -2,13 +2,19 @@
 //! `in_ranked_match`). A player's latest ranked match is the one their queue slot points to;
 //! the positions of live ranked matches beyond the public opening, and the positions one move
 //! after them, are refused to everyone (the guard's keys in `match_work`, migration V12, written
-//! with each move by the live path; the rules are `domain::fairplay`'s).
+//! with each move by the live path; the rules are `domain::fairplay`'s). After the game, the
+//! engine-assistance flags read the move-quality assessments (`engine_flags`).
 
+use std::collections::BTreeMap;
+
+use time::OffsetDateTime;
 use uuid::Uuid;
 
-use domain::fairplay;
+use domain::fairplay::{self, Calibration, CriticalMove, evidence};
 use domain::games::AnyPosition;
 use domain::ids::{MatchId, PlayerId};
+use domain::search::SOLVER_VERSION;
+use projections::audit::{Flag, FlagRules};
 
 use crate::error::{Error, unexpected};
 use crate::live::play;
@@ -74,4 +80,101 @@ pub async fn refuse_live_key(app: &AppState, key: &str) -> Result<(), Error> {
         Some(pos) => refuse_live_position(app, &pos).await,
         None => Ok(()),
     }
+}
+
+/// The engine-assistance flags (SPEC-level model in ARCHITECTURE.md, "Fair play"): for each
+/// player and game, the critical positions of their last `engine_recent_games` assessed ranked
+/// matches, their optimal moves against what the ladder's players of the same ratings find
+/// (`domain::fairplay::Calibration`, calibrated on every other player's critical positions of
+/// that game), flagged at `engine_z` standard deviations with at least `engine_min_critical`
+/// positions. Read from `move_quality` (current solver version) and the ratings projection; it
+/// changes nothing.
+pub async fn engine_flags(app: &AppState, rules: &FlagRules) -> Result<Vec<Flag>, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT q.player_id, q.game, q.match_id, q.ended_at, cardinality(q.best_moves), \
+                    q.legal_moves, q.optimal, q.think_ms \
+             FROM move_quality q JOIN match_quality m USING (match_id) \
+             WHERE q.critical AND q.by_human AND q.player_id IS NOT NULL AND m.solver = $1",
+            &[&SOLVER_VERSION],
+        )
+        .await
+        .map_err(unexpected)?;
+    let matches: Vec<Uuid> = rows.iter().map(|r| r.get(2)).collect();
+    let ratings = projections::queries::ratings_before(&client, &matches)
+        .await
+        .map_err(unexpected)?;
+    drop(client);
+    // By game, by player, by match (with its end): the critical moves.
+    type Games = BTreeMap<Uuid, (OffsetDateTime, Vec<CriticalMove>)>;
+    let mut by: BTreeMap<(String, Uuid), Games> = BTreeMap::new();
+    for r in &rows {
+        let (player, game, match_id): (Uuid, String, Uuid) = (r.get(0), r.get(1), r.get(2));
+        let rating = ratings
+            .get(&(player, match_id))
+            .copied()
+            .unwrap_or(domain::ratings::Rating::NEW.rating);
+        let m = CriticalMove {
+            rating,
+            best: u32::try_from(r.get::<_, i32>(4)).unwrap_or(0),
+            legal: u32::try_from(r.get::<_, i32>(5)).unwrap_or(0),
+            optimal: r.get(6),
+            think_ms: r.get(7),
+        };
+        by.entry((game, player))
+            .or_default()
+            .entry(match_id)
+            .or_insert_with(|| (r.get(3), Vec::new()))
+            .1
+            .push(m);
+    }
+    let mut calibrations: BTreeMap<&str, Calibration> = BTreeMap::new();
+    for ((game, _), games) in &by {
+        let c = calibrations.entry(game.as_str()).or_default();
+        for (_, moves) in games.values() {
+            c.add(moves, 1.0);
+        }
+    }
+    let mut flags = Vec::new();
+    for ((game, player), games) in &by {
+        let Some(mut calibration) = calibrations.get(game.as_str()).cloned() else {
+            continue;
+        };
+        // The player under test is left out of their own yardstick.
+        for (_, moves) in games.values() {
+            calibration.add(moves, -1.0);
+        }
+        let mut recent: Vec<(&Uuid, &(OffsetDateTime, Vec<CriticalMove>))> = games.iter().collect();
+        recent.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.0.cmp(a.0)));
+        recent.truncate(rules.engine_recent_games as usize);
+        let moves: Vec<CriticalMove> = recent
+            .iter()
+            .flat_map(|(_, (_, m))| m.iter().copied())
+            .collect();
+        let e = evidence(&moves, &calibration);
+        if e.critical < rules.engine_min_critical || e.z < rules.engine_z {
+            continue;
+        }
+        let Ok(game) = game.parse() else {
+            continue;
+        };
+        let ids: Vec<MatchId> = recent
+            .iter()
+            .map(|(id, _)| MatchId::from_uuid(**id))
+            .collect();
+        flags.push(Flag::EngineAssistance {
+            game,
+            player: PlayerId::from_uuid(*player),
+            replays: ids.iter().map(|id| format!("/matches/{id}")).collect(),
+            matches: ids,
+            critical: e.critical,
+            optimal: e.optimal,
+            optimal_share: f64::from(e.optimal) / f64::from(e.critical.max(1)),
+            expected_share: e.expected / f64::from(e.critical.max(1)),
+            z: e.z,
+            think_cv: e.think_cv,
+        });
+    }
+    Ok(flags)
 }

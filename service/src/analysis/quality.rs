@@ -4,8 +4,8 @@
 //!
 //! The history projection queues each finished ranked match (`move_quality_pending`, its
 //! outbox). Any instance claims the oldest queued match with a lease, judges its record with the
-//! analyser (`Analyser::analyse_game`, [`PLY_NODES`] per ply, what the cache knows taken as it
-//! is) in a job slot, and in one transaction stores the verdicts it solved into the cache, one
+//! analyser on one thread (so that the result is a function of the record and the budget) (`Analyser::analyse_game`, `DISCS_QUALITY_PLY_NODES` per ply, what the cache knows
+//! taken as it is) in a job slot, and in one transaction stores the verdicts it solved into the cache, one
 //! row per ply (values before and after the move for the mover, best moves, quality, critical,
 //! optimal, the mover's thinking time), the match's summary, and drops the queued row. A match
 //! already assessed by the current solver version is only dropped from the queue.
@@ -29,8 +29,6 @@ use crate::live::loaded::stamped;
 use crate::live::play;
 use crate::state::AppState;
 
-/// Nodes the solver may spend on one position of an assessment (as a match analysis does).
-pub const PLY_NODES: u64 = 2_000_000;
 /// How long a claim of a queued match holds.
 const LEASE: time::Duration = time::Duration::minutes(10);
 /// Claims of one match before it is left alone (each ended by its instance's death).
@@ -153,14 +151,13 @@ async fn assess(app: &AppState, id: MatchId) -> Result<Outcome, Error> {
     let cached: Vec<bool> = known.iter().map(Option::is_some).collect();
     let (slot, stop) = app.searches.for_job().await?;
     let _stop_on_drop = StopOnDrop(Arc::clone(&stop));
-    let threads = app.searches.analysis_threads();
     let (game, moves) = (m.game, m.moves.clone());
     let flag = Arc::clone(&stop);
+    let nodes = app.jobs.quality_ply_nodes;
     let judged = tokio::task::spawn_blocking(move || {
-        let per_ply = Limits {
-            threads,
-            ..Limits::stoppable(PLY_NODES, Some(&flag))
-        };
+        // One thread: a node budget then decides exactly what is proven, so an assessment is
+        // the same on every run and every machine (a projection rebuilt gives the same rows).
+        let per_ply = Limits::stoppable(nodes, Some(&flag));
         Analyser::new().analyse_game(game, &moves, &per_ply, &known)
     })
     .await

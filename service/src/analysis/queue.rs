@@ -19,6 +19,8 @@ pub struct Jobs {
     pub kept: time::Duration,
     /// How long a solved position is kept in the cache.
     pub solved_kept: time::Duration,
+    /// Nodes per position of a move-quality assessment.
+    pub quality_ply_nodes: u64,
     /// Wakes this instance's runner when a job is queued here.
     pub wake: Notify,
 }
@@ -29,6 +31,7 @@ impl Jobs {
         per_player: u32,
         kept: time::Duration,
         solved_kept: time::Duration,
+        quality_ply_nodes: u64,
     ) -> Jobs {
         Jobs {
             instance: Uuid::new_v4(),
@@ -36,6 +39,7 @@ impl Jobs {
             per_player,
             kept,
             solved_kept,
+            quality_ply_nodes,
             wake: Notify::new(),
         }
     }
