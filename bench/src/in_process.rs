@@ -19,7 +19,25 @@ pub struct Server {
 
 /// Starts the application on database `<prefix>_<pid>`, runs `bench` against it, stops it and
 /// drops the database, whatever `bench` answered.
+#[allow(
+    dead_code,
+    reason = "each bench binary compiles this module; fairplay-sim configures"
+)]
 pub async fn with_server<F, Fut>(admin_url: &str, prefix: &str, bench: F) -> Result<()>
+where
+    F: FnOnce(Server) -> Fut,
+    Fut: Future<Output = Result<()>>,
+{
+    with_server_configured(admin_url, prefix, |_| {}, bench).await
+}
+
+/// [`with_server`] with the configuration changed by `change` first.
+pub async fn with_server_configured<F, Fut>(
+    admin_url: &str,
+    prefix: &str,
+    change: impl FnOnce(&mut ServeConfig),
+    bench: F,
+) -> Result<()>
 where
     F: FnOnce(Server) -> Fut,
     Fut: Future<Output = Result<()>>,
@@ -27,7 +45,7 @@ where
     let name = format!("{prefix}_{}", std::process::id());
     let db_url = eventlog::testing::url_for(admin_url, &name);
     let defaults = ServeConfig::defaults(&db_url)?;
-    let config = ServeConfig {
+    let mut config = ServeConfig {
         addr: "127.0.0.1:0".into(),
         db: DatabaseConfig {
             pool_size: 32,
@@ -45,6 +63,7 @@ where
         signups_per_minute: 1_000_000.0,
         ..defaults
     };
+    change(&mut config);
     let app = Application::build(config)
         .await
         .context("start the application")?;
