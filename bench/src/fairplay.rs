@@ -1,11 +1,11 @@
 //! `fairplay-calibration`: how often each CPU level plays the solver's best move in the positions
 //! the fair-play statistics count (critical positions), the data a detection model is built on.
 //!
-//! `cargo run --release -p bench --bin fairplay-calibration -- [games-per-level] [game] [seed]`
-//! (defaults: 20, `four_in_a_row`, 1).
+//! `cargo run --release -p bench --bin fairplay-calibration -- [games-per-level] [game] [seed]
+//! [ply-nodes] [levels]` (defaults: 20, `four_in_a_row`, 1, 2000000, `1,2,3,4,5`).
 //!
 //! For each level 1–5, that many games against an opponent of a random level 1–3 (colours
-//! alternating), each judged as the assessor does (`Analyser::analyse_game`, 2,000,000 nodes per
+//! alternating), each judged as the assessor does (`Analyser::analyse_game`, `ply-nodes` per
 //! position, one thread), counting the level's own moves: critical positions
 //! (`fairplay::is_critical` on an exact verdict), optimal moves among them, and the share a
 //! random choice would get (best moves / legal moves). Prints one line per level:
@@ -21,8 +21,6 @@ use domain::games::{AnyPosition, GameId};
 use domain::rng::SplitMix64;
 use domain::search::Limits;
 
-const PLY_NODES: u64 = 2_000_000;
-
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let games: usize = args.get(1).map_or(Ok(20), |a| a.parse())?;
@@ -31,13 +29,24 @@ fn main() -> anyhow::Result<()> {
         .map_or(Ok(GameId::FourInARow), |a| a.parse())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let seed: u64 = args.get(3).map_or(Ok(1), |a| a.parse())?;
+    let ply_nodes: u64 = args.get(4).map_or(Ok(2_000_000), |a| a.parse())?;
+    let levels: Vec<u8> = args
+        .get(5)
+        .map_or("1,2,3,4,5", String::as_str)
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
     let mut rng = SplitMix64(seed);
     let mut analyser = Analyser::new();
-    let limits = Limits::stoppable(PLY_NODES, None);
-    println!("fairplay-calibration game={game} games_per_level={games} seed={seed}");
-    for level in 1..=5u8 {
+    let limits = Limits::stoppable(ply_nodes, None);
+    println!(
+        "fairplay-calibration game={game} games_per_level={games} seed={seed} ply_nodes={ply_nodes}"
+    );
+    for level in levels {
         let started = Instant::now();
         let (mut critical, mut optimal, mut chance) = (0u64, 0u64, 0f64);
+        // Critical positions and optimal moves by the ply they were met at, in steps of four.
+        let mut by_ply = [(0u32, 0u32); 10];
         for g in 0..games {
             let opponent = 1 + rng.below(3) as u8;
             let ours = g % 2; // 0: the level moves first
@@ -65,7 +74,11 @@ fn main() -> anyhow::Result<()> {
                     continue;
                 }
                 critical += 1;
-                optimal += u64::from(p.best_moves.contains(&p.mv));
+                let best = p.best_moves.contains(&p.mv);
+                optimal += u64::from(best);
+                let step = &mut by_ply[(at.ply() as usize / 4).min(9)];
+                step.0 += 1;
+                step.1 += u32::from(best);
                 chance += p.best_moves.len() as f64 / at.legal_moves().len() as f64;
             }
         }
@@ -78,6 +91,16 @@ fn main() -> anyhow::Result<()> {
             optimal as f64 / n,
             chance / n,
             started.elapsed().as_secs_f64()
+        );
+        let steps: Vec<String> = by_ply
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.0 > 0)
+            .map(|(i, s)| format!("{}:{}/{}", i * 4, s.1, s.0))
+            .collect();
+        println!(
+            "level={level} optimal/critical by ply (from) {}",
+            steps.join(" ")
         );
     }
     Ok(())

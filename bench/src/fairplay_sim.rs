@@ -4,14 +4,17 @@
 //! fairplay-sim [--honest 24] [--rounds 20] [--seed 1] [--ply-nodes 1000000]
 //! ```
 //!
-//! Honest players play like CPU levels 1–3 (a third each); a relay plays the exact solver's
-//! move wherever it proves one within `--ply-nodes` (level 3 elsewhere) in every game, and a
-//! part-time cheater does so in one game in three (drawn per game). Each round every player
+//! Honest players play like CPU levels 1–3 (a third each); a relay plays level 5's moves (the
+//! opening book, the exact solver within its budget, a deep search elsewhere) in every game, and
+//! a part-time cheater does so in one game in three (drawn per game), like level 3 otherwise.
+//! The server assesses each match at `--ply-nodes` per position. Each round every player
 //! queues for Four in a Row; the server's waves pair them (a player left unpaired after 90 s
 //! sits the round out); every match is played at once over HTTP. After each round the bench
 //! waits until the server has assessed every finished match, then reads `GET /v1/admin/flags`.
-//! It prints per round the games each cheater has played and whether they are flagged, and at
-//! the end the honest players ever flagged (the false positives) and the games played.
+//! It prints per round the games each cheater has played, whether they are flagged and their
+//! evidence (the flag's z, the pooled and the games test's, the share of games fitted as
+//! engine-played), and the highest honest z; at the end the honest players ever flagged (the
+//! false positives), the highest honest z seen and the games played.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -21,12 +24,12 @@ use clap::Parser;
 use serde_json::{Value, json};
 
 use api::auth::{Keys, Role};
-use domain::analysis::Analyser;
 use domain::cpu::choose_move;
 use domain::games::{AnyPosition, GameId};
 use domain::ids::PlayerId;
 use domain::rng::SplitMix64;
-use domain::search::Limits;
+use projections::audit::FlagRules;
+use service::analysis::fair::engine_evidence;
 
 mod in_process;
 
@@ -76,6 +79,8 @@ async fn main() -> Result<()> {
             let http = reqwest::Client::new();
             let base = server.base.as_str();
             let db = eventlog::testing::raw_client(&server.db_url).await;
+            // The evidence is read as the server reads it, through a pool's client.
+            let pool = database::pool(server.db_url.parse()?, 1)?;
             let mut players = Vec::new();
             for i in 0..cli.honest + 2 {
                 let kind = match i {
@@ -113,6 +118,7 @@ async fn main() -> Result<()> {
             let mut flagged_honest: HashSet<String> = HashSet::new();
             let mut first_flag: [Option<usize>; 2] = [None, None];
             let mut total_games = 0;
+            let mut honest_max_z = f64::NEG_INFINITY;
             let started = Instant::now();
             for round in 1..=cli.rounds {
                 let pairs = pair_round(&http, base, &db, &players).await?;
@@ -156,6 +162,10 @@ async fn main() -> Result<()> {
                         }
                     }
                 }
+                // Every player's evidence, flagged or not: the cheaters' scores as they grow, and
+                // the highest honest one (the margin under the bar).
+                let all = engine_evidence(&pool.get().await?, &FlagRules::default()).await?;
+                let of = |id: &str| all.iter().find(|e| e.player.to_string() == id);
                 for (k, name) in [(0, "relay"), (1, "part_time")] {
                     let p = &players[cli.honest + k];
                     line += &format!(
@@ -163,12 +173,26 @@ async fn main() -> Result<()> {
                         p.games,
                         first_flag[k].map_or("-".to_owned(), |g| g.to_string())
                     );
+                    if let Some(e) = of(&p.id).map(|e| &e.evidence) {
+                        line += &format!(
+                            " {name}_z={:.2}(pooled={:.2},games={:.2},share={:.2},critical={})",
+                            e.z, e.z_pooled, e.z_games, e.engine_share, e.critical
+                        );
+                    }
                 }
+                let honest_max = players
+                    .iter()
+                    .take(cli.honest)
+                    .filter_map(|p| of(&p.id))
+                    .map(|e| e.evidence.z)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                honest_max_z = honest_max_z.max(honest_max);
+                line += &format!(" honest_max_z={honest_max:.2}");
                 println!("{line}");
             }
             let honest_games: usize = players.iter().take(cli.honest).map(|p| p.games).sum::<usize>() / 2;
             println!(
-                "done games={total_games} honest_players={} honest_flagged={} false_positive_rate={:.3} relay_flagged_at={} part_time_flagged_at={} seconds={:.0} (honest game sides {})",
+                "done games={total_games} honest_players={} honest_flagged={} false_positive_rate={:.3} honest_max_z={honest_max_z:.2} relay_flagged_at={} part_time_flagged_at={} seconds={:.0} (honest game sides {})",
                 cli.honest,
                 flagged_honest.len(),
                 flagged_honest.len() as f64 / cli.honest as f64,
@@ -281,7 +305,6 @@ async fn play(
     };
     let mut rng = SplitMix64(seed);
     let mut pos = AnyPosition::start(GameId::FourInARow);
-    let mut engine = Analyser::new();
     while pos.outcome().is_none() {
         let p = &players[seats[pos.side_to_move().index()]];
         let relays = match p.kind {
@@ -293,22 +316,12 @@ async fn play(
             Kind::Honest(level) => level,
             _ => 3,
         };
-        let mut mv = None;
-        if relays {
-            let limits = Limits::stoppable(1_000_000, None);
-            let v = tokio::task::block_in_place(|| engine.analyse(&pos, &limits))
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            if v.exact && !v.best_moves.is_empty() {
-                mv = Some(v.best_moves[rng.index(v.best_moves.len())].clone());
-            }
-        }
+        // A relay plays the strongest CPU level's move (the opening book, the exact solver
+        // within its budget, a deep search elsewhere); everyone else their own level's.
+        let level = if relays { 5 } else { level };
         let seed = rng.next_u64();
-        let mv = match mv {
-            Some(mv) => mv,
-            None => {
-                tokio::task::block_in_place(|| choose_move(&pos, level, seed)).context("a move")?
-            }
-        };
+        let mv =
+            tokio::task::block_in_place(|| choose_move(&pos, level, seed)).context("a move")?;
         let res = http
             .post(format!("{base}/v1/matches/{match_id}/moves"))
             .bearer_auth(&p.token)

@@ -507,8 +507,18 @@ pub enum Flag {
         optimal_share: f64,
         /// The share the ladder's players of the same ratings reach on those positions.
         expected_share: f64,
-        /// The standard score of the optimal moves (flagged from `engine_z`).
+        /// The flag's standard score, the larger of the two tests' (flagged from `engine_z`).
         z: f64,
+        /// The pooled standard score of the optimal moves over every critical position (steady
+        /// help shows here).
+        z_pooled: f64,
+        /// The games test's score: some share of the games played with an engine against none
+        /// (help in some games only shows here).
+        z_games: f64,
+        /// The share of the games that fits best as engine-played.
+        engine_share: f64,
+        /// The games more likely engine-played than not at that share, newest first.
+        suspect_matches: Vec<MatchId>,
         /// The coefficient of variation of the player's thinking times at those positions
         /// (the second signal: a relay of an engine's answers is steady); null without time.
         think_cv: Option<f64>,

@@ -378,20 +378,21 @@ pub async fn latest_rebuild(
     }))
 }
 
-/// Each player's rating before each of `matches` (ranked matches, from `rating_points`), by
-/// (player, match).
+/// Each player's rating and its deviation before each of `matches` (ranked matches, from
+/// `rating_points`), by (player, match).
 pub async fn ratings_before(
     client: &impl GenericClient,
     matches: &[Uuid],
-) -> Result<HashMap<(Uuid, Uuid), f64>, Error> {
+) -> Result<HashMap<(Uuid, Uuid), (f64, f64)>, Error> {
     let rows = client
         .query(
-            "SELECT player_id, match_id, before_rating FROM rating_points WHERE match_id = ANY($1)",
+            "SELECT player_id, match_id, before_rating, before_deviation FROM rating_points \
+             WHERE match_id = ANY($1)",
             &[&matches],
         )
         .await?;
     Ok(rows
         .iter()
-        .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+        .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3))))
         .collect())
 }

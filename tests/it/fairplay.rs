@@ -212,6 +212,18 @@ async fn an_engine_relayed_into_ranked_games_is_flagged_and_honest_players_are_n
         flag["expected_share"].as_f64() < flag["optimal_share"].as_f64(),
         "{flag:?}"
     );
+    // Every game relayed: it fits as engine-played throughout, and its suspect games are its own.
+    assert!(flag["engine_share"].as_f64() >= Some(0.8), "{flag:?}");
+    let suspects = flag["suspect_matches"].as_array().expect("suspects");
+    assert!(suspects.len() * 10 >= games * 8, "{flag:?}");
+    assert!(
+        suspects
+            .iter()
+            .all(|s| flag["matches"].as_array().is_some_and(|m| m.contains(s))),
+        "{flag:?}"
+    );
+    let z = |k: &str| flag[k].as_f64().unwrap_or(f64::NAN);
+    assert_eq!(z("z"), z("z_pooled").max(z("z_games")), "{flag:?}");
     let replay = flag["replays"][0].as_str().expect("a replay");
     assert_eq!(
         replay,
