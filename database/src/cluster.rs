@@ -93,6 +93,14 @@ pub fn ensure_server_on(
     data_dir: &Path,
     private_port: u16,
 ) -> Result<Server, ClusterError> {
+    // Several hosts name a cluster someone runs (a primary and its standbys, the one to use
+    // chosen by `target_session_attrs` at each connection): never a private one, and a node
+    // down now is a failover under way, not a missing server.
+    if several_hosts(url) {
+        return Ok(Server::Running {
+            url: url.to_owned(),
+        });
+    }
     let (host, port) = host_port(url)?;
     if answers(&host, port) {
         return Ok(Server::Running {
@@ -417,6 +425,16 @@ fn answers(host: &str, port: u16) -> bool {
         .any(|a| TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok())
 }
 
+/// Whether a `postgres://` URL lists several hosts (`h1:5432,h2:5433`).
+fn several_hosts(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, h)| h)
+        .contains(',')
+}
+
 /// The host and port of a `postgres://user@host:port/db?...` URL (port 5432 when absent).
 fn host_port(url: &str) -> Result<(String, u16), ClusterError> {
     let bad = || ClusterError::BadUrl(url.to_owned());
@@ -456,6 +474,21 @@ fn io(path: &Path, source: std::io::Error) -> ClusterError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_of_several_hosts_is_a_cluster_someone_runs() {
+        let url =
+            "postgres://postgres@127.0.0.1:1,127.0.0.1:2/discs?target_session_attrs=read-write";
+        assert!(several_hosts(url));
+        assert!(!several_hosts("postgres://u:p,w@127.0.0.1:5432/discs"));
+        // Nothing answers on either port, and yet no private cluster is started.
+        let dir = std::env::temp_dir().join(format!("discs-several-{}", std::process::id()));
+        match ensure_server(url, &dir) {
+            Ok(Server::Running { url: found }) => assert_eq!(found, url),
+            other => panic!("{other:?}"),
+        }
+        assert!(!dir.exists());
+    }
 
     #[test]
     fn urls_give_their_host_and_port() {

@@ -43,15 +43,16 @@ impl Error {
 }
 
 /// Whether a statement failed because the database is out of reach: the connection is closed
-/// or broke (an I/O error, a timeout), the server refused or dropped it (SQLSTATE class 08), or
-/// it is shutting down or starting (57P01–57P03).
+/// or broke (an I/O error, a timeout), the server refused or dropped it (SQLSTATE class 08), it
+/// is shutting down or starting (57P01–57P03), or it is no longer the primary (25006, a write on
+/// a node demoted under a failover: the next connection finds the new primary).
 pub fn db_outage(e: &tokio_postgres::Error) -> bool {
     if e.is_closed() {
         return true;
     }
     if let Some(code) = e.code() {
         let code = code.code();
-        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "25006");
     }
     e.source().is_some_and(|s| s.is::<std::io::Error>()) || e.to_string().contains("timeout")
 }

@@ -130,7 +130,11 @@ pub async fn create_database_if_missing(url: &str) -> Result<(), Error> {
             .await
         {
             Ok(()) => {}
-            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::DUPLICATE_DATABASE) => {}
+            // Lost the race: "already exists" if the other creation had committed, a unique
+            // violation on the catalogue if it was still in flight.
+            Err(e)
+                if e.code() == Some(&tokio_postgres::error::SqlState::DUPLICATE_DATABASE)
+                    || e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {}
             Err(e) => return Err(e.into()),
         }
     }

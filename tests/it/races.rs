@@ -118,3 +118,37 @@ async fn a_retried_request_gets_the_first_answer_and_writes_nothing() {
     assert_eq!(a.status, StatusCode::CREATED);
     assert_eq!(a.body, b.body);
 }
+
+#[tokio::test]
+async fn instances_starting_together_create_their_database_once_and_all_start() {
+    // Several instances started at once on a database that does not exist yet (a cluster's
+    // first start): every one creates it if missing, and the losers' errors are success.
+    let admin_url = eventlog::testing::admin_url().await;
+    let name = format!("discs_race_{}", uuid::Uuid::now_v7().simple());
+    let url = eventlog::testing::url_for(&admin_url, &name);
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(8));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let (url, barrier) = (url.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            database::create_database_if_missing(&url).await
+        }));
+    }
+    for t in tasks {
+        t.await.expect("a task").expect("created, or found created");
+    }
+    let admin = eventlog::testing::admin().await;
+    let found = admin
+        .query_one(
+            "SELECT count(*) FROM pg_database WHERE datname = $1",
+            &[&name],
+        )
+        .await
+        .expect("the catalogue");
+    assert_eq!(found.get::<_, i64>(0), 1);
+    admin
+        .batch_execute(&format!("DROP DATABASE \"{name}\""))
+        .await
+        .expect("dropped");
+}
