@@ -7,6 +7,7 @@
 # the end, whatever the outcome.
 #
 #   deploy/failover-drill.sh [failover-drill options]
+#   DISCS_CLUSTER_URL=hosts deploy/failover-drill.sh    the instances list both nodes instead
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -12,7 +12,8 @@
 #                                    [seconds]
 #                                    the failover drill's steps (deploy/failover-drill.sh)
 #
-# Ports and sizes come from the environment (defaults below). PostgreSQL refuses to run as root:
+# Ports and sizes come from the environment (defaults below); DISCS_CLUSTER_URL=hosts gives the
+# instances a DATABASE_URL listing both nodes instead of HAProxy's primary port. PostgreSQL refuses to run as root:
 # run as root, the nodes run as the `postgres` user, their data under $DISCS_CLUSTER_DATA.
 set -euo pipefail
 
@@ -327,7 +328,15 @@ instance_ready() {
     http_ok "http://127.0.0.1:$((first_instance_port + $1 - 1))/readyz"
 }
 
-database_url() { echo "postgres://postgres@127.0.0.1:$primary_port/$database"; }
+# The instances reach the primary through HAProxy's primary port, or (DISCS_CLUSTER_URL=hosts)
+# by listing both nodes and letting each new connection find the one that takes writes.
+database_url() {
+    if [ "${DISCS_CLUSTER_URL:-haproxy}" = hosts ]; then
+        echo "postgres://postgres@127.0.0.1:${pg_ports[0]},127.0.0.1:${pg_ports[1]}/$database?target_session_attrs=read-write"
+    else
+        echo "postgres://postgres@127.0.0.1:$primary_port/$database"
+    fi
+}
 read_url() { echo "postgres://postgres@127.0.0.1:$replica_port/$database"; }
 
 write_env() {
