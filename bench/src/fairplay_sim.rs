@@ -1,7 +1,7 @@
 //! `fairplay-sim`: the engine-assistance flags on a simulated ladder over the real server.
 //!
 //! ```text
-//! fairplay-sim [--honest 24] [--rounds 20] [--seed 1] [--ply-nodes 1000000]
+//! fairplay-sim [--honest 24] [--rounds 20] [--seed 1] [--ply-nodes 8000000]
 //! ```
 //!
 //! Honest players play like CPU levels 1–3 (a third each); a relay plays level 5's moves (the
@@ -30,6 +30,7 @@ use domain::ids::PlayerId;
 use domain::rng::SplitMix64;
 use projections::audit::FlagRules;
 use service::analysis::fair::engine_evidence;
+use service::config::QualityNodes;
 
 mod in_process;
 
@@ -48,7 +49,8 @@ struct Cli {
     rounds: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, default_value_t = 1_000_000)]
+    /// The server's assessment budget per position (its default for Four in a Row).
+    #[arg(long, default_value_t = 8_000_000)]
     ply_nodes: u64,
 }
 
@@ -74,7 +76,7 @@ async fn main() -> Result<()> {
     in_process::with_server_configured(
         &cli.database_url,
         "discs_fairplay",
-        |c| c.quality_ply_nodes = nodes,
+        |c| c.quality_ply_nodes = QualityNodes::all(nodes),
         |server| async move {
             let http = reqwest::Client::new();
             let base = server.base.as_str();

@@ -82,9 +82,10 @@ pub struct ServeConfig {
     /// How long a verdict stays in the cache of solved positions, in days (verdicts of an
     /// older solver version go at once); older ones are purged by the background work.
     /// Nodes the solver may spend on each position when it assesses a finished ranked match's
-    /// move quality (beyond, the position counts as not exact).
-    #[arg(long, env = "DISCS_QUALITY_PLY_NODES", default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1_000..=1_000_000_000))]
-    pub quality_ply_nodes: u64,
+    /// move quality (beyond, the position counts as not exact): one number for every game, or
+    /// `game=nodes` comma-separated over the defaults (`four_in_a_row=8000000,reversi=2000000`).
+    #[arg(long, env = "DISCS_QUALITY_PLY_NODES", value_parser = QualityNodes::parse, default_value = "")]
+    pub quality_ply_nodes: QualityNodes,
     #[arg(long, env = "DISCS_SOLVED_KEEP_DAYS", default_value_t = 365, value_parser = clap::value_parser!(u32).range(1..=36_500))]
     pub solved_keep_days: u32,
     /// How long stored `Idempotency-Key` answers are kept, in hours (at least 24); older ones
@@ -277,22 +278,65 @@ pub struct PublicPlies([u32; GameId::ALL.len()]);
 impl PublicPlies {
     /// Parses `game=plies[,game=plies]` over the games' defaults.
     pub fn parse(raw: &str) -> Result<PublicPlies, String> {
-        let mut plies = GameId::ALL.map(GameId::public_plies);
-        for pair in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (game, n) = pair
-                .split_once('=')
-                .ok_or_else(|| format!("`{pair}` is not `game=plies`"))?;
-            let game: GameId = game.trim().parse().map_err(|e| format!("{e}"))?;
-            let n = between::<0, 128>(n)?;
-            plies[game as usize] = n as u32;
-        }
-        Ok(PublicPlies(plies))
+        let defaults = GameId::ALL.map(|g| g.public_plies() as usize);
+        let plies = per_game::<0, 128>(raw, defaults, false)?;
+        Ok(PublicPlies(plies.map(|n| n as u32)))
     }
 
     /// The public plies of `game`.
     pub fn of(&self, game: GameId) -> u32 {
         self.0[game as usize]
     }
+}
+
+/// The solver's node budget per position of a move-quality assessment, per game. Four in a
+/// Row's is what finds a part-time engine user within 40 games (BENCHMARKS.md, "A simulated
+/// ladder"); a Reversi game has twice the plies and its solver proves only the last twenty or so
+/// empties at budgets of this order, so it keeps a smaller one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QualityNodes([u64; GameId::ALL.len()]);
+
+impl QualityNodes {
+    /// Parses a number for every game, or `game=nodes[,game=nodes]` over the defaults.
+    pub fn parse(raw: &str) -> Result<QualityNodes, String> {
+        let defaults = GameId::ALL.map(|g| match g {
+            GameId::FourInARow => 8_000_000,
+            GameId::Reversi => 2_000_000,
+        });
+        let nodes = per_game::<1_000, 1_000_000_000>(raw, defaults, true)?;
+        Ok(QualityNodes(nodes.map(|n| n as u64)))
+    }
+
+    /// The same budget for every game.
+    pub fn all(nodes: u64) -> QualityNodes {
+        QualityNodes([nodes; GameId::ALL.len()])
+    }
+
+    /// The budget of `game`.
+    pub fn of(&self, game: GameId) -> u64 {
+        self.0[game as usize]
+    }
+}
+
+/// A setting per game: `game=n[,game=n]` over `defaults`, each n from `MIN` to `MAX`; with
+/// `bare`, a lone number sets every game.
+fn per_game<const MIN: usize, const MAX: usize>(
+    raw: &str,
+    defaults: [usize; GameId::ALL.len()],
+    bare: bool,
+) -> Result<[usize; GameId::ALL.len()], String> {
+    let mut values = defaults;
+    if bare && !raw.trim().is_empty() && !raw.contains('=') {
+        return Ok([between::<MIN, MAX>(raw)?; GameId::ALL.len()]);
+    }
+    for pair in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (game, n) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("`{pair}` is not `game=number`"))?;
+        let game: GameId = game.trim().parse().map_err(|e| format!("{e}"))?;
+        values[game as usize] = between::<MIN, MAX>(n)?;
+    }
+    Ok(values)
 }
 
 /// A whole number from `MIN` to `MAX`: a bound on what a setting may ask of the machine (and
@@ -388,6 +432,27 @@ mod tests {
         assert_eq!((p.of(GameId::FourInARow), p.of(GameId::Reversi)), (0, 60));
         for bad in ["chess=3", "reversi", "reversi=-1", "reversi=500"] {
             assert!(PublicPlies::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_assessment_budget_is_one_number_or_set_per_game() {
+        let d = QualityNodes::parse("").expect("the defaults");
+        assert_eq!(
+            (d.of(GameId::FourInARow), d.of(GameId::Reversi)),
+            (8_000_000, 2_000_000)
+        );
+        assert_eq!(
+            QualityNodes::parse(" 500000 "),
+            Ok(QualityNodes::all(500_000))
+        );
+        let p = QualityNodes::parse("reversi=4000000").expect("it parses");
+        assert_eq!(
+            (p.of(GameId::FourInARow), p.of(GameId::Reversi)),
+            (8_000_000, 4_000_000)
+        );
+        for bad in ["999", "reversi=10", "chess=5000", "lots", "2000000000"] {
+            assert!(QualityNodes::parse(bad).is_err(), "{bad}");
         }
     }
 

@@ -153,7 +153,7 @@ async fn assess(app: &AppState, id: MatchId) -> Result<Outcome, Error> {
     let _stop_on_drop = StopOnDrop(Arc::clone(&stop));
     let (game, moves) = (m.game, m.moves.clone());
     let flag = Arc::clone(&stop);
-    let nodes = app.jobs.quality_ply_nodes;
+    let nodes = app.jobs.quality_ply_nodes.of(m.game);
     let judged = tokio::task::spawn_blocking(move || {
         // One thread: a node budget then decides exactly what is proven, so an assessment is
         // the same on every run and every machine (a projection rebuilt gives the same rows).

@@ -7,6 +7,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use crate::config::QualityNodes;
+
 /// This instance's side of the jobs.
 pub struct Jobs {
     /// This instance, as the owner of the jobs it claims.
@@ -19,8 +21,8 @@ pub struct Jobs {
     pub kept: time::Duration,
     /// How long a solved position is kept in the cache.
     pub solved_kept: time::Duration,
-    /// Nodes per position of a move-quality assessment.
-    pub quality_ply_nodes: u64,
+    /// Nodes per position of a move-quality assessment, per game.
+    pub quality_ply_nodes: QualityNodes,
     /// Wakes this instance's runner when a job is queued here.
     pub wake: Notify,
 }
@@ -31,7 +33,7 @@ impl Jobs {
         per_player: u32,
         kept: time::Duration,
         solved_kept: time::Duration,
-        quality_ply_nodes: u64,
+        quality_ply_nodes: QualityNodes,
     ) -> Jobs {
         Jobs {
             instance: Uuid::new_v4(),
