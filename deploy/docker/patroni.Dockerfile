@@ -1,0 +1,10 @@
+# A PostgreSQL node managed by Patroni, for docker-compose.yml's `cluster` profile: Debian's
+# PostgreSQL image with Debian's patroni (and its etcd client) added.
+FROM postgres:16-bookworm
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends patroni python3-etcd curl \
+    && rm -rf /var/lib/apt/lists/*
+COPY patroni.yml /etc/patroni.yml
+USER postgres
+# The node's name and addresses come from PATRONI_* variables (docker-compose.yml).
+ENTRYPOINT ["patroni", "/etc/patroni.yml"]
