@@ -337,7 +337,14 @@ database_url() {
         echo "postgres://postgres@127.0.0.1:$primary_port/$database"
     fi
 }
-read_url() { echo "postgres://postgres@127.0.0.1:$replica_port/$database"; }
+# Every node by itself (discs reads from whichever is a standby within the lag limits, and from
+# none while it is the primary): unlike HAProxy's replica port, a role change needs no restart
+# and each pool's connections all reach one server.
+read_url() {
+    local urls=() p
+    for p in "${pg_ports[@]}"; do urls+=("postgres://postgres@127.0.0.1:$p/$database"); done
+    echo "${urls[*]}"
+}
 
 write_env() {
     local urls=()
@@ -346,7 +353,7 @@ write_env() {
     cat >"$state/cluster.env" <<EOF
 DISCS_URL=http://127.0.0.1:$lb_port
 DATABASE_URL=$(database_url)
-DATABASE_READ_URL=$(read_url)
+DATABASE_READ_URL="$(read_url)"
 PATRONI_URLS="${urls[*]}"
 EOF
     cat "$state/cluster.env"

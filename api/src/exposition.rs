@@ -65,7 +65,67 @@ pub async fn prometheus(app: &ApiState, pools: bool) -> Result<String, ApiError>
     limits(&mut out, app);
     searches(&mut out, app);
     projections(&mut out, &checkpoints);
+    replicas(&mut out, app);
     Ok(out.0)
+}
+
+/// Where the reads that a replica may answer went, and each replica's rotation and lag, as
+/// last measured (nothing without `DATABASE_READ_URL`).
+fn replicas(out: &mut Text, app: &AppState) {
+    use service::replicas::Route;
+    let Some(replicas) = &app.replicas else {
+        return;
+    };
+    out.family(
+        "discs_replica_reads_total",
+        "counter",
+        "Reads a replica may answer, by where they went: a replica, or the primary because the replica was behind, none was in the rotation or its read failed.",
+    );
+    for route in Route::ALL {
+        out.line(format_args!(
+            "discs_replica_reads_total{{route=\"{}\"}} {}",
+            route.label(),
+            replicas.routed(route)
+        ));
+    }
+    out.family(
+        "discs_replica_in_rotation",
+        "gauge",
+        "1 while the replica serves reads (a standby within the lag limits).",
+    );
+    for node in replicas.nodes() {
+        out.line(format_args!(
+            "discs_replica_in_rotation{{replica=\"{}\"}} {}",
+            node.name,
+            u8::from(node.in_rotation())
+        ));
+    }
+    let lags = replicas.nodes().iter().map(|n| (&n.name, n.lag()));
+    out.family(
+        "discs_replica_lag_seconds",
+        "gauge",
+        "The replica's replay lag behind the primary in time, as last measured (absent when unknown).",
+    );
+    for (name, (millis, _)) in lags.clone() {
+        if let Some(ms) = millis {
+            let seconds = ms as f64 / 1000.0;
+            out.line(format_args!(
+                "discs_replica_lag_seconds{{replica=\"{name}\"}} {seconds}"
+            ));
+        }
+    }
+    out.family(
+        "discs_replica_lag_bytes",
+        "gauge",
+        "The replica's replay lag behind the primary's WAL position, as last measured (absent when unknown).",
+    );
+    for (name, (_, bytes)) in lags {
+        if let Some(b) = bytes {
+            out.line(format_args!(
+                "discs_replica_lag_bytes{{replica=\"{name}\"}} {b}"
+            ));
+        }
+    }
 }
 
 /// The text being written (writing to a `String` cannot fail).

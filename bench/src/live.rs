@@ -2,14 +2,16 @@
 //! many event streams held open on a running server.
 //!
 //! ```text
-//! live-bench prepare --base http://127.0.0.1:PORT --matches N --out FILE.lua [--players 300]
+//! live-bench prepare --base http://127.0.0.1:PORT --matches N --out FILE.lua [--players 300] [--finished]
 //! live-bench streams --base http://127.0.0.1:PORT --match-id ID [--count 1000]
 //! ```
 //!
 //! `prepare` creates players, then N solo Four in a Row matches against the CPU at level 1 with
 //! the player to move first (match i belongs to player i mod players), 32 requests at a time, and
 //! writes FILE.lua for bench/live-moves.lua: one `token match_id` pair per line, in a long Lua
-//! string (LuaJIT caps a chunk's constants, so not one table entry per pair).
+//! string (LuaJIT caps a chunk's constants, so not one table entry per pair). With `--finished`
+//! each match is then played to its end (moves in columns 1, 4 and 7, then a resignation), for
+//! bench/replays.lua to read back (bench/replica-reads.sh).
 //!
 //! `streams` creates `count` players and opens one event stream per player on match ID (watchers
 //! need no seat), prints `ready open=.. failed=..` once every stream has been tried, then holds
@@ -50,6 +52,9 @@ enum Command {
         /// The Lua data file to write.
         #[arg(long)]
         out: std::path::PathBuf,
+        /// Play each match to its end: three moves, then a resignation.
+        #[arg(long)]
+        finished: bool,
     },
     /// Open `count` event streams on one match, one player each, and hold them until killed.
     Streams {
@@ -78,7 +83,11 @@ async fn main() -> Result<()> {
             players,
             concurrency,
             out,
-        } => prepare(&http, &base, matches, players, concurrency, &out).await,
+            finished,
+        } => {
+            let sizes = (matches, players, concurrency);
+            prepare(&http, &base, sizes, finished, &out).await
+        }
         Command::Streams {
             base,
             match_id,
@@ -126,9 +135,8 @@ async fn ok_json(res: reqwest::Response, what: &str) -> Result<Value> {
 async fn prepare(
     http: &reqwest::Client,
     base: &str,
-    matches: usize,
-    players: usize,
-    concurrency: usize,
+    (matches, players, concurrency): (usize, usize, usize),
+    finished: bool,
     out: &std::path::Path,
 ) -> Result<()> {
     let started = Instant::now();
@@ -146,11 +154,15 @@ async fn prepare(
                     .send()
                     .await?;
                 let view = ok_json(res, "POST /v1/matches").await?;
+                let id = view["match_id"].as_str().context("a match_id")?.to_owned();
+                if finished {
+                    finish(http, base, token, &id).await?;
+                }
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if n % 10_000 == 0 {
                     eprintln!("prepare: {n}/{matches} matches");
                 }
-                Ok(view["match_id"].as_str().context("a match_id")?.to_owned())
+                Ok(id)
             }
         })
         .buffered(concurrency)
@@ -158,9 +170,10 @@ async fn prepare(
         .await
         .into_iter()
         .collect::<Result<_>>()?;
+    let state = if finished { "finished " } else { "" };
     let mut lua = format!(
-        "-- live-bench prepare: {matches} solo four_in_a_row matches (cpu_level 1, first: me) of \
-         {players} players on {base}.\n-- One \"token match_id\" pair per line.\nreturn [[\n"
+        "-- live-bench prepare: {matches} {state}solo four_in_a_row matches (cpu_level 1, first: me) \
+         of {players} players on {base}.\n-- One \"token match_id\" pair per line.\nreturn [[\n"
     );
     for (i, id) in ids.iter().enumerate() {
         lua.push_str(&tokens[i % players]);
@@ -176,6 +189,31 @@ async fn prepare(
         matches as f64 / secs,
         out.display()
     );
+    Ok(())
+}
+
+/// Plays a prepared match to its end: moves in columns 1, 4 and 7 (legal whatever the CPU
+/// replies, and no four in a row for anyone), then a resignation.
+async fn finish(http: &reqwest::Client, base: &str, token: &str, id: &str) -> Result<()> {
+    for column in ["1", "4", "7"] {
+        let res = http
+            .post(format!("{base}/v1/matches/{id}/moves"))
+            .bearer_auth(token)
+            .json(&json!({ "move": column }))
+            .send()
+            .await?;
+        ok_json(res, "POST /v1/matches/{id}/moves").await?;
+    }
+    let res = http
+        .post(format!("{base}/v1/matches/{id}/resign"))
+        .bearer_auth(token)
+        .json(&json!({}))
+        .send()
+        .await?;
+    let view = ok_json(res, "POST /v1/matches/{id}/resign").await?;
+    if view["status"] != "finished" {
+        bail!("match {id} not finished after resigning: {view}");
+    }
     Ok(())
 }
 

@@ -29,6 +29,7 @@ use service::live::cache::MatchCache;
 use service::live::commit::Committer;
 use service::live::fanout::Live;
 use service::metrics::Metrics;
+use service::replicas::Replicas;
 use service::state::AppState;
 use service::workers;
 
@@ -172,6 +173,9 @@ impl Application {
         }
         state.pool.close();
         state.wave_pool.close();
+        for replica in state.replicas.iter().flat_map(|r| r.nodes()) {
+            replica.log().pool().close();
+        }
         tracing::info!("stopped");
         Ok(())
     }
@@ -224,6 +228,7 @@ fn app_state(
             config.quality_ply_nodes,
         )),
         metrics: Arc::new(Metrics::default()),
+        replicas: Replicas::from_config(&config.replicas)?.map(Arc::new),
         searches: Arc::new(Searches::new(
             searches,
             config.search_queue,
@@ -284,6 +289,14 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
         state.live.clone(),
         Duration::from_millis(config.live.log_poll_ms),
     ));
+    if let Some(replicas) = &state.replicas {
+        // Not a worker: reads need the rotation even where tests drive the workers by hand.
+        tokio::spawn(
+            replicas
+                .clone()
+                .follow(state.pool.clone(), state.stopping.clone()),
+        );
+    }
     let mut background = Vec::new();
     if config.no_workers {
         return background;

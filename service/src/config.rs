@@ -51,6 +51,8 @@ pub struct ServeConfig {
     pub play: PlayConfig,
     #[command(flatten)]
     pub live: LiveConfig,
+    #[command(flatten)]
+    pub replicas: ReplicaConfig,
     /// State-changing calls allowed per second and player (sustained), whatever token they use.
     #[arg(long, env = "DISCS_RATE_PER_SECOND", default_value_t = 50.0, value_parser = positive)]
     pub rate_per_second: f64,
@@ -241,6 +243,37 @@ pub struct LiveConfig {
     /// Open event streams allowed per instance.
     #[arg(long, env = "DISCS_MAX_STREAMS", default_value_t = 10_000, value_parser = between::<1, 10_000_000>)]
     pub max_streams: usize,
+}
+
+/// Reads from replicas (ARCHITECTURE.md, "Reads from the replicas").
+#[derive(Clone, Debug, Args)]
+pub struct ReplicaConfig {
+    /// Standbys to read from, space-separated PostgreSQL URLs of one server each (a standby
+    /// that is promoted, or any server not in recovery, is left out until it is a standby
+    /// again). Empty: every read goes to `DATABASE_URL`.
+    #[arg(long = "database-read-url", env = "DATABASE_READ_URL", value_delimiter = ' ', num_args = 0..)]
+    pub urls: Vec<String>,
+    /// Connections in each replica's pool.
+    #[arg(long = "replica-pool-size", env = "DISCS_REPLICA_POOL_SIZE", default_value_t = 8, value_parser = between::<1, 10_000>)]
+    pub replica_pool_size: usize,
+    /// A replica whose replay lags the primary by more than this many milliseconds (while it
+    /// has WAL left to replay) leaves the rotation until it catches up.
+    #[arg(long, env = "DISCS_REPLICA_MAX_LAG_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
+    pub replica_max_lag_ms: u64,
+    /// A replica whose replay is more than this many bytes of WAL behind the primary's leaves
+    /// the rotation until it catches up.
+    #[arg(long, env = "DISCS_REPLICA_MAX_LAG_BYTES", default_value_t = 16 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(0..=1 << 40))]
+    pub replica_max_lag_bytes: u64,
+    /// How often each replica's lag is measured, in milliseconds.
+    #[arg(long, env = "DISCS_REPLICA_POLL_MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
+    pub replica_poll_ms: u64,
+}
+
+impl ReplicaConfig {
+    /// The URLs given (blank entries of a doubled space dropped).
+    pub fn urls(&self) -> impl Iterator<Item = &str> {
+        self.urls.iter().map(|u| u.trim()).filter(|u| !u.is_empty())
+    }
 }
 
 /// The timings of play (SPEC §2).

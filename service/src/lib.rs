@@ -13,9 +13,10 @@ pub mod metrics;
 pub mod players;
 pub mod ranked;
 pub mod reasons;
+pub mod replicas;
 pub mod rooms;
 pub mod state;
 pub mod views;
 pub mod workers;
 
-pub use error::Error;
+pub use error::{Error, unexpected};

@@ -16,6 +16,7 @@ use crate::live::commit::Committer;
 use crate::live::fanout::Live;
 use crate::metrics::Metrics;
 use crate::ranked::WaveSchedule;
+use crate::replicas::Replicas;
 
 /// Shared by every command and worker; cheap to clone.
 #[derive(Clone)]
@@ -45,6 +46,8 @@ pub struct AppState {
     /// This instance's side of the background analysis jobs.
     pub jobs: Arc<Jobs>,
     pub metrics: Arc<Metrics>,
+    /// The standbys reads may go to (`DATABASE_READ_URL`), if any.
+    pub replicas: Option<Arc<Replicas>>,
     /// The cap on concurrent CPU searches (moves and analyses).
     pub searches: Arc<Searches>,
     /// Turns `true` when the instance is shutting down: streams end with a retry hint and
@@ -55,6 +58,19 @@ pub struct AppState {
 impl AppState {
     pub fn now(&self) -> time::OffsetDateTime {
         self.clock.now()
+    }
+
+    /// Runs `read` on a replica whose checkpoint of `projection` has reached the primary's
+    /// (see [`Replicas::read`]), else on the primary's log.
+    pub async fn read<T>(
+        &self,
+        projection: projections::Projection,
+        read: impl AsyncFn(&EventLog) -> Result<T, crate::error::Error>,
+    ) -> Result<T, crate::error::Error> {
+        match &self.replicas {
+            Some(replicas) => replicas.read(&self.log, projection, read).await,
+            None => read(&self.log).await,
+        }
     }
 
     /// Tells this instance's reader of the log that the log has grown (projections follow).

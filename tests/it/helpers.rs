@@ -451,3 +451,51 @@ pub fn types(events: &[Value]) -> Vec<&str> {
         .map(|e| e["type"].as_str().unwrap_or(""))
         .collect()
 }
+
+/// A private PostgreSQL cluster of this test alone, which it can stop and start.
+pub struct Private {
+    pub root: std::path::PathBuf,
+    pub port: u16,
+}
+
+impl Private {
+    /// Starts the cluster; the URL of its database `postgres` (with its password).
+    pub async fn start(&self) -> String {
+        // Port 1 never has a PostgreSQL on it, so a private cluster serves.
+        let (root, port) = (self.root.clone(), self.port);
+        tokio::task::spawn_blocking(move || {
+            database::cluster::ensure_server_on(
+                "postgres://postgres@127.0.0.1:1/postgres",
+                &root,
+                port,
+            )
+        })
+        .await
+        .expect("joined")
+        .expect("the private cluster runs")
+        .url()
+        .to_owned()
+    }
+
+    pub async fn stop(&self) {
+        let root = self.root.clone();
+        tokio::task::spawn_blocking(move || database::cluster::stop(&root))
+            .await
+            .expect("joined")
+            .expect("the private cluster stops");
+    }
+}
+
+/// A port nothing listens on, below Linux's ephemeral range (32768–60999): a client
+/// connection cannot take it between the cluster's stop and its restart. Each call of the
+/// process starts its search further on, so that tests running at once do not pick the same
+/// port before either binds it.
+pub fn free_port() -> u16 {
+    static CALLS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let first = 20_000 + ((std::process::id() as u16 % 10_000) + call * 16) % 12_000;
+    (first..32_000)
+        .chain(20_000..first)
+        .find(|&port| std::net::TcpListener::bind(("127.0.0.1", port)).is_ok())
+        .expect("a free port below 32000")
+}

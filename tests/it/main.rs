@@ -16,6 +16,7 @@ mod outage;
 mod players;
 mod races;
 mod ranked;
+mod replicas;
 mod rooms;
 mod service;
 mod site;

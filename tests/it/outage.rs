@@ -5,49 +5,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use database::cluster;
-
-use crate::helpers::{Player, TestApp, config, spawn_on};
-
-/// A private PostgreSQL cluster of this test alone, which it can stop and start.
-struct Private {
-    root: std::path::PathBuf,
-    port: u16,
-}
-
-impl Private {
-    /// Starts the cluster; the URL of its database `postgres` (with its password).
-    async fn start(&self) -> String {
-        // Port 1 never has a PostgreSQL on it, so a private cluster serves.
-        let (root, port) = (self.root.clone(), self.port);
-        tokio::task::spawn_blocking(move || {
-            cluster::ensure_server_on("postgres://postgres@127.0.0.1:1/postgres", &root, port)
-        })
-        .await
-        .expect("joined")
-        .expect("the private cluster runs")
-        .url()
-        .to_owned()
-    }
-
-    async fn stop(&self) {
-        let root = self.root.clone();
-        tokio::task::spawn_blocking(move || cluster::stop(&root))
-            .await
-            .expect("joined")
-            .expect("the private cluster stops");
-    }
-}
-
-/// A port nothing listens on, below Linux's ephemeral range (32768–60999): a client
-/// connection cannot take it between the cluster's stop and its restart.
-fn free_port() -> u16 {
-    let first = 20_000 + (std::process::id() % 10_000) as u16;
-    (first..32_000)
-        .chain(20_000..first)
-        .find(|&port| std::net::TcpListener::bind(("127.0.0.1", port)).is_ok())
-        .expect("a free port below 32000")
-}
+use crate::helpers::{Player, Private, TestApp, config, free_port, spawn_on};
 
 /// A keyed move: its status, body and `Retry-After`.
 async fn keyed_move(

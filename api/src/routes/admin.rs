@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::PlayerId;
+use eventlog::EventLog;
 use projections::{Projection, audit, rebuild};
 
 use crate::auth::Auth;
@@ -100,9 +101,13 @@ pub async fn audit_ratings(
     auth.require_admin()?;
     let q = query.map_err(input::query_error)?;
     let exclude = checks::player_list(q.exclude_players.as_deref())?;
-    let report = audit::ratings(&app.log, q.game, &exclude)
-        .await
-        .map_err(audit_error)?;
+    let report = app
+        .read(Projection::Ratings, async |log: &EventLog| {
+            audit::ratings(log, q.game, &exclude)
+                .await
+                .map_err(service::unexpected)
+        })
+        .await?;
     Ok(HttpResponse::Ok().json(report))
 }
 
@@ -116,9 +121,13 @@ pub async fn explain(
     let (raw_player, raw_game) = path.into_inner();
     let player: PlayerId = checks::id(&raw_player)?;
     let game = checks::game(&raw_game)?;
-    let explanation = audit::explain(&app.log, player, game)
-        .await
-        .map_err(audit_error)?;
+    let explanation = app
+        .read(Projection::Ratings, async |log: &EventLog| {
+            audit::explain(log, player, game)
+                .await
+                .map_err(service::unexpected)
+        })
+        .await?;
     Ok(HttpResponse::Ok().json(Explained {
         player_id: player,
         game,

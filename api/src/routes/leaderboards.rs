@@ -1,8 +1,11 @@
 //! Leaderboards: the non-provisional players of a game (deviation at most 110, the literal in
-//! the query so that the partial index `leaderboard_board` serves it), by rating.
+//! the query so that the partial index `leaderboard_board` serves it), by rating; read from a
+//! replica when one has caught up (`service::replicas`).
 
 use actix_web::{HttpResponse, web};
 use domain::ids::PlayerId;
+use eventlog::EventLog;
+use projections::Projection;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use service::checks;
@@ -10,7 +13,6 @@ use uuid::Uuid;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::error::unexpected;
 use crate::input;
 use crate::state::ApiState;
 
@@ -49,15 +51,20 @@ pub async fn get(
     let game = checks::game(&path)?;
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = projections::queries::leaderboard(&client, game, limit)
-        .await
-        .map_err(unexpected)?;
-    let ids: Vec<PlayerId> = rows
-        .iter()
-        .map(|r| PlayerId::from_uuid(r.player_id))
-        .collect();
-    let names = service::players::names(&client, &ids).await?;
+    let (rows, names) = app
+        .read(Projection::Leaderboards, async |log: &EventLog| {
+            let client = log.pool().get().await.map_err(service::unexpected)?;
+            let rows = projections::queries::leaderboard(&client, game, limit)
+                .await
+                .map_err(service::unexpected)?;
+            let ids: Vec<PlayerId> = rows
+                .iter()
+                .map(|r| PlayerId::from_uuid(r.player_id))
+                .collect();
+            let names = service::players::names(&client, &ids).await?;
+            Ok((rows, names))
+        })
+        .await?;
     let entries = rows
         .into_iter()
         .enumerate()

@@ -298,7 +298,7 @@ pub async fn events(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let (loaded, events) = play::open_with_events(&app, auth.player, &path).await?;
+    let (loaded, events) = play::open_finished_with_events(&app, auth.player, &path).await?;
     let finished = loaded.get()?.is_finished();
     let events: Vec<EventView> = events
         .iter()
@@ -323,7 +323,7 @@ pub async fn replay(
     query: Result<web::Query<PlyQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     let query = query.map_err(input::query_error)?;
-    let (loaded, events) = play::open_with_events(&app, auth.player, &path).await?;
+    let (loaded, events) = play::open_finished_with_events(&app, auth.player, &path).await?;
     let m = loaded.get()?;
     let hide = !m.settings.shows_legal_moves(m.game);
     let stamped = events

@@ -11,6 +11,8 @@ use uuid::Uuid;
 use domain::games::GameId;
 use domain::ids::PlayerId;
 use domain::ratings::Rating;
+use eventlog::EventLog;
+use projections::Projection;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -215,16 +217,21 @@ pub async fn matches(
     let player: PlayerId = checks::id(&path)?;
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
-    let client = app.pool.get().await.map_err(unexpected)?;
-    players::exists(&client, player).await?;
-    let rows = projections::queries::history(&client, player, q.game, q.before, limit)
-        .await
-        .map_err(unexpected)?;
-    let opponents: Vec<PlayerId> = rows
-        .iter()
-        .filter_map(|r| r.opponent.map(PlayerId::from_uuid))
-        .collect();
-    let names = players::names(&client, &opponents).await?;
+    let (rows, names) = app
+        .read(Projection::History, async |log: &EventLog| {
+            let client = log.pool().get().await.map_err(service::unexpected)?;
+            players::exists(&client, player).await?;
+            let rows = projections::queries::history(&client, player, q.game, q.before, limit)
+                .await
+                .map_err(service::unexpected)?;
+            let opponents: Vec<PlayerId> = rows
+                .iter()
+                .filter_map(|r| r.opponent.map(PlayerId::from_uuid))
+                .collect();
+            let names = players::names(&client, &opponents).await?;
+            Ok((rows, names))
+        })
+        .await?;
     let matches = rows
         .into_iter()
         .map(|r| HistoryEntry {
@@ -259,11 +266,15 @@ pub async fn rating_history(
     let (raw_player, raw_game) = path.into_inner();
     let player: PlayerId = checks::id(&raw_player)?;
     let game = checks::game(&raw_game)?;
-    let client = app.pool.get().await.map_err(unexpected)?;
-    players::exists(&client, player).await?;
-    let points = projections::queries::rating_points(&client, player, game)
-        .await
-        .map_err(unexpected)?
+    let points = app
+        .read(Projection::Ratings, async |log: &EventLog| {
+            let client = log.pool().get().await.map_err(service::unexpected)?;
+            players::exists(&client, player).await?;
+            projections::queries::rating_points(&client, player, game)
+                .await
+                .map_err(service::unexpected)
+        })
+        .await?
         .into_iter()
         .map(|p| RatingPoint {
             match_id: p.match_id,

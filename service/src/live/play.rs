@@ -128,6 +128,17 @@ pub async fn load_with_events(
         Some(c) => c.names.clone(),
         None => Arc::new(names(app, state.get().ok_or(Error::NotFound(Missing::Match))?).await?),
     };
+    Ok(keep(app, id, state, names, events))
+}
+
+/// A match folded from its whole stream `events`, kept in the cache.
+fn keep(
+    app: &AppState,
+    id: MatchId,
+    state: MatchState,
+    names: Arc<HashMap<PlayerId, String>>,
+    events: Vec<RecordedEvent>,
+) -> (Loaded, Vec<RecordedEvent>) {
     let loaded = Loaded {
         id,
         state,
@@ -135,7 +146,7 @@ pub async fn load_with_events(
         head: events.last().map(|e| e.hash),
     };
     remember(app, &loaded);
-    Ok((loaded, events))
+    (loaded, events)
 }
 
 /// Which view a stored answer holds.
@@ -776,6 +787,48 @@ pub async fn open_with_events(
     }
     // Coming back wrote an event: read the stream again so that it is in the answer.
     load_with_events(app, id).await
+}
+
+/// [`open_with_events`] for a read that a finished match's copy on a replica answers as well
+/// as the primary (its events, its replay): from a replica in the rotation that holds the
+/// match's end, else from the primary.
+pub async fn open_finished_with_events(
+    app: &AppState,
+    player: PlayerId,
+    raw_id: &str,
+) -> Result<(Loaded, Vec<RecordedEvent>), Error> {
+    let id: MatchId = checks::id(raw_id)?;
+    if let Some(replicas) = &app.replicas {
+        let finished = |events: &[RecordedEvent]| {
+            let mut state = MatchState::default();
+            for e in events {
+                evolve(&mut state, &stamped(e).ok()?);
+            }
+            state.get()?.is_finished().then_some(state)
+        };
+        if let Some((node, events, state)) = replicas.finished_stream(&id.stream(), finished).await
+        {
+            let names = match app.cache.get(id) {
+                Some(c) => Ok(c.names.clone()),
+                None => replica_names(node, &state).await.map(Arc::new),
+            };
+            if let Ok(names) = names {
+                return Ok(keep(app, id, state, names, events));
+            }
+        }
+    }
+    open_with_events(app, player, raw_id).await
+}
+
+/// The seated players' names, read on a replica.
+async fn replica_names(
+    node: &crate::replicas::Replica,
+    state: &MatchState,
+) -> Result<HashMap<PlayerId, String>, Error> {
+    let m = state.get().ok_or(Error::NotFound(Missing::Match))?;
+    let players: Vec<PlayerId> = m.seats.iter().filter_map(|s| s.player_id()).collect();
+    let client = node.log().pool().get().await.map_err(unexpected)?;
+    crate::players::names(&client, &players).await
 }
 
 /// A seed for the CPU's choices in a new match (recorded in `match_created`, hidden until the
