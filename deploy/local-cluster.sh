@@ -316,7 +316,10 @@ start_discs() {
             exit 1
         fi
     done
-    wait_for 30 "the discs load balancer" http_ok "http://127.0.0.1:$lb_port/readyz"
+    # With no instance (DISCS_INSTANCES=0: the database side only) nothing can answer there.
+    if [ "$instances" -gt 0 ]; then
+        wait_for 30 "the discs load balancer" http_ok "http://127.0.0.1:$lb_port/readyz"
+    fi
 }
 
 # Instance $1 answers ready; fails at once (the wait ends) when its process has died.
