@@ -14,12 +14,17 @@
 #   MATCHES   finished matches prepared before the runs (default 2000, in the cluster's database)
 #   CLIENTS   wrk connection counts (default "8 32"); wrk runs 2 threads
 #   ROUNDS    how many times each pair of runs is repeated (default 2)
+#   MIXED     matches per mixed run (default 6000; 0 skips them): then, per round and mode, wrk
+#             playing moves (bench/live-moves.lua, 8 connections, three moves in each of MIXED
+#             fresh solo matches) at the same time as wrk reading replays (8 connections): the
+#             moves per second the primary keeps while the replays read on it or on the standby
 #   CARGO_TARGET_DIR is honoured.
 set -euo pipefail
 
 SECONDS_PER_RUN="${1:-10}"
 MATCHES="${MATCHES:-2000}"
 ROUNDS="${ROUNDS:-2}"
+MIXED="${MIXED:-6000}"
 read -r -a CLIENTS <<<"${CLIENTS:-8 32}"
 BIN="${CARGO_TARGET_DIR:-target}/release"
 DATA="${DISCS_CLUSTER_DATA:-/var/tmp/discs-cluster}"
@@ -57,7 +62,7 @@ cargo build --release --locked -q -p discs -p bench --bin discs --bin live-bench
 start_server() {
     DATABASE_URL="$DATABASE_URL" DATABASE_READ_URL="$1" DISCS_ADDR="127.0.0.1:$PORT" \
         DISCS_RATE_PER_SECOND=1000000 DISCS_RATE_BURST=1000000 DISCS_SIGNUPS_PER_MINUTE=1000000000 \
-        DISCS_REPLICA_POLL_MS=200 RUST_LOG=warn \
+        DISCS_PRESENCE_SECONDS=86400 DISCS_RETURN_SECONDS=86400 DISCS_REPLICA_POLL_MS=200 RUST_LOG=warn \
         "$BIN/discs" serve >"$workdir/server.log" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 300); do
@@ -112,6 +117,11 @@ routes() {
 start_server ""
 "$BIN/live-bench" prepare --base "http://127.0.0.1:$PORT" --matches "$MATCHES" --players 200 \
     --finished --out "$workdir/data.lua"
+mixed_runs=$((2 * ROUNDS))
+if [ "$MIXED" -gt 0 ]; then
+    "$BIN/live-bench" prepare --base "http://127.0.0.1:$PORT" --matches $((MIXED * mixed_runs)) \
+        --players 300 --out "$workdir/live.lua"
+fi
 stop_server
 echo "nodes: 1=$(role 1) 2=$(role 2)"
 hz="$(getconf CLK_TCK)"
@@ -146,3 +156,29 @@ for clients in "${CLIENTS[@]}"; do
         run replica "$clients"
     done
 done
+
+# One mixed run: moves in the $2-th slice of the prepared live matches and replays, together.
+mixed() {
+    local mode="$1" slice="$2" read_url=""
+    [ "$mode" = replica ] && read_url="$DATABASE_READ_URL"
+    start_server "$read_url"
+    local moves_out="$workdir/moves.out"
+    wrk -t2 -c8 -d"${SECONDS_PER_RUN}s" -s bench/live-moves.lua "http://127.0.0.1:$PORT" \
+        -- "$workdir/live.lua" $((slice * MIXED)) "$MIXED" 2 >"$moves_out" &
+    local moves_pid=$!
+    local reads
+    reads="$(wrk -t2 -c8 -d"${SECONDS_PER_RUN}s" -s bench/replays.lua "http://127.0.0.1:$PORT" -- "$workdir/data.lua" 2 | grep '^replays ')"
+    wait "$moves_pid"
+    stop_server
+    echo "mixed $mode $(grep '^live-moves ' "$moves_out") | $reads"
+    grep 'first non-2xx' "$moves_out" || true
+}
+
+if [ "$MIXED" -gt 0 ]; then
+    slice=0
+    for _ in $(seq 1 "$ROUNDS"); do
+        mixed primary "$slice"
+        mixed replica $((slice + 1))
+        slice=$((slice + 2))
+    done
+fi
