@@ -599,7 +599,7 @@ fn responses_of(r: &RouteDoc, routes: &[RouteDoc], generator: &mut SchemaGenerat
         );
         responses.insert(
             "503".into(),
-            json!({"description": "`unavailable`: the database does not answer; a command with an Idempotency-Key is safe to retry",
+            json!({"description": "`unavailable`: the database does not answer (stopped, or a failover under way: with Patroni, a standby is promoted within its `ttl` plus a few seconds); retry after `Retry-After`. A command with an Idempotency-Key is safe to retry: a command acknowledged before a failover is never lost, and one answered 503 lands at most once however often it is retried with its key",
                    "content": problem, "headers": retry}),
         );
     }
