@@ -25,3 +25,8 @@ target/release/failover-drill \
     --rejoin "$cluster start >/dev/null && $cluster wait-healthy" \
     --switchover "$cluster switchover back" \
     "$@"
+# Where each instance's reads went (the standby serves the read-backs when it holds them).
+for port in 8091 8092; do
+    routes="$(curl -fs "http://127.0.0.1:$port/metrics" | sed -n 's/^discs_replica_reads_total{route="\(.*\)"} /\1=/p' | paste -sd' ')"
+    echo "failover-drill instance :$port reads: ${routes:-none}"
+done

@@ -19,13 +19,16 @@
 //! - no answer was a 500 or anything but a 2xx, a 503 with `Retry-After` or a refused or broken
 //!   connection;
 //! - every stream saw each match's events once each, in order, with none missing;
+//! - every match a player finished, read back at once (its events, through any instance and,
+//!   where the instances read from the standby, `DATABASE_READ_URL`, maybe there), ends with the
+//!   end its player saw, and its replay answers;
 //! - moves were acknowledged again within `--ttl` + 5 seconds of the kill: the end of the longest
 //!   stretch without an acknowledgement since the kill (a killed postmaster's backends may serve
 //!   their open connections a moment longer) comes at most that long after it.
 //!
 //! It prints the figures (`moves_acked`, `moves_lost`, `unavailable_503`, `refused`, `no_ack_s`
 //! the longest stretch without an acknowledged move, `acked_again_after_kill_s` its end,
-//! `promotion_s`, `switchover_s`, `stream_resumes`, ...) and exits non-zero on any failed check.
+//! `promotion_s`, `switchover_s`, `stream_resumes`, `read_back`, ...) and exits non-zero on any failed check.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -86,6 +89,8 @@ struct Drill {
     /// Per stream and match: the event ids seen, in order.
     seen: Mutex<BTreeMap<(usize, String), Vec<u64>>>,
     resumes: AtomicU64,
+    /// Finished matches read back at once by their player (events and replay).
+    read_back: AtomicU64,
     stop: AtomicBool,
 }
 
@@ -348,7 +353,7 @@ async fn main() -> Result<()> {
          unavailable_503={} refused={} no_ack_s={} acked_again_after_kill_s={} \
          promotion_s={:.1} switchover_s={:.1} \
          stream_resumes={} stream_matches={} stream_gaps={gaps} stream_repeats={repeats} \
-         chains_ok={} violations={violations}",
+         read_back={} chains_ok={} violations={violations}",
         cli.players,
         cli.streams,
         acked.len(),
@@ -364,6 +369,7 @@ async fn main() -> Result<()> {
         switched.as_secs_f64(),
         drill.resumes.load(Ordering::Relaxed),
         drill.seen.lock().expect("seen").len(),
+        drill.read_back.load(Ordering::Relaxed),
         audit["chains_ok"],
     );
     if violations > 0 {
@@ -427,6 +433,7 @@ async fn player(drill: &Drill, http: &reqwest::Client, base: &str, token: &str, 
         let mut view = view;
         loop {
             if view["status"] != "active" {
+                read_back(drill, http, base, token, &id, &view).await;
                 break;
             }
             if view["to_move"] != 1 {
@@ -479,6 +486,44 @@ async fn player(drill: &Drill, http: &reqwest::Client, base: &str, token: &str, 
                 .push((id.clone(), v, mv, sent, Instant::now(), i));
             view = answer;
         }
+    }
+}
+
+/// Reads a match its player just finished, at once, through any instance (and the standby,
+/// where the instance reads from one): its events must end with the end the player saw, and
+/// its replay must answer.
+async fn read_back(
+    drill: &Drill,
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    id: &str,
+    view: &Value,
+) {
+    let Some(events) = until_answered(drill, "GET /v1/matches/{id}/events", || {
+        http.get(format!("{base}/v1/matches/{id}/events"))
+            .bearer_auth(token)
+    })
+    .await
+    else {
+        return;
+    };
+    let last = events["events"].as_array().and_then(|e| e.last());
+    if !last.is_some_and(|e| e["type"] == "match_ended" && e["version"] == view["version"]) {
+        drill.violation(format!(
+            "{id}: read back at once, its events end with {last:?}, the match ended at version {}",
+            view["version"]
+        ));
+        return;
+    }
+    if until_answered(drill, "GET /v1/matches/{id}/replay", || {
+        http.get(format!("{base}/v1/matches/{id}/replay"))
+            .bearer_auth(token)
+    })
+    .await
+    .is_some()
+    {
+        drill.read_back.fetch_add(1, Ordering::Relaxed);
     }
 }
 
