@@ -791,14 +791,21 @@ pub async fn open_with_events(
 
 /// [`open_with_events`] for a read that a finished match's copy on a replica answers as well
 /// as the primary (its events, its replay): from a replica in the rotation that holds the
-/// match's end, else from the primary.
+/// match's end, else from the primary (at once for a match this instance has cached as active).
 pub async fn open_finished_with_events(
     app: &AppState,
     player: PlayerId,
     raw_id: &str,
 ) -> Result<(Loaded, Vec<RecordedEvent>), Error> {
     let id: MatchId = checks::id(raw_id)?;
-    if let Some(replicas) = &app.replicas {
+    // A match this instance knows as active is read on the primary at once (a stale entry,
+    // finished elsewhere since, only costs the standby's read).
+    let known_active = || {
+        app.cache
+            .get(id)
+            .is_some_and(|c| c.state.get().is_some_and(|m| !m.is_finished()))
+    };
+    if let Some(replicas) = app.replicas.as_ref().filter(|_| !known_active()) {
         let finished = |events: &[RecordedEvent]| {
             let mut state = MatchState::default();
             for e in events {
