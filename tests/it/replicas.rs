@@ -153,10 +153,30 @@ async fn measured(app: &TestApp, url: &str, max_lag_ms: u64, max_lag_bytes: u64)
     replicas
 }
 
+/// The test's servers, stopped and their folder removed when the test ends, failed or not.
+struct Servers(PathBuf);
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        for node in ["primary", "standby"] {
+            let data = self.0.join(node).join("data");
+            if data.join("postmaster.pid").exists() {
+                let _ = pg("pg_ctl")
+                    .arg("-D")
+                    .arg(&data)
+                    .args(["-m", "immediate", "-w", "stop"])
+                    .output();
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[tokio::test]
 async fn reads_go_to_a_standby_that_holds_what_the_primary_shows_and_see_a_move_at_once() {
     let base =
         std::env::temp_dir().join(format!("discs-replicas-{}", uuid::Uuid::new_v4().simple()));
+    let _servers = Servers(base.clone());
     let private = Private {
         root: base.join("primary"),
         port: free_port(),
@@ -319,6 +339,4 @@ async fn reads_go_to_a_standby_that_holds_what_the_primary_shows_and_see_a_move_
     assert_eq!(replicas.routed(Route::NoReplica), 1);
 
     drop((app, plain, before));
-    private.stop().await;
-    let _ = std::fs::remove_dir_all(&base);
 }
