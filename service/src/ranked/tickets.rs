@@ -105,13 +105,12 @@ pub async fn own_ticket(
 /// A player's values in a game as of `now`: the projection's, with the idle days since their
 /// last ranked match applied (SPEC §4), or a newcomer's.
 pub async fn current_rating(
-    app: &AppState,
+    client: &impl deadpool_postgres::GenericClient,
     player: PlayerId,
     game: GameId,
     now: OffsetDateTime,
 ) -> Result<Rating, Error> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let stored = projections::queries::rating_in(&client, player, game)
+    let stored = projections::queries::rating_in(client, player, game)
         .await
         .map_err(unexpected)?;
     Ok(match stored {
@@ -129,8 +128,21 @@ pub async fn open_ticket(
     command_id: Uuid,
 ) -> Result<TicketView, Error> {
     let now = app.now();
-    let rating = current_rating(app, player, pool.game, now).await?;
     let id = TicketId::from_uuid(Uuid::new_v5(&command_id, b"ticket"));
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    // One round trip for both: the player's rating, and their slot, created if missing and
+    // locked either way (the upsert's update takes the row lock `FOR UPDATE` would).
+    let (rating, slot) = tokio::try_join!(current_rating(&tx, player, pool.game, now), async {
+        tx.query_one(
+            "INSERT INTO queue_slots (player_id) VALUES ($1) \
+                 ON CONFLICT (player_id) DO UPDATE SET player_id = EXCLUDED.player_id \
+                 RETURNING ticket_id, match_id",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)
+    })?;
     let opened = TicketOpened {
         player_id: player,
         game: pool.game,
@@ -138,21 +150,6 @@ pub async fn open_ticket(
         rating: rating.rating,
         deviation: rating.deviation,
     };
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    tx.execute(
-        "INSERT INTO queue_slots (player_id) VALUES ($1) ON CONFLICT DO NOTHING",
-        &[&player.as_uuid()],
-    )
-    .await
-    .map_err(unexpected)?;
-    let slot = tx
-        .query_one(
-            "SELECT ticket_id, match_id FROM queue_slots WHERE player_id = $1 FOR UPDATE",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?;
     let (ticket, in_match): (Option<Uuid>, Option<Uuid>) = (slot.get(0), slot.get(1));
     if let Some(t) = ticket {
         // The same request again (same command): its ticket, as it is now.
