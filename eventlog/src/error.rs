@@ -18,6 +18,11 @@ pub enum Error {
     /// 32 bytes): someone wrote to the table behind the log's back.
     #[error("corrupt event log row: {0}")]
     Corrupt(String),
+    /// A read saw commits that no synchronous standby confirmed in time (WAL position given):
+    /// they might not survive a failover, so they are not handed out. The role needs to read
+    /// `pg_stat_replication` (superuser or `pg_read_all_stats`).
+    #[error("the synchronous standby has not confirmed WAL up to {0}")]
+    NotReplicated(String),
 }
 
 /// Why an append wrote nothing. `Conflict` is the expected outcome of a lost race and maps to
@@ -62,6 +67,7 @@ impl Error {
         match self {
             Error::Db(e) => db_outage(e),
             Error::Pool(e) => pool_outage(e),
+            Error::NotReplicated(_) => true,
             _ => false,
         }
     }

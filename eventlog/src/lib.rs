@@ -37,6 +37,12 @@
 //! * **Payload versions**: `schema_version` is stored with each event and read back as written;
 //!   the domain's `decode` functions (`MatchEvent::decode`, `TicketEvent::decode`) lift old
 //!   payloads on read.
+//! * **Only what survives a failover is read**: with a synchronous standby, PostgreSQL shows a
+//!   commit on the primary before the standby has it when the committing backend's wait is cut
+//!   short (its postmaster killed, the query cancelled). Every read here (a stream, the whole
+//!   log, the last checkpoint) is therefore followed, in the same round trip, by the primary's
+//!   WAL flush position, and returns only once a synchronous standby has flushed that far: what
+//!   a reader saw, a promoted standby still holds (see `read::confirm_replicated`).
 //!
 //! The SQL lives next to the code that runs it. Connecting, the migrations (of every crate) and
 //! the private PostgreSQL cluster are the `database` crate's.
@@ -66,12 +72,26 @@ pub use verify::{BrokenLink, ChainReport, LinkProblem};
 #[derive(Clone, Debug)]
 pub struct EventLog {
     pool: Pool,
+    /// How long a read waits for the synchronous standby to confirm what it saw.
+    replication_wait: std::time::Duration,
 }
 
 impl EventLog {
     /// Uses `pool` (from `database::connect`, migrated with `database::migrate`).
     pub fn new(pool: Pool) -> Self {
-        EventLog { pool }
+        EventLog {
+            pool,
+            replication_wait: std::time::Duration::from_secs(10),
+        }
+    }
+
+    /// How long a read waits for the synchronous standby to confirm the commits it saw before
+    /// failing with [`Error::NotReplicated`] (10 s by default: a standby that does not answer
+    /// for that long is being dropped from `synchronous_standby_names` by Patroni, or is
+    /// failing over).
+    pub fn with_replication_wait(mut self, wait: std::time::Duration) -> Self {
+        self.replication_wait = wait;
+        self
     }
 
     /// The pool, for callers that keep other tables in the same database.

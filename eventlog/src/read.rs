@@ -1,11 +1,13 @@
 //! Reading the log: one stream by version, or everything in commit-safe global order.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use time::OffsetDateTime;
 use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use crate::EventLog;
@@ -100,6 +102,22 @@ const READ_ALL_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id
     ORDER BY e.tx, e.position \
     LIMIT $3";
 
+/// Sent right after a read on the same connection, so that it runs after the read's snapshot:
+/// the primary's WAL flush position (every commit the read saw is flushed below it), and
+/// whether a synchronous standby has flushed that far. `NULL` when there is nothing to wait
+/// for: on a standby (it holds only what its primary sent), or with no synchronous standby
+/// configured (a lone server, or Patroni's synchronous mode relaxed while the standby is away).
+const REPLICATED: &str = "SELECT w.lsn::text, w.lsn IS NULL OR coalesce((SELECT max(r.flush_lsn) \
+    FROM pg_stat_replication r WHERE r.sync_state IN ('sync', 'quorum')) >= w.lsn, false) \
+    FROM (SELECT CASE WHEN pg_is_in_recovery() \
+        OR current_setting('synchronous_standby_names') = '' THEN NULL \
+        ELSE pg_current_wal_flush_lsn() END AS lsn) w";
+
+/// Whether a synchronous standby has flushed WAL up to `$1` (or none is required any more).
+const STANDBY_FLUSHED: &str = "SELECT current_setting('synchronous_standby_names') = '' \
+    OR coalesce((SELECT max(r.flush_lsn) FROM pg_stat_replication r \
+        WHERE r.sync_state IN ('sync', 'quorum')) >= $1::text::pg_lsn, false)";
+
 /// [`READ_ALL_AFTER`] keeping only some event types (a projection's interest).
 const READ_TYPES_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, e.version, \
     e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, e.prev_hash, \
@@ -122,6 +140,64 @@ const OPEN_STREAMS: &str = "SELECT s.stream_id, s.version FROM streams s \
     WHERE starts_with(s.stream_id, $1) AND e.event_type <> $2";
 
 impl EventLog {
+    /// Runs one read statement and [`REPLICATED`] pipelined on one connection (one round trip),
+    /// then returns the rows once every commit they show is safe from a failover.
+    async fn read_confirmed(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, Error> {
+        let client = self.pool.get().await?;
+        let (statement, check) = tokio::try_join!(
+            client.prepare_cached(sql),
+            client.prepare_cached(REPLICATED)
+        )?;
+        let (rows, seen) = tokio::try_join!(
+            client.query(&statement, params),
+            client.query_one(&check, &[])
+        )?;
+        self.confirm_replicated(&client, seen.get(0), seen.get(1))
+            .await?;
+        Ok(rows)
+    }
+
+    /// Waits until a synchronous standby has flushed WAL up to `lsn` (`None`, or `flushed`:
+    /// nothing to wait for), polling with a pause that doubles from 1 ms to 50 ms, for at most
+    /// the log's replication wait. While primary and standby are up this takes about one
+    /// commit's replication round trip; it is what a read must not skip when the primary dies
+    /// with commits it showed but never sent (PostgreSQL makes a commit visible on the primary
+    /// when its wait for the standby is cut short).
+    async fn confirm_replicated(
+        &self,
+        client: &deadpool_postgres::Object,
+        lsn: Option<String>,
+        flushed: bool,
+    ) -> Result<(), Error> {
+        let Some(lsn) = lsn else {
+            return Ok(());
+        };
+        if flushed {
+            return Ok(());
+        }
+        let deadline = tokio::time::Instant::now() + self.replication_wait;
+        let mut pause = Duration::from_millis(1);
+        let statement = client.prepare_cached(STANDBY_FLUSHED).await?;
+        loop {
+            tokio::time::sleep(pause).await;
+            if client
+                .query_one(&statement, &[&lsn])
+                .await?
+                .get::<_, bool>(0)
+            {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::NotReplicated(lsn));
+            }
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
     /// The streams whose id starts with `prefix` and whose last event is not of type
     /// `closing`, with their versions: the open aggregates of a kind (the matches not yet
     /// ended), for a repair that compares them with what other tables say.
@@ -139,9 +215,8 @@ impl EventLog {
     /// empty log): [`EventLog::read_all_after`] from it reads only what commits from now on,
     /// never skipping a transaction still running.
     pub async fn last_checkpoint(&self) -> Result<Checkpoint, Error> {
-        let client = self.pool.get().await?;
-        let row = client.query_opt(LAST_CHECKPOINT, &[]).await?;
-        Ok(row.map_or(Checkpoint::START, |r| Checkpoint {
+        let rows = self.read_confirmed(LAST_CHECKPOINT, &[]).await?;
+        Ok(rows.first().map_or(Checkpoint::START, |r| Checkpoint {
             tx: r.get(0),
             position: r.get(1),
         }))
@@ -160,9 +235,9 @@ impl EventLog {
         stream: &str,
         after_version: i64,
     ) -> Result<Vec<RecordedEvent>, Error> {
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(READ_STREAM).await?;
-        let rows = client.query(&statement, &[&stream, &after_version]).await?;
+        let rows = self
+            .read_confirmed(READ_STREAM, &[&stream, &after_version])
+            .await?;
         rows.iter().map(event_from_row).collect()
     }
 
@@ -175,11 +250,9 @@ impl EventLog {
         checkpoint: Checkpoint,
         limit: i64,
     ) -> Result<Vec<RecordedEvent>, Error> {
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(READ_ALL_AFTER).await?;
-        let rows = client
-            .query(
-                &statement,
+        let rows = self
+            .read_confirmed(
+                READ_ALL_AFTER,
                 &[&checkpoint.tx, &checkpoint.position, &limit.max(0)],
             )
             .await?;
@@ -194,11 +267,9 @@ impl EventLog {
         types: &[&str],
         limit: i64,
     ) -> Result<Vec<RecordedEvent>, Error> {
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(READ_TYPES_AFTER).await?;
-        let rows = client
-            .query(
-                &statement,
+        let rows = self
+            .read_confirmed(
+                READ_TYPES_AFTER,
                 &[&checkpoint.tx, &checkpoint.position, &limit.max(0), &types],
             )
             .await?;

@@ -92,22 +92,43 @@ impl Standby {
             format!("recovery_min_apply_delay = '{delay}'\n").as_bytes(),
         )
         .expect("the delay written");
-        run(pg("pg_ctl")
-            .arg("-D")
-            .arg(&data)
-            .arg("-l")
-            .arg(root.join("server.log"))
-            .args(["-w", "-t", "60", "-o"])
-            .arg(format!(
-                "-p {port} -c listen_addresses=127.0.0.1 -k {} -c unix_socket_permissions=0700 \
-                 -c max_connections=300",
-                root.display()
-            ))
-            .arg("start"));
-        Standby {
+        let standby = Standby {
             root: root.to_owned(),
             port,
-        }
+        };
+        standby.serve();
+        standby
+    }
+
+    /// Starts the standby's server; returns when it accepts connections.
+    fn serve(&self) {
+        run(pg("pg_ctl")
+            .arg("-D")
+            .arg(self.root.join("data"))
+            .arg("-l")
+            .arg(self.root.join("server.log"))
+            .args(["-w", "-t", "60", "-o"])
+            .arg(format!(
+                "-p {} -c listen_addresses=127.0.0.1 -k {} -c unix_socket_permissions=0700 \
+                 -c max_connections=300",
+                self.port,
+                self.root.display()
+            ))
+            .arg("start"));
+    }
+
+    /// [`Standby::start`] of `primary`, run off the test's thread.
+    async fn of(primary: &Private, root: &Path, delay: &'static str) -> Standby {
+        let password =
+            std::fs::read_to_string(primary.root.join("password")).expect("the password");
+        let primary = Private {
+            root: primary.root.clone(),
+            port: primary.port,
+        };
+        let root = root.to_owned();
+        tokio::task::spawn_blocking(move || Standby::start(&primary, password.trim(), &root, delay))
+            .await
+            .expect("joined")
     }
 
     fn stop(&self) {
@@ -172,17 +193,25 @@ impl Drop for Servers {
     }
 }
 
-#[tokio::test]
-async fn reads_go_to_a_standby_that_holds_what_the_primary_shows_and_see_a_move_at_once() {
-    let base =
-        std::env::temp_dir().join(format!("discs-replicas-{}", uuid::Uuid::new_v4().simple()));
-    let _servers = Servers(base.clone());
+/// A private primary in a new folder `discs-<name>-…` of the temporary folder (removed with
+/// its servers when the [`Servers`] go): the folder's guard, the primary, the URL of its
+/// `postgres` database and that of the apps' database on it.
+async fn primary(name: &str) -> (Servers, Private, String, String) {
+    let base = std::env::temp_dir().join(format!("discs-{name}-{}", uuid::Uuid::new_v4().simple()));
+    let servers = Servers(base.clone());
     let private = Private {
         root: base.join("primary"),
         port: free_port(),
     };
     let server = private.start().await;
     let url = database_on(&server, private.port);
+    (servers, private, server, url)
+}
+
+#[tokio::test]
+async fn reads_go_to_a_standby_that_holds_what_the_primary_shows_and_see_a_move_at_once() {
+    let (servers, private, server, url) = primary("replicas").await;
+    let base = servers.0.clone();
 
     // Before the standby exists: a ranked match played to its end and projected.
     let before = spawn_on(&url, config(&url)).await;
@@ -193,17 +222,7 @@ async fn reads_go_to_a_standby_that_holds_what_the_primary_shows_and_see_a_move_
     before.project().await;
 
     // The standby: a copy of the primary now, applying nothing newer for an hour.
-    let password = std::fs::read_to_string(private.root.join("password")).expect("the password");
-    let standby = {
-        let primary = Private {
-            root: private.root.clone(),
-            port: private.port,
-        };
-        let root = base.join("standby");
-        tokio::task::spawn_blocking(move || Standby::start(&primary, password.trim(), &root, "1h"))
-            .await
-            .expect("joined")
-    };
+    let standby = Standby::of(&private, &base.join("standby"), "1h").await;
     let standby_url = database_on(&server, standby.port);
 
     let plain = spawn_on(&url, config(&url)).await;
@@ -339,4 +358,132 @@ async fn reads_go_to_a_standby_that_holds_what_the_primary_shows_and_see_a_move_
     assert_eq!(replicas.routed(Route::NoReplica), 1);
 
     drop((app, plain, before));
+}
+
+/// PostgreSQL shows a commit on the primary before the synchronous standby has it when the
+/// commit does not wait for it (a cancelled wait, a postmaster killed mid-wait, or, as here,
+/// `synchronous_commit = local`). Such a commit is lost if the standby is promoted, so the log
+/// hands it to no reader until a synchronous standby has flushed it.
+#[tokio::test]
+async fn a_commit_the_synchronous_standby_lacks_is_read_by_nobody_until_it_has_it() {
+    let (servers, private, server, url) = primary("sync").await;
+    let base = servers.0.clone();
+    database::create_database_if_missing(&url)
+        .await
+        .expect("the database");
+    let pool = database::connect(&url, 4).await.expect("a pool");
+    database::migrate(&pool).await.expect("migrated");
+
+    // Every commit waits for a standby from now on; the standby's server reads that as it
+    // starts, well after the reload.
+    let admin = pool.get().await.expect("a connection");
+    admin
+        .batch_execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        .await
+        .expect("the standby made synchronous");
+    admin
+        .batch_execute("SELECT pg_reload_conf()")
+        .await
+        .expect("the settings reloaded");
+    let standby = Standby::of(&private, &base.join("standby"), "0").await;
+
+    let log = eventlog::EventLog::new(pool.clone());
+    let event = |n: i64| eventlog::NewEvent {
+        event_type: "noted".to_owned(),
+        schema_version: 1,
+        data: serde_json::json!({ "n": n }),
+        actor: None,
+        recorded_at: time::OffsetDateTime::now_utc(),
+    };
+    let append = |version: i64| eventlog::StreamAppend {
+        stream: "test-sync".to_owned(),
+        expected_version: version,
+        events: vec![event(version + 1)],
+    };
+    // A synchronous commit returns once the standby has flushed it (it waits for the standby
+    // to connect if need be).
+    let _ = log
+        .append(uuid::Uuid::new_v4(), append(0))
+        .await
+        .expect("appended");
+    let replicated = count(
+        &pool,
+        "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'",
+    );
+    assert_eq!(replicated.await, 1);
+
+    // The standby goes away; a commit that does not wait for it is visible on the primary.
+    let down = Standby {
+        root: standby.root.clone(),
+        port: standby.port,
+    };
+    tokio::task::spawn_blocking(move || down.stop())
+        .await
+        .expect("joined");
+    let local = database::connect(&format!("{url}?options=-c%20synchronous_commit%3Dlocal"), 1)
+        .await
+        .expect("a pool");
+    let _ = eventlog::EventLog::new(local)
+        .append(uuid::Uuid::new_v4(), append(1))
+        .await
+        .expect("appended without the standby");
+    let visible = count(
+        &pool,
+        "SELECT count(*) FROM events WHERE stream_id = 'test-sync'",
+    );
+    assert_eq!(visible.await, 2, "PostgreSQL shows the unreplicated commit");
+
+    // No reader of the log gets it: not the stream, not the whole log, not its last checkpoint.
+    let impatient = log
+        .clone()
+        .with_replication_wait(std::time::Duration::from_millis(100));
+    let refused = [
+        impatient.read_stream("test-sync").await.map(|_| ()),
+        impatient
+            .read_all_after(eventlog::Checkpoint::START, 100)
+            .await
+            .map(|_| ()),
+        impatient
+            .read_types_after(eventlog::Checkpoint::START, &["noted"], 100)
+            .await
+            .map(|_| ()),
+        impatient.last_checkpoint().await.map(|_| ()),
+    ];
+    for read in refused {
+        let e = read.expect_err("the read waits for the standby");
+        assert!(matches!(e, eventlog::Error::NotReplicated(_)), "{e}");
+        assert!(e.is_outage(), "answered as 503");
+    }
+
+    // The standby back: once it has caught up, the readers get the event.
+    let up = Standby {
+        root: standby.root.clone(),
+        port: standby.port,
+    };
+    tokio::task::spawn_blocking(move || up.serve())
+        .await
+        .expect("joined");
+    let patient = log.with_replication_wait(std::time::Duration::from_secs(60));
+    let events = patient.read_stream("test-sync").await.expect("read");
+    assert_eq!(events.len(), 2);
+    let all = patient
+        .read_all_after(eventlog::Checkpoint::START, 100)
+        .await
+        .expect("read");
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        patient.last_checkpoint().await.expect("read"),
+        all[1].checkpoint()
+    );
+}
+
+/// The one number `sql` answers.
+async fn count(pool: &database::Pool, sql: &str) -> i64 {
+    pool.get()
+        .await
+        .expect("a connection")
+        .query_one(sql, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .get(0)
 }
