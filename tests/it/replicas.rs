@@ -366,7 +366,7 @@ async fn reads_go_to_a_standby_that_holds_what_the_primary_shows_and_see_a_move_
 /// hands it to no reader until a synchronous standby has flushed it.
 #[tokio::test]
 async fn a_commit_the_synchronous_standby_lacks_is_read_by_nobody_until_it_has_it() {
-    let (servers, private, server, url) = primary("sync").await;
+    let (servers, private, _, url) = primary("sync").await;
     let base = servers.0.clone();
     database::create_database_if_missing(&url)
         .await
