@@ -10,6 +10,7 @@ pub mod games;
 pub mod ids;
 pub mod matches;
 pub mod matchmaking;
+pub mod openings;
 pub mod oracles;
 pub mod ratings;
 pub mod rng;

@@ -165,6 +165,30 @@ impl EventView {
     }
 }
 
+/// The named opening a game followed (`domain::openings`): Reversi's published names, matched
+/// up to the board's symmetries.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OpeningJson {
+    /// As the published list spells it; alternatives are separated by `/`.
+    pub name: &'static str,
+    /// The named line as the list writes it (its orientation starts with c4; upper case for
+    /// Black, lower case for White).
+    pub line: &'static str,
+    /// How many plies of this game the named line covers.
+    pub plies: usize,
+}
+
+impl OpeningJson {
+    /// The opening of a game with these moves (passes omitted), if it has a name.
+    pub fn of(game: GameId, moves: &[String]) -> Option<OpeningJson> {
+        domain::openings::opening(game, moves).map(|o| OpeningJson {
+            name: o.name,
+            line: o.line,
+            plies: o.plies,
+        })
+    }
+}
+
 /// One ply of a replay: the position after it.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PlyJson {

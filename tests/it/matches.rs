@@ -101,10 +101,19 @@ async fn a_four_in_a_row_game_is_drawn_over_http() {
 
 /// A Reversi game (seeded random play) that ends the way `want` says.
 fn reversi_game(want: impl Fn(&AnyPosition) -> bool) -> String {
+    reversi_game_from("", want)
+}
+
+/// A Reversi game that starts with `prefix` and goes on by seeded random play, ending the way
+/// `want` says.
+fn reversi_game_from(prefix: &str, want: impl Fn(&AnyPosition) -> bool) -> String {
     let mut seed: u64 = 7;
     for _ in 0..200_000 {
         let mut p = AnyPosition::start(GameId::Reversi);
-        let mut moves = String::new();
+        for mv in split(GameId::Reversi, prefix) {
+            p.play(&mv).expect("a legal prefix");
+        }
+        let mut moves = prefix.to_owned();
         while p.outcome().is_none() {
             if p.must_pass() {
                 p.pass();
@@ -223,7 +232,8 @@ async fn unknown_and_unplayable_cpu_levels_are_refused() {
 async fn replay_at_every_ply_equals_the_live_board() {
     let app = spawn_app().await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
-    let moves = reversi_game(|p| p.ply() < 60);
+    // The Tiger (the list's c4e3f6e6f5, turned to start f5), then wherever play goes.
+    let moves = reversi_game_from("f5d6c3d3c4", |p| p.ply() < 60);
     let (id, views) =
         play_room_game(&app, &ada, &bob, "reversi", &split(GameId::Reversi, &moves)).await;
     let replay = app
@@ -231,6 +241,12 @@ async fn replay_at_every_ply_equals_the_live_board() {
         .await;
     assert_eq!(replay.status, StatusCode::OK);
     assert_eq!(replay.body["moves"], moves);
+    // Named by the Tiger or a longer line through it.
+    let opening = &replay.body["opening"];
+    let line = opening["line"].as_str().expect("a named opening");
+    assert!(line.starts_with("C4e3F6e6F5"), "{opening}");
+    assert!(opening["plies"].as_u64() >= Some(5), "{opening}");
+    assert!(opening["name"].as_str().is_some_and(|n| !n.is_empty()));
     let plies = replay.body["plies"].as_array().expect("plies");
     assert_eq!(plies.len(), views.len());
     for (n, (ply, view)) in plies.iter().zip(&views).enumerate() {

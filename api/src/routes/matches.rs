@@ -24,7 +24,7 @@ use service::live::answers::Body;
 use service::live::play;
 use service::metrics::Limit;
 use service::reasons::{Illegal, Invalid};
-use service::views::{EventView, PlyJson};
+use service::views::{EventView, OpeningJson, PlyJson};
 
 /// Who moves first: the player or the CPU.
 #[derive(Deserialize, JsonSchema)]
@@ -341,6 +341,7 @@ pub async fn replay(
     let plies: Vec<PlyJson> = plies.into_iter().map(|p| PlyJson::new(p, hide)).collect();
     Ok(HttpResponse::Ok().json(Replay {
         moves: m.moves.concat(),
+        opening: OpeningJson::of(m.game, &m.moves),
         plies,
     }))
 }
@@ -357,5 +358,7 @@ pub struct Events {
 pub struct Replay {
     /// The game record, passes omitted.
     moves: String,
+    /// The named opening the game followed (Reversi); `null` when none.
+    opening: Option<OpeningJson>,
     plies: Vec<PlyJson>,
 }
