@@ -196,7 +196,7 @@ async function replay(view, match, game) {
   const analysisNote = h('div', { id: 'analysis-status' }, t('match.analysing'));
   frame(`${game.name} · ${t('match.replay')}`,
     seatsLine(match), h('p', { id: 'match-status', 'data-status': 'finished', text: `${t('match.finished')}: ${resultText(match)}` }),
-    // The named opening the game followed (Reversi's published names; the names are not translated).
+    // The opening the game followed: Reversi's published names (not translated), Four in a Row's first columns.
     data.opening ? h('p', { id: 'opening', text: t('match.opening', { name: data.opening.name, plies: data.opening.plies }) }) : null,
     h('div', { class: 'replay' }, h('div', {}, count, holder, where,
       h('div', { class: 'controls' }, btn('first', `« ${t('match.firstPly')}`, () => 0), btn('prev', `◀ ${t('match.prev')}`, () => at - 1),

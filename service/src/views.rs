@@ -166,15 +166,17 @@ impl EventView {
 }
 
 /// The named opening a game followed (`domain::openings`): Reversi's published names, matched
-/// up to the board's symmetries.
+/// up to the board's symmetries; Four in a Row's first three columns, up to the mirror.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct OpeningJson {
-    /// As the published list spells it; alternatives are separated by `/`.
-    pub name: &'static str,
-    /// The named line as the list writes it (its orientation starts with c4; upper case for
-    /// Black, lower case for White).
-    pub line: &'static str,
-    /// How many plies of this game the named line covers.
+    /// Reversi: as the published list spells it, alternatives separated by `/` (`Tiger`,
+    /// `Buffalo/Kenichi Variation`). Four in a Row: the first columns with dashes, mirrored when
+    /// that reads first (`4-4-3` also names 4-4-5).
+    pub name: String,
+    /// Reversi: the named line as the list writes it (its orientation starts with c4; upper case
+    /// for Black, lower case for White). Four in a Row: the columns as a record (`443`).
+    pub line: String,
+    /// How many plies of this game the name covers.
     pub plies: usize,
 }
 
@@ -182,8 +184,8 @@ impl OpeningJson {
     /// The opening of a game with these moves (passes omitted), if it has a name.
     pub fn of(game: GameId, moves: &[String]) -> Option<OpeningJson> {
         domain::openings::opening(game, moves).map(|o| OpeningJson {
-            name: o.name,
-            line: o.line,
+            name: o.name.into_owned(),
+            line: o.line.into_owned(),
             plies: o.plies,
         })
     }

@@ -358,7 +358,7 @@ pub struct Events {
 pub struct Replay {
     /// The game record, passes omitted.
     moves: String,
-    /// The named opening the game followed (Reversi); `null` when none.
+    /// The named opening the game followed; `null` before a first move.
     opening: Option<OpeningJson>,
     plies: Vec<PlyJson>,
 }
