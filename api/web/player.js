@@ -34,10 +34,11 @@ export async function show(view, id) {
   if (!matches || view.left) return;
   const resultName = { win: t('result.win'), loss: t('result.loss'), draw: t('result.draw') };
   history.append(h('table', {},
-    h('thead', {}, h('tr', {}, [t('player.when'), t('play.game'), t('player.opponent'), t('player.result'), t('player.rating')].map((col) => h('th', { text: col })))),
+    h('thead', {}, h('tr', {}, [t('player.when'), t('play.game'), t('player.opening'), t('player.opponent'), t('player.result'), t('player.rating')].map((col) => h('th', { text: col })))),
     h('tbody', {}, matches.matches.map((m) => h('tr', {},
       h('td', {}, h('a', { href: `/matches/${m.match_id}` }, new Date(m.ended_at).toLocaleString(lang))),
       h('td', { text: `${c.name(m.game)} (${m.ranked ? t('player.ranked') : t('player.casual')})` }),
+      h('td', { 'data-opening': m.opening ? m.opening.line : '', text: m.opening ? m.opening.name : '' }),
       h('td', {}, m.opponent.player_id ? h('a', { href: `/players/${m.opponent.player_id}` }, m.opponent.name ?? '?') : t('match.cpu')),
       h('td', { text: resultName[m.result] || m.result }),
       h('td', { text: m.rating_after === null ? '' : `${Math.round(m.rating_before)} → ${Math.round(m.rating_after)}` }))))));

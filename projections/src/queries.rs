@@ -88,6 +88,9 @@ pub struct HistoryRow {
     pub rating_before: Option<f64>,
     pub rating_after: Option<f64>,
     pub ended_at: OffsetDateTime,
+    /// The named opening (`domain::openings`): its name and line; `None` before the first move,
+    /// or for a row written before the history had openings (until its rebuild).
+    pub opening: Option<(String, String)>,
 }
 
 /// A player's finished matches, newest first: of one game or all, ended before `before` (if
@@ -102,7 +105,7 @@ pub async fn history(
     let rows = client
         .query(
             "SELECT h.match_id, h.game, h.ranked, h.opponent, h.result, \
-               p.before_rating, p.rating, h.ended_at \
+               p.before_rating, p.rating, h.ended_at, h.opening_name, h.opening_line \
              FROM match_history h \
              LEFT JOIN rating_points p ON p.match_id = h.match_id AND p.player_id = h.player_id \
              WHERE h.player_id = $1 AND ($2::text IS NULL OR h.game = $2) \
@@ -127,6 +130,9 @@ pub async fn history(
                 rating_before: r.get(5),
                 rating_after: r.get(6),
                 ended_at: r.get(7),
+                opening: r
+                    .get::<_, Option<String>>(8)
+                    .zip(r.get::<_, Option<String>>(9)),
             })
         })
         .collect()

@@ -2,14 +2,14 @@
 //! runner's transaction and writes with set-based statements (`unnest` of arrays), so a batch of
 //! thousands of events costs a handful of round trips.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use domain::games::GameId;
-use domain::ids::{PlayerId, Seat};
+use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::TurnSeconds;
 use domain::ratings::{Rating, Score, Standing};
 use domain::tickets::TicketEvent;
@@ -222,8 +222,38 @@ async fn write_points(client: &impl GenericClient, steps: &[RatedStep]) -> Resul
     Ok(())
 }
 
+/// The moves of these matches, by match, as their `move_played` events give them: what their
+/// openings are named from.
+async fn moves_of(
+    client: &impl GenericClient,
+    finished: &[Finished],
+) -> Result<HashMap<Uuid, Vec<String>>, Error> {
+    let streams: Vec<String> = finished.iter().map(|f| f.match_id.stream()).collect();
+    let rows = client
+        .query(
+            "SELECT stream_id, data->>'move' FROM events \
+             WHERE stream_id = ANY($1) AND event_type = 'move_played' \
+             ORDER BY stream_id, version",
+            &[&streams],
+        )
+        .await?;
+    let mut moves: HashMap<Uuid, Vec<String>> = HashMap::new();
+    for r in rows {
+        let stream: String = r.get(0);
+        let Some(id) = MatchId::of_stream(&stream) else {
+            continue;
+        };
+        let mv: Option<String> = r.get(1);
+        moves.entry(id.as_uuid()).or_default().extend(mv);
+    }
+    Ok(moves)
+}
+
 /// One row per human seat of every finished match.
 async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Result<(), Error> {
+    let moves = moves_of(client, finished).await?;
+    let mut opening_name: Vec<Option<String>> = Vec::new();
+    let mut opening_line: Vec<Option<String>> = Vec::new();
     let mut player = Vec::new();
     let mut match_id = Vec::new();
     let mut game = Vec::new();
@@ -236,10 +266,16 @@ async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Re
     let mut ended_at = Vec::new();
     let mut ended_position = Vec::new();
     for f in finished {
+        let played = moves
+            .get(&f.match_id.as_uuid())
+            .map_or(&[][..], Vec::as_slice);
+        let opening = domain::openings::opening(f.game, played);
         for seat in Seat::BOTH {
             let Some(p) = f.players[seat.index()] else {
                 continue;
             };
+            opening_name.push(opening.as_ref().map(|o| o.name.to_string()));
+            opening_line.push(opening.as_ref().map(|o| o.line.to_string()));
             player.push(p.as_uuid());
             match_id.push(f.match_id.as_uuid());
             game.push(f.game.as_str().to_owned());
@@ -266,9 +302,10 @@ async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Re
     client
         .execute(
             "INSERT INTO match_history (player_id, match_id, game, ranked, seat, started, \
-               opponent, result, reason, ended_at, ended_position) \
+               opponent, result, reason, ended_at, ended_position, opening_name, opening_line) \
              SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bool[], $5::int2[], \
-               $6::bool[], $7::uuid[], $8::text[], $9::text[], $10::timestamptz[], $11::int8[])",
+               $6::bool[], $7::uuid[], $8::text[], $9::text[], $10::timestamptz[], $11::int8[], \
+               $12::text[], $13::text[])",
             &[
                 &player,
                 &match_id,
@@ -281,6 +318,8 @@ async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Re
                 &reason,
                 &ended_at,
                 &ended_position,
+                &opening_name,
+                &opening_line,
             ],
         )
         .await?;

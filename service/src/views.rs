@@ -181,6 +181,12 @@ pub struct OpeningJson {
 }
 
 impl OpeningJson {
+    /// An opening as the history stores it: its name and line.
+    pub fn stored(game: GameId, name: String, line: String) -> OpeningJson {
+        let plies = line.len() / game.move_chars();
+        OpeningJson { name, line, plies }
+    }
+
     /// The opening of a game with these moves (passes omitted), if it has a name.
     pub fn of(game: GameId, moves: &[String]) -> Option<OpeningJson> {
         domain::openings::opening(game, moves).map(|o| OpeningJson {

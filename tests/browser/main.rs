@@ -469,6 +469,12 @@ async fn two_browsers_paired_by_the_ranked_queue_play_to_the_end_and_chart_the_n
             .eval("return document.querySelectorAll('svg[data-chart=rating] [data-match]').length")
             .await;
         assert_eq!(points, json!(1), "one point per rated match");
+        // The history names the match's opening, as its replay does.
+        let replay = site.get(&format!("/v1/matches/{id}/replay"), &a_token).await;
+        let opening = a
+            .wait("document.querySelector('#history td[data-opening]')?.textContent")
+            .await;
+        assert_eq!(opening, replay["opening"]["name"]);
 
         // The admin page, with an admin token pasted once: the audit, the rating explained,
         // a rebuild followed to its end.

@@ -170,6 +170,15 @@ async fn queue_match_play_and_ratings_equal_an_independent_glicko2() {
     assert_eq!(list[0]["opponent"]["player_id"], json!(s2.id));
     assert_eq!(list[0]["rating_before"].as_f64(), Some(b1.0));
     assert_eq!(list[0]["rating_after"].as_f64(), Some(got_f2.0));
+    // Each match's opening, as its replay names it.
+    for entry in list {
+        let id = entry["match_id"].as_str().expect("an id");
+        let replay = app
+            .get(&format!("/v1/matches/{id}/replay"), &f2.token)
+            .await;
+        assert!(entry["opening"]["name"].is_string(), "{entry}");
+        assert_eq!(entry["opening"], replay.body["opening"]);
+    }
     let points = app
         .get(
             &format!("/v1/players/{}/ratings/four_in_a_row", f2.id),

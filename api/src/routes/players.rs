@@ -23,6 +23,7 @@ use crate::idempotency;
 use crate::input;
 use crate::state::ApiState;
 use service::reasons::Refused;
+use service::views::OpeningJson;
 use service::{Error, checks, players};
 
 #[derive(Deserialize, JsonSchema)]
@@ -86,6 +87,9 @@ pub struct HistoryEntry {
     rating_after: Option<f64>,
     #[schemars(extend("format" = "date-time"))]
     ended_at: String,
+    /// The named opening the match followed, as in its replay; `null` before a first move (and
+    /// for matches projected before openings were, until `discs rebuild history`).
+    opening: Option<OpeningJson>,
 }
 
 /// The other seat: a player, or the CPU (`player_id` null, name `CPU`).
@@ -252,6 +256,9 @@ pub async fn matches(
             rating_before: r.rating_before,
             rating_after: r.rating_after,
             ended_at: r.ended_at.format(&Rfc3339).unwrap_or_default(),
+            opening: r
+                .opening
+                .map(|(name, line)| OpeningJson::stored(r.game, name, line)),
         })
         .collect();
     Ok(HttpResponse::Ok().json(History { matches }))
