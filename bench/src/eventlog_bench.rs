@@ -524,6 +524,7 @@ async fn load(
                     continue;
                 };
                 let (event_type, data) = (event.event_type(), event.data());
+                let schema_version = event.schema_version();
                 let event_id = Uuid::new_v4();
                 let actor = Some(players[k]);
                 let recorded_at = canonical::truncate_to_micros(
@@ -536,7 +537,7 @@ async fn load(
                         version,
                         event_id,
                         event_type,
-                        schema_version: 1,
+                        schema_version,
                         data: &data,
                         actor,
                         recorded_at,
@@ -553,7 +554,7 @@ async fn load(
                         &version,
                         &event_id,
                         &event_type,
-                        &1_i16,
+                        &schema_version,
                         &data,
                         &actor,
                         &recorded_at,

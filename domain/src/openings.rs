@@ -5,7 +5,7 @@
 //! mirror.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use crate::games::AnyPosition;
@@ -31,19 +31,30 @@ pub struct Opening {
     pub plies: usize,
 }
 
-/// The named lines of a game, keyed by the canonical key of the position each one ends in.
-fn book(game: GameId) -> Option<&'static HashMap<String, Opening>> {
-    static REVERSI_BOOK: OnceLock<HashMap<String, Opening>> = OnceLock::new();
+/// A game's named lines: by the canonical key of the position each one ends in, and the keys
+/// of every position on the way to one (where a game that is still on some named line stands).
+struct Book {
+    ends: HashMap<String, Opening>,
+    on_a_line: HashSet<String>,
+    longest: usize,
+}
+
+fn book(game: GameId) -> Option<&'static Book> {
+    static REVERSI_BOOK: OnceLock<Book> = OnceLock::new();
     match game {
         GameId::Reversi => Some(REVERSI_BOOK.get_or_init(|| named_lines(game, REVERSI))),
         GameId::FourInARow => None,
     }
 }
 
-/// The positions of the list's lines that play out from the start; a line that does not (none
+/// The book of the list's lines that play out from the start; a line that does not (none
 /// does: a test checks it) is left out. Of two lines ending in one position the first is kept.
-fn named_lines(game: GameId, list: &'static str) -> HashMap<String, Opening> {
-    let mut book = HashMap::new();
+fn named_lines(game: GameId, list: &'static str) -> Book {
+    let mut book = Book {
+        ends: HashMap::new(),
+        on_a_line: HashSet::new(),
+        longest: 0,
+    };
     for row in list
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -51,52 +62,72 @@ fn named_lines(game: GameId, list: &'static str) -> HashMap<String, Opening> {
         let Some((line, name)) = row.split_once('\t') else {
             continue;
         };
-        let Some(end) = play_out(game, &line.to_ascii_lowercase()) else {
+        let Some(path) = play_out(game, &line.to_ascii_lowercase()) else {
             continue;
         };
-        let plies = line.len() / game.move_chars();
-        book.entry(end.canonical().0).or_insert(Opening {
+        let plies = path.len();
+        let Some(end) = path.last() else {
+            continue;
+        };
+        book.ends.entry(end.clone()).or_insert(Opening {
             name: Cow::Borrowed(name),
             line: Cow::Borrowed(line),
             plies,
         });
+        book.longest = book.longest.max(plies);
+        book.on_a_line.extend(path);
     }
     book
 }
 
-/// The position after `moves` (a record without passes: a side with no move passes), if each
-/// move is legal.
-fn play_out(game: GameId, moves: &str) -> Option<AnyPosition> {
+/// The canonical keys of the positions after each of `moves` (a record without passes: a side
+/// with no move passes), if each move is legal.
+fn play_out(game: GameId, moves: &str) -> Option<Vec<String>> {
     let mut pos = AnyPosition::start(game);
+    let mut path = Vec::new();
     for mv in crate::games::split_moves(game, moves).ok()? {
         if pos.must_pass() {
             pos.pass();
         }
         pos.play(&mv).ok()?;
+        path.push(pos.canonical().0);
     }
-    Some(pos)
+    Some(path)
+}
+
+/// How many first moves of a game its opening's name can depend on: the longest named line, or
+/// [`FOUR_PLIES`]. A reader of the log needs no more than these.
+pub fn plies_needed(game: GameId) -> usize {
+    match book(game) {
+        Some(book) => book.longest,
+        None => FOUR_PLIES,
+    }
 }
 
 /// The longest named line among the first plies of `moves` (a game's moves, passes omitted),
 /// up to symmetry; `None` for a game without names, or one that left every named line before
-/// its first.
+/// its first. The walk stops at the first position on no named line (a game that transposes
+/// back into a line after leaving them all keeps the name it had).
 pub fn opening(game: GameId, moves: &[String]) -> Option<Opening> {
     if game == GameId::FourInARow {
         return four_in_a_row(moves);
     }
     let book = book(game)?;
-    let longest = book.values().map(|o| o.plies).max().unwrap_or(0);
     let mut pos = AnyPosition::start(game);
     let mut found = None;
-    for mv in moves.iter().take(longest) {
+    for mv in moves.iter().take(book.longest) {
         if pos.must_pass() {
             pos.pass();
         }
         if pos.play(mv).is_err() {
             break;
         }
-        if let Some(o) = book.get(&pos.canonical().0) {
+        let key = pos.canonical().0;
+        if let Some(o) = book.ends.get(&key) {
             found = Some(o.clone());
+        }
+        if !book.on_a_line.contains(&key) {
+            break;
         }
     }
     found
@@ -146,8 +177,10 @@ mod tests {
             .count();
         assert_eq!(rows, 77);
         let book = book(GameId::Reversi).expect("Reversi has names");
-        assert_eq!(book.len(), rows);
-        for o in book.values() {
+        assert_eq!(book.ends.len(), rows);
+        assert_eq!(plies_needed(GameId::Reversi), 21, "the F.A.T. Draw");
+        assert_eq!(plies_needed(GameId::FourInARow), FOUR_PLIES);
+        for o in book.ends.values() {
             // Each line is named by itself, in the list's orientation.
             assert_eq!(
                 of(GameId::Reversi, &o.line.to_ascii_lowercase()).as_ref(),

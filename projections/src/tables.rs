@@ -222,19 +222,26 @@ async fn write_points(client: &impl GenericClient, steps: &[RatedStep]) -> Resul
     Ok(())
 }
 
-/// The moves of these matches, by match, as their `move_played` events give them: what their
-/// openings are named from.
+/// The first moves of these matches, by match, as their `move_played` events give them: as
+/// many as their openings' names can depend on (`domain::openings::plies_needed`), each
+/// stream's read stopping there.
 async fn moves_of(
     client: &impl GenericClient,
     finished: &[Finished],
 ) -> Result<HashMap<Uuid, Vec<String>>, Error> {
     let streams: Vec<String> = finished.iter().map(|f| f.match_id.stream()).collect();
+    let needed: Vec<i64> = finished
+        .iter()
+        .map(|f| domain::openings::plies_needed(f.game) as i64)
+        .collect();
     let rows = client
         .query(
-            "SELECT stream_id, data->>'move' FROM events \
-             WHERE stream_id = ANY($1) AND event_type = 'move_played' \
-             ORDER BY stream_id, version",
-            &[&streams],
+            "SELECT s.stream_id, m.mv FROM unnest($1::text[], $2::int8[]) AS s(stream_id, n) \
+             CROSS JOIN LATERAL (SELECT e.data->>'move' AS mv, e.version FROM events e \
+               WHERE e.stream_id = s.stream_id AND e.event_type = 'move_played' \
+               ORDER BY e.version LIMIT s.n) m \
+             ORDER BY s.stream_id, m.version",
+            &[&streams, &needed],
         )
         .await?;
     let mut moves: HashMap<Uuid, Vec<String>> = HashMap::new();
