@@ -324,6 +324,11 @@ mod tests {
             Invalid::IdempotencyKey { max: 255 },
             Invalid::Limit { min: 1, max: 500 },
             Invalid::UnknownGame("chess".into()),
+            Invalid::RatingBand {
+                got: "1300".into(),
+                bands: "0, 1200".into(),
+            },
+            Invalid::Month("2026-13".into()),
             Invalid::UnknownProjection {
                 raw: "x".into(),
                 known: "ratings".into(),

@@ -90,6 +90,11 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::IdempotencyKey { max } => ("invalid.idempotency_key", vec![arg("max", max)]),
         Invalid::Limit { min, max } => ("invalid.limit", vec![arg("min", min), arg("max", max)]),
         Invalid::UnknownGame(raw) => ("invalid.unknown_game", vec![arg("raw", raw)]),
+        Invalid::RatingBand { got, bands } => (
+            "invalid.rating_band",
+            vec![arg("got", got), arg("bands", bands)],
+        ),
+        Invalid::Month(got) => ("invalid.month", vec![arg("got", got)]),
         Invalid::UnknownProjection { raw, known } => (
             "invalid.unknown_projection",
             vec![arg("raw", raw), arg("known", known)],

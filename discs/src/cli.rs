@@ -10,7 +10,7 @@ use domain::games::{AnyPosition, GameId, PerftMode, Side, split_moves};
 
 use api::auth::{Keys, Role};
 use api::error::ApiError;
-use service::config::{AuthConfig, DatabaseConfig, ServeConfig};
+use service::config::{AuthConfig, DatabaseConfig, ProjectionConfig, ServeConfig};
 
 use crate::startup::Application;
 
@@ -48,11 +48,13 @@ enum Cmd {
         db: DatabaseConfig,
     },
     /// Rebuild projections from position 0 beside the live ones and switch when caught up
-    /// (all of them when no name is given): ratings, history, leaderboards, queue.
+    /// (all of them when no name is given): ratings, history, leaderboards, queue, explorer.
     Rebuild {
         projection: Option<String>,
         #[command(flatten)]
         db: DatabaseConfig,
+        #[command(flatten)]
+        projections: ProjectionConfig,
     },
     /// Recreate every missing or stale `match_work` row (the matches' deadlines) from the log,
     /// and remove the rows of finished matches; `discs serve` also does this at start-up.
@@ -123,7 +125,11 @@ pub fn main() -> ExitCode {
         Cmd::Token { admin, db, auth } => token(&admin, db, auth),
         Cmd::Migrate { db } => migrate(db),
         Cmd::RepairWork { config } => repair_work(config),
-        Cmd::Rebuild { projection, db } => rebuild(projection.as_deref(), db),
+        Cmd::Rebuild {
+            projection,
+            db,
+            projections,
+        } => rebuild(projection.as_deref(), db, &projections),
         Cmd::Audit {
             what:
                 AuditCmd::Ratings {
@@ -240,7 +246,11 @@ async fn open_log(db: &DatabaseConfig) -> anyhow::Result<eventlog::EventLog> {
     Ok(eventlog::EventLog::new(pool))
 }
 
-fn rebuild(name: Option<&str>, db: DatabaseConfig) -> anyhow::Result<()> {
+fn rebuild(
+    name: Option<&str>,
+    db: DatabaseConfig,
+    settings: &ProjectionConfig,
+) -> anyhow::Result<()> {
     use projections::{Projection, rebuild};
     use std::io::Write;
     let targets: Vec<Projection> = match name {
@@ -249,7 +259,8 @@ fn rebuild(name: Option<&str>, db: DatabaseConfig) -> anyhow::Result<()> {
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let runner = projections::Runner::new(open_log(&db).await?);
+        let runner = projections::Runner::new(open_log(&db).await?)
+            .with_explorer_plies(settings.explorer_plies);
         for p in targets {
             let id = rebuild::register(&runner, p).await?;
             let started = Instant::now();

@@ -203,7 +203,8 @@ fn app_state(
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
     Ok(AppState {
         log: eventlog::EventLog::new(pool.clone()),
-        projections: projections::Runner::new(eventlog::EventLog::new(pool.clone())),
+        projections: projections::Runner::new(eventlog::EventLog::new(pool.clone()))
+            .with_explorer_plies(config.projections.explorer_plies),
         pool,
         clock,
         play: config.play,

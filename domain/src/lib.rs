@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod cpu;
+pub mod explorer;
 pub mod fairplay;
 pub mod games;
 pub mod ids;

@@ -1,5 +1,5 @@
 //! The read models of discs, projected from the event log: Glicko-2 ratings, match history,
-//! leaderboards and the queue (SPEC §4), with the runner that keeps them current, rebuilds that
+//! leaderboards and the queue (SPEC §4), the opening explorer, with the runner that keeps them current, rebuilds that
 //! replace them without a gap, and the admins' rating audits.
 //!
 //! # Exactly once
@@ -16,6 +16,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub mod audit;
+pub mod explorer;
 pub mod facts;
 pub mod ledger;
 pub mod queries;
@@ -51,21 +52,23 @@ pub enum Error {
     Hooked(Stage),
 }
 
-/// The projections, by name (`ratings`, `history`, `leaderboards`, `queue`).
+/// The projections, by name (`ratings`, `history`, `leaderboards`, `queue`, `explorer`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Projection {
     Ratings,
     History,
     Leaderboards,
     Queue,
+    Explorer,
 }
 
 impl Projection {
-    pub const ALL: [Projection; 4] = [
+    pub const ALL: [Projection; 5] = [
         Projection::Ratings,
         Projection::History,
         Projection::Leaderboards,
         Projection::Queue,
+        Projection::Explorer,
     ];
 
     pub fn name(self) -> &'static str {
@@ -74,6 +77,7 @@ impl Projection {
             Projection::History => "history",
             Projection::Leaderboards => "leaderboards",
             Projection::Queue => "queue",
+            Projection::Explorer => "explorer",
         }
     }
 
@@ -84,15 +88,17 @@ impl Projection {
             Projection::History => &["match_history"],
             Projection::Leaderboards => &["leaderboard"],
             Projection::Queue => &["queue_tickets", "queue_pairs"],
+            Projection::Explorer => &["explorer_moves", "explorer_games", "explorer_ratings"],
         }
     }
 
     /// The event types it reads; the others are stepped over.
     pub fn event_types(self) -> &'static [&'static str] {
         match self {
-            Projection::Ratings | Projection::History | Projection::Leaderboards => {
-                &["match_created", "match_ended"]
-            }
+            Projection::Ratings
+            | Projection::History
+            | Projection::Leaderboards
+            | Projection::Explorer => &["match_created", "match_ended"],
             Projection::Queue => &["ticket_opened", "ticket_cancelled", "ticket_matched"],
         }
     }

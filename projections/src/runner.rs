@@ -69,6 +69,7 @@ pub struct Runner {
     log: EventLog,
     batch: i64,
     hook: Option<Hook>,
+    explorer_plies: crate::explorer::Plies,
 }
 
 impl Runner {
@@ -77,7 +78,19 @@ impl Runner {
             log,
             batch: 2000,
             hook: None,
+            explorer_plies: crate::explorer::Plies::default(),
         }
+    }
+
+    /// How many plies of each game the explorer counts (the defaults otherwise).
+    pub fn with_explorer_plies(mut self, plies: crate::explorer::Plies) -> Runner {
+        self.explorer_plies = plies;
+        self
+    }
+
+    /// How many plies of each game the explorer counts.
+    pub fn explorer_plies(&self) -> &crate::explorer::Plies {
+        &self.explorer_plies
     }
 
     /// Events per batch.
@@ -156,7 +169,7 @@ impl Runner {
             return Ok(false);
         }
         if !events.is_empty() {
-            tables::apply(&tx, p, events).await?;
+            tables::apply(&tx, p, events, &self.explorer_plies).await?;
         }
         if let Some(hook) = &self.hook
             && !hook(Stage::Applied, p)

@@ -24,6 +24,7 @@ pub async fn apply(
     client: &impl GenericClient,
     projection: Projection,
     events: &[RecordedEvent],
+    explorer_plies: &crate::explorer::Plies,
 ) -> Result<(), Error> {
     match projection {
         Projection::Ratings => {
@@ -43,6 +44,10 @@ pub async fn apply(
             queue_assessments(client, &finished).await
         }
         Projection::Queue => apply_queue(client, events).await,
+        Projection::Explorer => {
+            let finished = facts::finished_in(client, events).await?;
+            crate::explorer::apply(client, &finished, explorer_plies).await
+        }
     }
 }
 
@@ -60,9 +65,25 @@ async fn rate(
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
+    let mut ledger = load_ledger(client, table, &players).await?;
+    let steps = finished
+        .iter()
+        .filter_map(|f| ledger.apply(f))
+        .flatten()
+        .collect();
+    Ok((ledger, steps))
+}
+
+/// The standings of `players` in `table` (a table with the columns of `ratings`); a player
+/// with none is a newcomer.
+pub(crate) async fn load_ledger(
+    client: &impl GenericClient,
+    table: &str,
+    players: &[Uuid],
+) -> Result<Ledger, Error> {
     let mut ledger = Ledger::default();
     if players.is_empty() {
-        return Ok((ledger, Vec::new()));
+        return Ok(ledger);
     }
     let rows = client
         .query(
@@ -92,16 +113,11 @@ async fn rate(
             },
         );
     }
-    let steps = finished
-        .iter()
-        .filter_map(|f| ledger.apply(f))
-        .flatten()
-        .collect();
-    Ok((ledger, steps))
+    Ok(ledger)
 }
 
 /// Upserts the final standing of every (player, game) that moved in this batch.
-async fn write_standings(
+pub(crate) async fn write_standings(
     client: &impl GenericClient,
     table: &str,
     ledger: &Ledger,
@@ -223,17 +239,15 @@ async fn write_points(client: &impl GenericClient, steps: &[RatedStep]) -> Resul
 }
 
 /// The first moves of these matches, by match, as their `move_played` events give them: as
-/// many as their openings' names can depend on (`domain::openings::plies_needed`), each
-/// stream's read stopping there.
-async fn moves_of(
+/// many as `plies` says for the game (the history: what their openings' names can depend on,
+/// `domain::openings::plies_needed`), each stream's read stopping there.
+pub(crate) async fn moves_of(
     client: &impl GenericClient,
     finished: &[Finished],
+    plies: impl Fn(GameId) -> usize,
 ) -> Result<HashMap<Uuid, Vec<String>>, Error> {
     let streams: Vec<String> = finished.iter().map(|f| f.match_id.stream()).collect();
-    let needed: Vec<i64> = finished
-        .iter()
-        .map(|f| domain::openings::plies_needed(f.game) as i64)
-        .collect();
+    let needed: Vec<i64> = finished.iter().map(|f| plies(f.game) as i64).collect();
     let rows = client
         .query(
             "SELECT s.stream_id, m.mv FROM unnest($1::text[], $2::int8[]) AS s(stream_id, n) \
@@ -258,7 +272,7 @@ async fn moves_of(
 
 /// One row per human seat of every finished match.
 async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Result<(), Error> {
-    let moves = moves_of(client, finished).await?;
+    let moves = moves_of(client, finished, domain::openings::plies_needed).await?;
     let mut opening_name: Vec<Option<String>> = Vec::new();
     let mut opening_line: Vec<Option<String>> = Vec::new();
     let mut player = Vec::new();

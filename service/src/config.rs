@@ -37,6 +37,23 @@ impl DatabaseConfig {
     }
 }
 
+/// What the projections need beside the database (read by `discs serve` and `discs rebuild`).
+#[derive(Clone, Debug, Args)]
+pub struct ProjectionConfig {
+    /// How many plies of each finished game the opening explorer counts, `game=plies`
+    /// comma-separated (defaults `four_in_a_row=30,reversi=40`); a change applies to the
+    /// matches that end afterwards, and to all after `discs rebuild explorer`.
+    #[arg(long, env = "DISCS_EXPLORER_PLIES", value_parser = explorer_plies, default_value = "")]
+    pub explorer_plies: projections::explorer::Plies,
+}
+
+fn explorer_plies(raw: &str) -> Result<projections::explorer::Plies, String> {
+    let defaults = GameId::ALL.map(domain::explorer::default_plies);
+    Ok(projections::explorer::Plies(per_game::<1, 128>(
+        raw, defaults, false,
+    )?))
+}
+
 /// Everything `discs serve` needs; each flag also reads a `DISCS_*` variable.
 #[derive(Clone, Debug, Args)]
 pub struct ServeConfig {
@@ -45,6 +62,8 @@ pub struct ServeConfig {
     pub addr: String,
     #[command(flatten)]
     pub db: DatabaseConfig,
+    #[command(flatten)]
+    pub projections: ProjectionConfig,
     #[command(flatten)]
     pub auth: AuthConfig,
     #[command(flatten)]

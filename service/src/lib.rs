@@ -8,6 +8,7 @@ pub mod checks;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod explorer;
 pub mod live;
 pub mod metrics;
 pub mod players;

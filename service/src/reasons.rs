@@ -47,6 +47,13 @@ pub enum Invalid {
         max: u32,
     },
     UnknownGame(String),
+    /// An explorer rating band that is not one of the bands' lower bounds.
+    RatingBand {
+        got: String,
+        bands: String,
+    },
+    /// A month that is not `YYYY-MM`.
+    Month(String),
     UnknownProjection {
         raw: String,
         known: String,

@@ -4,6 +4,7 @@
 mod analysis;
 mod cli;
 mod errors;
+mod explorer;
 mod fairplay;
 mod helpers;
 mod jobs;

@@ -187,7 +187,7 @@ impl PositionBody {
 }
 
 /// The side whose colour letter is `letter` (`R`/`Y`, `B`/`W`; any case).
-fn side_of(game: GameId, letter: &str) -> Result<Side, ApiError> {
+pub(crate) fn side_of(game: GameId, letter: &str) -> Result<Side, ApiError> {
     let start = AnyPosition::start(game);
     [Side::First, Side::Second]
         .into_iter()

@@ -10,6 +10,7 @@ use openapi::{Reply, SchemaFn, fields, of};
 
 pub mod admin;
 pub mod analysis;
+pub mod explorer;
 pub mod games;
 pub mod health;
 pub mod leaderboards;
@@ -234,6 +235,7 @@ routes! {
     get "/v1/players/{id}/matches" => players::matches, id = listPlayerMatches, tag = Players, 200, auth = true, body = NONE, query = Some(fields::<players::HistoryQuery>), reply = Json(of::<players::History>), "A player's finished matches, newest first, with ratings before and after for ranked ones.";
     get "/v1/players/{id}/ratings/{game}" => players::rating_history, id = getRatingHistory, tag = Players, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::RatingHistory>), "A player's rating after each ranked match of a game, oldest first.";
     get "/v1/leaderboards/{game}" => leaderboards::get, id = getLeaderboard, tag = Leaderboards, 200, auth = true, body = NONE, query = Some(fields::<leaderboards::BoardQuery>), reply = Json(of::<leaderboards::Leaderboard>), "The non-provisional players of a game by rating.";
+    get "/v1/explorer/{game}" => explorer::get, id = exploreOpenings, tag = Analysis, 200, auth = true, body = NONE, query = Some(fields::<explorer::ExplorerQuery>), reply = Json(of::<explorer::Explorer>), "The opening explorer: the moves played from a position (given by `moves`, or `board` and `side`; the start by default) in every finished game, counted up to the game's symmetries over each game's first plies (DISCS_EXPLORER_PLIES: 30 in Four in a Row, 40 in Reversi by default), with wins, draws and losses for the side that played each move, its share and average rating, the proven outcome after it where known (`outcome`, `value`, `exact`), the named opening, and the last and highest-rated games through it; filtered by rating band (`ratings`), months (`since`, `until`) and ranked or casual (`ranked`). Refused (409 in_ranked_match) for a position being played in an active ranked match beyond the public opening, or one move after it, in any orientation.";
     post "/v1/queue" => queue::open, id = joinQueue, tag = Queue, 201, auth = true, body = Some(of::<queue::NewTicket>), query = NONE, reply = Json(of::<service::ranked::TicketView>), "Queue for a ranked match in a pool (game, turn_seconds); one open ticket per player.";
     get "/v1/queue/{ticket}" => queue::get, id = getTicket, tag = Queue, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::ranked::TicketView>), "Your ticket: waiting, matched (with its match_id) or cancelled.";
     delete "/v1/queue/{ticket}" => queue::cancel, id = cancelTicket, tag = Queue, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::ranked::TicketView>), "Cancel your waiting ticket (ticket_closed once matched or cancelled).";

@@ -78,6 +78,14 @@ impl AnyPosition {
         dispatch!(self, p => move_through(p, mv, s.inverse()))
     }
 
+    /// The canonical key of this position ([`AnyPosition::canonical`]) and `mv` in the
+    /// orientation of its canonical image. Where several symmetries take the position to that
+    /// image (a symmetric position, such as either game's start), the smallest of the move's
+    /// images under them: moves that are one another's images are one move.
+    pub fn canonical_move(&self, mv: &str) -> Result<(String, String), ParseError> {
+        dispatch!(self, p => canonical_move_of(p, mv))
+    }
+
     /// A move of this position, in the orientation of its canonical image.
     pub fn move_to_canonical(&self, mv: &str, s: Symmetry) -> Result<String, ParseError> {
         dispatch!(self, p => move_through(p, mv, s))
@@ -167,6 +175,23 @@ fn canonical_of<G: Game>(pos: &G) -> (String, Symmetry) {
                 Symmetry::Identity,
             )
         })
+}
+
+fn canonical_move_of<G: Game>(pos: &G, mv: &str) -> Result<(String, String), ParseError> {
+    let m: G::Move = mv.parse()?;
+    let rows = pos.rows();
+    let side = G::COLORS[pos.side_to_move().index()];
+    let image = |s: Symmetry| {
+        (
+            format!("{}:{}:{side}", G::ID, s.rows(&rows).join("/")),
+            G::transform_move(m, s).to_string(),
+        )
+    };
+    Ok(G::SYMMETRIES
+        .iter()
+        .map(|&s| image(s))
+        .min()
+        .unwrap_or_else(|| image(Symmetry::Identity)))
 }
 
 fn move_through<G: Game>(_: &G, mv: &str, s: Symmetry) -> Result<String, ParseError> {

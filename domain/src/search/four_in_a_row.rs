@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering}
 use super::{Engine, Limits, SplitMix64, Verdict, arch};
 
 pub mod book;
+pub mod outcomes;
 
 /// Cells on the board.
 const CELLS: i32 = (WIDTH as i32) * (HEIGHT as i32);

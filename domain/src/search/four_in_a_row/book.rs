@@ -43,7 +43,7 @@ fn drop_cell(pos: &Pos, c: u8) -> u64 {
 }
 
 /// `pos` seen in a mirror: column `c` becomes column `WIDTH - 1 - c`.
-fn mirror(pos: &Pos) -> Pos {
+pub(super) fn mirror(pos: &Pos) -> Pos {
     let flip = |b: u64| {
         (0..WIDTH).fold(0, |out, c| {
             let column = (b >> (u32::from(c) * u32::from(STRIDE))) & super::BOARD_COLUMN;
@@ -71,7 +71,7 @@ fn parse(text: &str) -> impl Iterator<Item = (&str, Pos, u8)> + '_ {
 }
 
 /// The position after `moves` (column digits, or `-` for none); `None` if a move is illegal.
-fn replay(moves: &str) -> Option<Pos> {
+pub(super) fn replay(moves: &str) -> Option<Pos> {
     let mut pos = Pos {
         current: 0,
         mask: 0,
@@ -204,7 +204,7 @@ impl Builder<'_, '_, '_, '_> {
 }
 
 /// The SPEC digit of a drop cell's column.
-fn digit(bit: u64) -> char {
+pub(super) fn digit(bit: u64) -> char {
     char::from(b'1' + (bit.trailing_zeros() / u32::from(STRIDE)) as u8)
 }
 
