@@ -22,7 +22,7 @@ use service::Error;
 use service::reasons::Missing;
 
 /// The pages; each answers the shell, and the entry module renders the page its address names.
-pub const PAGES: [&str; 7] = [
+pub const PAGES: [&str; 8] = [
     "/",
     "/play",
     "/matches/{id}",
@@ -30,6 +30,7 @@ pub const PAGES: [&str; 7] = [
     "/leaderboards/{game}",
     "/admin",
     "/rooms/{code}",
+    "/explorer/{game}",
 ];
 
 /// An embedded file, with its gzipped bytes.
@@ -61,7 +62,7 @@ macro_rules! embed {
 
 /// The files of `api/web/`: the entry module first, then the modules it imports (one per page,
 /// and what the pages share), the stylesheet and the icon.
-const FILES: [(&str, &str, &[u8]); 19] = [
+const FILES: [(&str, &str, &[u8]); 20] = [
     embed!("app.js", JS),
     embed!("api.js", JS),
     embed!("texts.js", JS),
@@ -76,6 +77,7 @@ const FILES: [(&str, &str, &[u8]); 19] = [
     embed!("match.js", JS),
     embed!("player.js", JS),
     embed!("leaderboards.js", JS),
+    embed!("explorer.js", JS),
     embed!("admin.js", JS),
     embed!("room.js", JS),
     embed!("notfound.js", JS),

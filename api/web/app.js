@@ -10,6 +10,7 @@ import { h } from './dom.js';
 import { LANGUAGES, lang, t } from './texts.js';
 import { navigate, onNavigate, showError, View } from './view.js';
 import * as admin from './admin.js';
+import * as explorer from './explorer.js';
 import * as home from './home.js';
 import * as leaderboards from './leaderboards.js';
 import * as match from './match.js';
@@ -27,6 +28,7 @@ const PAGES = [
   ['/leaderboards/:game', leaderboards],
   ['/admin', admin],
   ['/rooms/:code', room],
+  ['/explorer/:game', explorer],
 ];
 
 /** The page module for `path` and its arguments, or the not-found page. */
@@ -66,6 +68,7 @@ async function route({ moved = false } = {}) {
 function header(view) {
   const id = me();
   const games = h('a', { href: '/leaderboards', hidden: true }, t('nav.leaderboards'));
+  const explore = h('a', { href: '/explorer', hidden: true }, t('nav.explorer'));
   const select = h('select', { id: 'lang', 'aria-label': t('language') },
     LANGUAGES.map((l) => h('option', { value: l, selected: l === lang }, t(`language.${l}`))));
   select.addEventListener('change', () => {
@@ -74,15 +77,17 @@ function header(view) {
   });
   document.getElementById('top').replaceChildren(
     h('nav', { 'aria-label': 'discs' }, h('a', { href: '/', class: 'brand' }, '● discs'),
-      h('a', { href: '/' }, t('nav.home')), h('a', { href: '/play' }, t('nav.play')), games,
+      h('a', { href: '/' }, t('nav.home')), h('a', { href: '/play' }, t('nav.play')), games, explore,
       id && h('a', { href: `/players/${id}` }, t('nav.profile')), h('a', { href: '/admin' }, t('nav.admin'))),
     h('label', { class: 'lang' }, t('language'), ' ', select));
-  // The leaderboards open on the catalogue's first game; the page says it if the catalogue fails.
+  // The leaderboards and the explorer open on the catalogue's first game; the page says it if the catalogue fails.
   catalogue().then((c) => {
     if (view.left) return;
     if (!c.games.length) return;
     games.setAttribute('href', `/leaderboards/${c.games[0].id}`);
     games.hidden = false;
+    explore.setAttribute('href', `/explorer/${c.games[0].id}`);
+    explore.hidden = false;
   }, (e) => { if (!view.left) showError(e); });
 }
 

@@ -778,3 +778,135 @@ fn rows(view: &Value) -> Vec<String> {
         .map(|r| r.as_str().expect("a row").to_owned())
         .collect()
 }
+
+/// Plays `record` to its end in a fresh room match of two new players, over the API.
+async fn played_room_game(site: &Site, game: &str, record: &str) {
+    let post = async |path: &str, token: Option<&str>, body: Value| -> Value {
+        let mut req = site.http.post(format!("{}{path}", site.base)).json(&body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let res = req.send().await.expect("the server answers");
+        assert!(res.status().is_success(), "{path}: {}", res.status());
+        res.json().await.expect("JSON")
+    };
+    let host = post("/v1/players", None, json!({"name": "Host"})).await;
+    let guest = post("/v1/players", None, json!({"name": "Guest"})).await;
+    let (host, guest) = (
+        host["token"].as_str().expect("a token").to_owned(),
+        guest["token"].as_str().expect("a token").to_owned(),
+    );
+    let room = post(
+        "/v1/rooms",
+        Some(&host),
+        json!({"game": game, "settings": {}}),
+    )
+    .await;
+    let code = room["code"].as_str().expect("a code");
+    post(&format!("/v1/rooms/{code}/join"), Some(&guest), json!({})).await;
+    let room_id = room["room_id"].as_str().expect("a room id");
+    let started = post(
+        &format!("/v1/rooms/{room_id}/matches"),
+        Some(&host),
+        json!({}),
+    )
+    .await;
+    let id = started["match_id"].as_str().expect("a match id");
+    let moves = split_moves(game.parse().expect("a game"), record).expect("a record");
+    for (i, mv) in moves.iter().enumerate() {
+        let token = if i.is_multiple_of(2) { &host } else { &guest };
+        post(
+            &format!("/v1/matches/{id}/moves"),
+            Some(token),
+            json!({"move": mv}),
+        )
+        .await;
+    }
+}
+
+/// The explorer's move table on the page: `move → games`.
+async fn explorer_table(w: &Session, line: &str) -> Value {
+    w.wait(&format!(
+        "document.querySelector('[data-line=\"{line}\"]') && document.querySelector('#explorer-table, #explorer-moves p') \
+         && Object.fromEntries([...document.querySelectorAll('#explorer-table tbody tr')]\
+              .map((tr) => [tr.dataset.move, Number(tr.querySelector('[data-games]').dataset.games)]))"
+    ))
+    .await
+}
+
+/// The same table from the API.
+async fn api_table(site: &Site, token: &str, moves: &str) -> Value {
+    let answer = site
+        .get(&format!("/v1/explorer/four_in_a_row?moves={moves}"), token)
+        .await;
+    Value::Object(
+        answer["moves"]
+            .as_array()
+            .expect("moves")
+            .iter()
+            .map(|m| {
+                (
+                    m["move"].as_str().expect("a move").to_owned(),
+                    m["games"].clone(),
+                )
+            })
+            .collect(),
+    )
+}
+
+#[tokio::test]
+async fn the_explorer_is_clicked_through_three_plies_in_both_languages() {
+    run("explorer", |site| async move {
+        for record in ["4343434", "4545454", "3435363", "4141414"] {
+            played_room_game(&site, "four_in_a_row", record).await;
+        }
+        site.project().await;
+        let w = site.window("en").await;
+        let (_, token) = sign_up(&site, &w, "Explorer").await;
+        w.goto(&format!("{}/explorer/four_in_a_row", site.base)).await;
+        let start = explorer_table(&w, "").await;
+        assert_eq!(start, api_table(&site, &token, "").await);
+        assert_eq!(start["4"], 3);
+        // Three plies by clicks on the board: 4, then 3 (4 5 is the same line seen in the
+        // mirror), then 4; the table follows the API at each, and the address the line.
+        let mut line = String::new();
+        for column in ["4", "3", "4"] {
+            w.click(&format!("[data-board] .target[data-move=\"{column}\"]"))
+                .await;
+            line.push_str(column);
+            let table = explorer_table(&w, &line).await;
+            assert_eq!(table, api_table(&site, &token, &line).await, "{line}");
+            assert_eq!(ply(&w).await, line.len() as u64);
+        }
+        let url = w.url().await;
+        assert!(url.ends_with("/explorer/four_in_a_row?moves=434"), "{url}");
+        let opening = w
+            .wait("document.querySelector('#explorer-opening strong')?.textContent")
+            .await;
+        assert_eq!(opening, "4-3-4");
+        // Back one ply: after 43 the table has 4 (two games, one of them played as 45 4).
+        w.click("#explorer-back").await;
+        assert_eq!(explorer_table(&w, "43").await, json!({"4": 2}));
+        // A filter: no ranked game was played.
+        w.click("#explorer-filters select[name=ranked] option[value=true]")
+            .await;
+        w.wait("document.querySelector('#explorer-moves p')").await;
+
+        // In Portuguese, the table's headings.
+        let pt = site.window("pt-BR,pt").await;
+        pt.goto(&format!("{}/", site.base)).await;
+        pt.eval(&format!("localStorage.setItem('discs.token', '{token}'); return 1"))
+            .await;
+        pt.goto(&format!("{}/explorer/four_in_a_row?moves=4", site.base))
+            .await;
+        let heading = pt
+            .wait("document.documentElement.lang === 'pt' && document.querySelector('#explorer-table th')?.textContent")
+            .await;
+        assert_eq!(heading, "Lance");
+        assert_eq!(
+            explorer_table(&pt, "4").await,
+            api_table(&site, &token, "4").await
+        );
+    })
+    .await;
+}

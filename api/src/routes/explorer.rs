@@ -51,6 +51,8 @@ pub struct Explorer {
     /// The position asked about: its rows and the colour to move.
     board: Vec<String>,
     side: char,
+    /// The legal moves there (empty once the game is over).
+    legal_moves: Vec<String>,
     /// The moves played from it, most played first, in the asker's orientation.
     moves: Vec<MoveJson>,
     /// The named opening of `moves`, when a record was given and it has a name.
@@ -157,6 +159,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(Explorer {
         board: pos.rows(),
         side: pos.color(pos.side_to_move()),
+        legal_moves: pos.legal_moves(),
         moves: answer
             .moves
             .into_iter()
