@@ -1,6 +1,8 @@
 //! `eventlog-bench`: throughput of the event log on a real PostgreSQL — appends per second at
 //! several concurrencies, replay of a million events next to a raw `COPY` of the same rows, and
-//! a full rebuild of the ratings and history projections from such a log.
+//! a full rebuild of the ratings and history projections from such a log, and the opening
+//! explorer over a million games: its rebuild (ingest), storage, and `GET /v1/explorer`'s latency
+//! through the real server.
 //!
 //! It creates its own database `discs_bench_<pid>_<random>` on the server of `DATABASE_URL`
 //! and drops it at the end (unless `--keep`). Results are printed as `key=value` lines that
@@ -86,6 +88,18 @@ enum Command {
         #[arg(long, default_value_t = 2_000)]
         players: usize,
     },
+    /// Bulk-load whole ranked games, rebuild the `explorer` projection from position 0 (the
+    /// ingest rate), measure its tables, then time `GET /v1/explorer` through the real server at
+    /// the opening position and at ply 10 under every combination of filters.
+    Explorer {
+        #[arg(long, default_value_t = 1_000_000)]
+        games: usize,
+        #[arg(long, default_value_t = 20_000)]
+        players: usize,
+        /// Requests per position and filter combination.
+        #[arg(long, default_value_t = 40)]
+        requests: usize,
+    },
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -152,6 +166,11 @@ async fn run(cli: &Cli, url: &str) -> Result<()> {
                 verify,
             } => bench_replay(url, streams, events_per_stream, batch, verify).await?,
             Command::Rebuild { streams, players } => bench_rebuild(url, streams, players).await?,
+            Command::Explorer {
+                games,
+                players,
+                requests,
+            } => bench_explorer(url, games, players, requests).await?,
         }
     }
     Ok(())
@@ -371,6 +390,141 @@ async fn bench_rebuild(url: &str, streams: usize, players: usize) -> Result<()> 
             "rebuild round={round} both_seconds={total:.2} rating_points={rated} history_rows={history}"
         );
     }
+    Ok(())
+}
+
+async fn bench_explorer(url: &str, games: usize, players: usize, requests: usize) -> Result<()> {
+    use projections::{Projection, Runner, rebuild};
+    let client = raw_client(url).await?;
+    let started = Instant::now();
+    let loaded = load(&client, games, 200, players).await?;
+    println!(
+        "load events={loaded} games={games} players={players} seconds={:.2}",
+        started.elapsed().as_secs_f64()
+    );
+    client.batch_execute("VACUUM (ANALYZE) events").await?;
+    let pool = database::connect(url, 4).await?;
+    let runner = Runner::new(EventLog::new(pool));
+    let id = rebuild::register(&runner, Projection::Explorer).await?;
+    let started = Instant::now();
+    let applied = rebuild::rebuild(&runner, Projection::Explorer, id, |_| {}).await?;
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "explorer rebuild events_applied={applied} seconds={secs:.1} games_per_second={:.0}",
+        games as f64 / secs
+    );
+    client.batch_execute("VACUUM (ANALYZE)").await?;
+    let mut total = 0_i64;
+    for table in ["explorer_moves", "explorer_games", "explorer_ratings"] {
+        let row = client
+            .query_one(
+                &format!("SELECT count(*), pg_total_relation_size('{table}') FROM {table}"),
+                &[],
+            )
+            .await?;
+        let (rows, bytes): (i64, i64) = (row.get(0), row.get(1));
+        total += bytes;
+        println!("storage table={table} rows={rows} bytes={bytes}");
+    }
+    println!(
+        "storage total_bytes={total} bytes_per_game={:.0}",
+        total as f64 / games as f64
+    );
+    explorer_latency(url, games, requests).await
+}
+
+/// `GET /v1/explorer` through the real server on the bench's database: at the start and at ply
+/// 10 of a loaded game of each kind, under every combination of the filters, one client.
+async fn explorer_latency(url: &str, games: usize, requests: usize) -> Result<()> {
+    use service::config::ServeConfig;
+    let config = ServeConfig {
+        addr: "127.0.0.1:0".into(),
+        no_workers: true,
+        rate_per_second: 1e9,
+        rate_burst: 1e9,
+        anon_per_second: 1e9,
+        anon_burst: 1e9,
+        signups_per_minute: 1e6,
+        ..ServeConfig::defaults(url)?
+    };
+    let app = discs::startup::Application::build(config).await?;
+    let base = format!("http://127.0.0.1:{}", app.port());
+    let handle = app.handle();
+    tokio::spawn(app.run_until_stopped());
+    let http = reqwest::Client::new();
+    let token = http
+        .post(format!("{base}/v1/players"))
+        .json(&json!({"name": "bench"}))
+        .send()
+        .await?
+        .json::<Value>()
+        .await?["token"]
+        .as_str()
+        .context("a token")?
+        .to_owned();
+    // The months of the middle of the load and of its last quarter.
+    let start = OffsetDateTime::now_utc() - time::Duration::days(30);
+    let month = |game: usize| {
+        let at = start + time::Duration::seconds(game as i64 * 60);
+        format!("{:04}-{:02}", at.year(), u8::from(at.month()))
+    };
+    let (middle, late) = (month(games / 2), month(games * 3 / 4));
+    let ranked = ["", "&ranked=true", "&ranked=false"];
+    let ratings = ["", "&ratings=1400", "&ratings=1200,1400,1600"];
+    let months = [
+        String::new(),
+        format!("&since={middle}"),
+        format!("&since={middle}&until={late}"),
+    ];
+    for seed in [0_u32, 1] {
+        let game = real_game(seed, 200, 2);
+        let game_id = match game.first() {
+            Some(MatchEvent::MatchCreated(c)) => c.game,
+            _ => anyhow::bail!("a game starts with match_created"),
+        };
+        let ten: String = game
+            .iter()
+            .filter_map(|e| match e {
+                MatchEvent::MovePlayed(m) => Some(m.mv.as_str()),
+                _ => None,
+            })
+            .take(10)
+            .collect();
+        for (at, moves) in [("start", String::new()), ("ply10", ten)] {
+            let mut times = Vec::new();
+            let mut games_at_start = 0;
+            for r in ranked {
+                for b in ratings {
+                    for m in &months {
+                        let path = format!("{base}/v1/explorer/{game_id}?moves={moves}{r}{b}{m}");
+                        for _ in 0..requests {
+                            let t = Instant::now();
+                            let res = http.get(&path).bearer_auth(&token).send().await?;
+                            let status = res.status();
+                            let body: Value = res.json().await?;
+                            times.push(t.elapsed());
+                            anyhow::ensure!(status.is_success(), "{path}: {status} {body}");
+                            if r.is_empty() && b.is_empty() && m.is_empty() {
+                                games_at_start = body["moves"].as_array().map_or(0, |a| {
+                                    a.iter().filter_map(|x| x["games"].as_i64()).sum()
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            times.sort();
+            let ms = |q: f64| times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1000.0;
+            println!(
+                "latency game={game_id} at={at} games_there={games_at_start} requests={} p50_ms={:.2} p99_ms={:.2} max_ms={:.2}",
+                times.len(),
+                ms(0.5),
+                ms(0.99),
+                ms(1.0)
+            );
+        }
+    }
+    handle.stop(true).await;
     Ok(())
 }
 

@@ -211,6 +211,22 @@ pub fn game_positions(
     Ok((before, pos))
 }
 
+/// The outcome of `pos` for its side to move (1 a win, 0 a draw, -1 a loss) that a verdict
+/// (`score`, `exact`) or the shipped Four in a Row outcome book proves; `None` when neither does.
+/// The book knows the outcome of its positions but not the distance of a win or loss: with it
+/// an inexact score is only an estimate of the distance, on the proven side of 0.
+pub fn proven_outcome(pos: &AnyPosition, score: i32, exact: bool) -> Option<i32> {
+    if exact {
+        return Some(score.signum());
+    }
+    match pos {
+        AnyPosition::FourInARow(p) => {
+            crate::search::four_in_a_row::outcomes::of(p).map(|o| o as i32)
+        }
+        _ => None,
+    }
+}
+
 /// The position after a game record (passes made as they fall due), for analysis by moves.
 pub fn position_after(game: GameId, moves: &str) -> Result<AnyPosition, AnalysisError> {
     let mut pos = AnyPosition::start(game);

@@ -181,7 +181,7 @@ async fn a_reversi_side_that_must_pass_gets_the_negated_score_after_the_pass() {
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     assert_eq!(
         res.body,
-        json!({"score": -64, "best_moves": [], "exact": true, "source": "search"})
+        json!({"score": -64, "best_moves": [], "exact": true, "outcome": "loss", "source": "search"})
     );
     // The opening by moves, upper case accepted: moves come back canonical.
     let opening = app
@@ -294,10 +294,33 @@ async fn a_tiny_budget_on_a_hard_position_gives_an_estimate() {
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     assert_eq!(res.body["exact"], false);
     let score = res.body["score"].as_i64().expect("a score");
-    assert!((-18..=18).contains(&score), "{score}");
+    // The outcome book proves the first player's win: the estimate keeps to its side.
+    assert!((1..=18).contains(&score), "{score}");
+    assert_eq!(res.body["outcome"], "win");
     let columns = ["1", "2", "3", "4", "5", "6", "7"];
     for m in strings(&res.body["best_moves"]) {
         assert!(columns.contains(&m.as_str()), "{m}");
+    }
+    // After a first disc in column 3 or 5, a proven draw; after column 1, the second player
+    // wins: Allis' solution, as the book ships it.
+    for (moves, outcome) in [("3", "draw"), ("5", "draw"), ("1", "win"), ("4", "loss")] {
+        let res = app
+            .analyse(
+                &ada,
+                json!({"game": "four_in_a_row", "moves": moves}),
+                Some(1),
+            )
+            .await;
+        assert_eq!(res.body["outcome"], outcome, "{moves}: {:?}", res.body);
+        let score = res.body["score"].as_i64().expect("a score");
+        assert_eq!(
+            score.signum(),
+            [-1, 0, 1][["loss", "draw", "win"]
+                .iter()
+                .position(|o| *o == outcome)
+                .expect("an outcome")],
+            "{moves}"
+        );
     }
 }
 
@@ -321,6 +344,13 @@ async fn a_finished_match_is_judged_ply_by_ply_and_an_active_one_is_not() {
         .map(|p| p["move"].as_str().unwrap_or(""))
         .collect();
     assert_eq!(moves, ["4", "1", "4", "1", "4", "1", "4"]);
+    // Every ply's outcome for its mover is proven: the first ones by the outcome book (4 wins
+    // for the first player; 1 loses for the second, which 4 already doomed), the rest by search.
+    let outcomes: Vec<&str> = plies
+        .iter()
+        .map(|p| p["outcome"].as_str().unwrap_or("unproven"))
+        .collect();
+    assert_eq!(outcomes[..2], ["win", "loss"], "{outcomes:?}");
     for (n, p) in (1..).zip(plies) {
         assert_eq!(p["ply"], n);
         for key in ["score_before", "score_after", "best_moves", "exact"] {

@@ -15,7 +15,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use domain::analysis::{Analyser, Analysis, AnalysisError, game_positions, position_after};
+use domain::analysis::{
+    Analyser, Analysis, AnalysisError, game_positions, position_after, proven_outcome,
+};
 use domain::fairplay;
 use domain::games::{AnyPosition, GameId, Side};
 use domain::ids::{JobId, PlayerId};
@@ -114,9 +116,34 @@ pub struct PositionAnalysis {
     best_moves: Vec<String>,
     /// Whether `score` is proven under perfect play.
     exact: bool,
+    /// The proven outcome for the side to move: from an exact `score`, or, in Four in a Row's
+    /// first plies, from the shipped outcome book, which proves the outcome without its distance
+    /// (`exact` is then false and `score` an estimate of the distance on the proven side of 0;
+    /// a proven draw scores 0). Null when unproven.
+    outcome: Option<ProvenOutcome>,
     /// Where the answer comes from: `search` (searched now) or `cache` (solved before, this
     /// position or one of its images under the game's symmetries).
     source: Source,
+}
+
+/// An outcome under perfect play, for the side it is told from.
+#[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ProvenOutcome {
+    Win,
+    Draw,
+    Loss,
+}
+
+impl ProvenOutcome {
+    /// From a sign: 1 a win, 0 a draw, -1 a loss.
+    pub fn of_sign(sign: i32) -> ProvenOutcome {
+        match sign.signum() {
+            1 => ProvenOutcome::Win,
+            0 => ProvenOutcome::Draw,
+            _ => ProvenOutcome::Loss,
+        }
+    }
 }
 
 /// A finished match judged ply by ply.
@@ -144,6 +171,9 @@ pub struct PlyJudged {
     /// the value), `inaccuracy` (the same outcome, a worse margin or a longer way), `error`
     /// (the outcome lost); null otherwise.
     quality: Option<MoveQuality>,
+    /// The proven outcome after the move for the side that played it (from an exact
+    /// `score_after`, or Four in a Row's outcome book: see `PositionAnalysis::outcome`).
+    outcome: Option<ProvenOutcome>,
     /// Whether the position before the move was critical: exact, at least two legal moves of
     /// different values, and neither a one-move win nor a forced block (the positions the
     /// fair-play statistics count).
@@ -250,6 +280,7 @@ pub async fn position(
         score,
         best_moves,
         exact,
+        outcome: proven_outcome(&pos, score, exact).map(ProvenOutcome::of_sign),
         source,
     }))
 }
@@ -302,7 +333,20 @@ pub async fn of_match(
         .collect();
     let jobs = jobs::queue_missing(&app, auth.player, &owed).await?;
     let plies = (judged.plies.into_iter().zip(cached).zip(&before))
-        .map(|((p, cached), (pos, _))| PlyJudged {
+        .enumerate()
+        .map(|(i, ((p, cached), (pos, _)))| PlyJudged {
+            outcome: {
+                // The position after the move, told from the mover's side.
+                let after = &positions[i + 1];
+                proven_outcome(after, p.score_after, p.exact).map(|o| {
+                    let o = if p.exact || after.side_to_move() == pos.side_to_move() {
+                        o
+                    } else {
+                        -o
+                    };
+                    ProvenOutcome::of_sign(o)
+                })
+            },
             ply: p.ply,
             quality: p
                 .exact

@@ -15,6 +15,7 @@ use service::explorer::{self, Outcome};
 use service::reasons::Invalid;
 use service::views::OpeningJson;
 
+use super::analysis::ProvenOutcome;
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::input;
@@ -82,18 +83,9 @@ pub struct MoveJson {
     /// The proven outcome after the move for the side that played it: `win`, `draw` or `loss`
     /// (from the exact score, the game's end, or Four in a Row's outcome book, which proves the
     /// outcome but not its distance: `value` is then null); null where it is not known.
-    outcome: Option<OutcomeJson>,
+    outcome: Option<ProvenOutcome>,
     /// Whether `outcome` is proven.
     exact: bool,
-}
-
-#[derive(Serialize, JsonSchema, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-#[schemars(rename = "ExplorerOutcome")]
-pub enum OutcomeJson {
-    Win,
-    Draw,
-    Loss,
 }
 
 /// A game through the position.
@@ -152,9 +144,9 @@ pub async fn get(
     };
     let answer = explorer::explore(&app, &pos, &filter).await?;
     let outcome = |o: Outcome| match o {
-        Outcome::Win => OutcomeJson::Win,
-        Outcome::Draw => OutcomeJson::Draw,
-        Outcome::Loss => OutcomeJson::Loss,
+        Outcome::Win => ProvenOutcome::Win,
+        Outcome::Draw => ProvenOutcome::Draw,
+        Outcome::Loss => ProvenOutcome::Loss,
     };
     Ok(HttpResponse::Ok().json(Explorer {
         board: pos.rows(),

@@ -583,8 +583,11 @@ impl<'t, 'l> Run<'t, 'l> {
     /// The exact score of `pos` (on, no immediate win), or the `(min, max)` bracket proven so far
     /// when the run is aborted.
     fn score(&mut self, pos: &Pos) -> Result<i32, (i32, i32)> {
-        let mut min = -(CELLS - pos.moves) / 2;
-        let mut max = (CELLS + 1 - pos.moves) / 2;
+        self.score_within(pos, -(CELLS - pos.moves) / 2, (CELLS + 1 - pos.moves) / 2)
+    }
+
+    /// [`Run::score`] for a position whose score is known to lie in `min..=max`.
+    fn score_within(&mut self, pos: &Pos, mut min: i32, mut max: i32) -> Result<i32, (i32, i32)> {
         while min < max {
             // Bisect, but probe near 0 first: whether it is a win, a draw or a loss is what
             // prunes most.
@@ -761,7 +764,15 @@ impl Solver {
             };
         }
         let mut run = Run::new(&self.table, limits);
-        let score = match run.score(&p) {
+        // The outcome book narrows the search to the proven outcome: a draw needs no search for
+        // its score, a win or a loss only for its distance (and an estimate stays on its side).
+        let (min, max) = match outcomes::lookup(&p) {
+            Some(outcomes::Outcome::Draw) => (0, 0),
+            Some(outcomes::Outcome::Win) => (1, (CELLS + 1 - p.moves) / 2),
+            Some(outcomes::Outcome::Loss) => (-(CELLS - p.moves) / 2, -1),
+            None => (-(CELLS - p.moves) / 2, (CELLS + 1 - p.moves) / 2),
+        };
+        let score = match run.score_within(&p, min, max) {
             Ok(score) => score,
             Err((min, max)) => {
                 let (estimate, mut best_moves, nodes) = estimate(&p);

@@ -338,4 +338,31 @@ mod tests {
             assert_eq!(outcome(c), Some(Outcome::Win), "{c}");
         }
     }
+
+    /// The solver reads the book: on a budget far too small to solve, the start still scores on
+    /// the winning side (an estimate of the distance), a proven draw scores 0 exactly, and the
+    /// analysis reports the proven outcomes.
+    #[test]
+    fn a_budget_too_small_to_solve_still_gets_the_books_outcome() {
+        use crate::analysis::proven_outcome;
+        use crate::games::{FourInARow, Game};
+        use crate::search::four_in_a_row::Solver;
+        let mut solver = Solver::default();
+        let limits = Limits::nodes(2_000);
+        let start = FourInARow::start();
+        let v = solver.score(&start, &limits);
+        assert!(!v.exact && v.score >= 1, "{v:?}");
+        let pos = AnyPosition::FourInARow(start);
+        assert_eq!(proven_outcome(&pos, v.score, v.exact), Some(1));
+        let mut after_3 = FourInARow::start();
+        after_3.play("3".parse().expect("a column"));
+        let v = solver.score(&after_3, &limits);
+        assert!(v.exact && v.score == 0, "{v:?}");
+        let mut after_1 = FourInARow::start();
+        after_1.play("1".parse().expect("a column"));
+        let v = solver.score(&after_1, &limits);
+        assert!(v.score >= 1, "{v:?}");
+        let pos = AnyPosition::FourInARow(after_1);
+        assert_eq!(proven_outcome(&pos, v.score, v.exact), Some(1));
+    }
 }
