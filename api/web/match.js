@@ -188,7 +188,7 @@ async function replay(view, match, game) {
           a.best_moves.length ? ` · ${t('match.best', { moves: a.best_moves.join(', ') })}` : '',
           quality ? h('strong', { class: `flag quality-${quality}` }, ` ${quality === 'best' ? '✓' : '✗'} ${t(`match.quality.${quality}`)}`) : '',
           a.critical ? ` · ${t('match.critical')}` : '',
-          ` · ${a.exact ? t('match.exact') : t('match.estimate')}`) : null);
+          ` · ${a.exact ? t('match.exact') : a.outcome ? t('match.provenOutcome', { outcome: t(`result.${a.outcome}`) }) : t('match.estimate')}`) : null);
     }));
     showPly(at);
   };
