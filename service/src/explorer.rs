@@ -144,9 +144,9 @@ fn value_after(
     (None, None)
 }
 
-/// Parses the `ratings` filter: band lower bounds, comma-separated (`1600,1800`).
+/// Parses the `ratings` filter: band lower bounds, comma-separated (`1600,1800`); empty: all.
 pub fn bands(raw: Option<&str>) -> Result<Vec<i16>, crate::reasons::Invalid> {
-    let Some(raw) = raw.filter(|r| !r.trim().is_empty()) else {
+    let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(Vec::new());
     };
     let known = || {
@@ -159,12 +159,12 @@ pub fn bands(raw: Option<&str>) -> Result<Vec<i16>, crate::reasons::Invalid> {
     let mut out: Vec<i16> = raw
         .split(',')
         .map(|b| {
-            b.trim()
-                .parse::<i64>()
-                .ok()
+            Some(b)
+                .filter(|b| !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()))
+                .and_then(|b| b.parse::<i64>().ok())
                 .and_then(explorer::band_of_bound)
                 .ok_or_else(|| crate::reasons::Invalid::RatingBand {
-                    got: b.trim().to_owned(),
+                    got: b.to_owned(),
                     bands: known(),
                 })
         })
@@ -179,7 +179,8 @@ pub fn month(raw: Option<&str>) -> Result<Option<Date>, crate::reasons::Invalid>
     let Some(raw) = raw else { return Ok(None) };
     let bad = || crate::reasons::Invalid::Month(raw.to_owned());
     let (y, m) = raw.split_once('-').ok_or_else(bad)?;
-    if y.len() != 4 || m.len() != 2 {
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|c| c.is_ascii_digit());
+    if !digits(y, 4) || !digits(m, 2) {
         return Err(bad());
     }
     let year: i32 = y.parse().map_err(|_| bad())?;
@@ -197,7 +198,11 @@ mod tests {
     #[test]
     fn bands_and_months_parse_or_say_why_not() {
         assert_eq!(bands(None), Ok(vec![]));
-        assert_eq!(bands(Some("1800, 1600,1800")), Ok(vec![3, 4]));
+        assert_eq!(bands(Some("1800,1600,1800")), Ok(vec![3, 4]));
+        assert_eq!(bands(Some("")), Ok(vec![]));
+        assert!(bands(Some(" 1800")).is_err());
+        assert!(bands(Some("1800,")).is_err());
+        assert!(bands(Some("+1800")).is_err());
         assert_eq!(bands(Some("0,2200")), Ok(vec![0, 6]));
         assert!(bands(Some("1300")).is_err());
         assert!(bands(Some("x")).is_err());
@@ -207,7 +212,9 @@ mod tests {
                 Date::from_calendar_date(2026, time::Month::February, 1).expect("a date")
             ))
         );
-        for bad in ["2026-13", "2026-1", "26-01", "2026", "2026-00", "abcd-ef"] {
+        for bad in [
+            "2026-13", "2026-1", "26-01", "2026", "2026-00", "abcd-ef", "+202-01", "2026-+1",
+        ] {
             assert!(month(Some(bad)).is_err(), "{bad}");
         }
     }

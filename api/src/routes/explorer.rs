@@ -37,10 +37,15 @@ pub struct ExplorerQuery {
     /// Rating bands by their lower bounds, comma-separated: 0 (under 1200), 1200, 1400, 1600,
     /// 1800, 2000, 2200 (2200 and over); a game's band is the average of its players' ratings
     /// before it. Default: all.
+    #[schemars(regex(
+        pattern = "^((0|1200|1400|1600|1800|2000|2200)(,(0|1200|1400|1600|1800|2000|2200))*)?$"
+    ))]
     ratings: Option<String>,
     /// The first month counted, `YYYY-MM` (the month a game ended in).
+    #[schemars(regex(pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$"))]
     since: Option<String>,
     /// The last month counted, `YYYY-MM`.
+    #[schemars(regex(pattern = "^[0-9]{4}-(0[1-9]|1[0-2])$"))]
     until: Option<String>,
     /// Only ranked games (`true`) or only casual ones (`false`); default both.
     ranked: Option<bool>,
