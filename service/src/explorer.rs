@@ -17,6 +17,11 @@ use crate::analysis::{fair, solved};
 use crate::error::{Error, unexpected};
 use crate::state::AppState;
 
+/// The node budget of the bounded solve of each position after a move that neither the cache of
+/// solved positions nor the outcome book knows: enough for Four in a Row's late plies, a
+/// millisecond or so each, so that an answer stays fast.
+const SOLVE_NODES: u64 = 20_000;
+
 /// An outcome for the side that played a move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -37,7 +42,7 @@ pub struct MoveLine {
     pub share: f64,
     pub average_rating: Option<f64>,
     /// The exact score of the position after the move for the side that played it (the game's
-    /// convention), where the cache of solved positions knows it.
+    /// convention), where the cache of solved positions knows it or a bounded solve finds it.
     pub value: Option<i32>,
     /// The exact outcome after the move for the side that played it, where it is known: from an
     /// exact score, the game's end, or Four in a Row's outcome book (which knows the outcome
@@ -94,11 +99,54 @@ pub async fn explore(app: &AppState, pos: &AnyPosition, filter: &Filter) -> Resu
         });
     }
     let client = app.pool.get().await.map_err(unexpected)?;
-    let cached = solved::lookup_all(&client, &after).await?;
+    let mut known: Vec<Option<i32>> = solved::lookup_all(&client, &after)
+        .await?
+        .into_iter()
+        .map(|a| a.map(|a| a.score))
+        .collect();
     drop(client);
+    // A bounded solve of the positions neither the cache nor the book knows: the cheap ones
+    // (Four in a Row's late plies) come out exact, and go to the cache.
+    let open: Vec<AnyPosition> = after
+        .iter()
+        .zip(&known)
+        .filter(|(next, k)| {
+            k.is_none()
+                && next.outcome().is_none()
+                && domain::analysis::proven_outcome(next, 0, false).is_none()
+        })
+        .map(|(next, _)| *next)
+        .collect();
+    if !open.is_empty() {
+        let searched = open.clone();
+        let solved_now = tokio::task::spawn_blocking(move || {
+            let mut analyser = domain::analysis::Analyser::new();
+            let limits = domain::search::Limits::nodes(SOLVE_NODES);
+            searched
+                .into_iter()
+                .filter_map(|p| {
+                    let a = analyser.analyse(&p, &limits).ok()?;
+                    a.exact.then_some((p, a))
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(unexpected)?;
+        for (p, a) in &solved_now {
+            for (next, k) in after.iter().zip(known.iter_mut()) {
+                if next == p {
+                    *k = Some(a.score);
+                }
+            }
+        }
+        if !solved_now.is_empty() {
+            let client = app.pool.get().await.map_err(unexpected)?;
+            solved::store_all(&client, &solved_now, app.now()).await?;
+        }
+    }
     let mover = pos.side_to_move();
-    for ((line, next), cached) in lines.iter_mut().zip(&after).zip(cached) {
-        (line.value, line.outcome) = value_after(next, mover, cached.map(|a| a.score));
+    for ((line, next), known) in lines.iter_mut().zip(&after).zip(known) {
+        (line.value, line.outcome) = value_after(next, mover, known);
     }
     Ok(Answer {
         moves: lines,

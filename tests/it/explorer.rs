@@ -316,3 +316,30 @@ async fn a_live_ranked_position_is_refused_and_bad_filters_are_told() {
     let res = app.get("/v1/explorer/chess", &cy.token).await;
     assert!(res.status.is_client_error(), "{:?}", res.body);
 }
+
+/// Late in a Four in a Row game, the value after a move that nothing cached is found by the
+/// explorer's bounded solve, and agrees with the analysis of that position.
+#[tokio::test]
+async fn a_late_position_gets_its_exact_value_from_a_bounded_solve() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    // A line of the Test_L3_R1 set (no four on the way), resigned at its end.
+    let record = "23163416124767223154467471272416755633";
+    play_out(&app, &ada, &bob, "four_in_a_row", record, Some(&bob)).await;
+    app.project().await;
+    let (before, mv) = (&record[..29], &record[29..30]);
+    let answer = explore(&app, &ada, "four_in_a_row", &format!("moves={before}")).await;
+    let line = &answer["moves"][0];
+    assert_eq!(line["move"], mv, "{answer}");
+    assert_eq!(line["exact"], true, "{answer}");
+    let after = app
+        .analyse(
+            &ada,
+            json!({"game": "four_in_a_row", "moves": &record[..30]}),
+            None,
+        )
+        .await;
+    assert_eq!(after.body["exact"], true, "{:?}", after.body);
+    let score = after.body["score"].as_i64().expect("a score");
+    assert_eq!(line["value"].as_i64(), Some(-score), "{answer}");
+}
