@@ -119,8 +119,8 @@ pub async fn apply(
             }
         }
     }
-    write_moves(client, counts).await?;
-    write_games(client, &games).await
+    let crowded = write_moves(client, counts).await?;
+    write_games(client, &games, &crowded).await
 }
 
 /// Each human's rating before each match, by seat, from the explorer's own ledger (which a
@@ -151,10 +151,12 @@ async fn rate(
     Ok(before)
 }
 
+/// Adds the batch's counts; answers the groups (position, ranked, band, month) where a move has
+/// now been played more than twice [`GAMES_KEPT`] times: those whose games may want trimming.
 async fn write_moves(
     client: &impl GenericClient,
     counts: HashMap<(Uuid, bool, i16, Date, String), Counts>,
-) -> Result<(), Error> {
+) -> Result<Vec<(Uuid, bool, i16, Date)>, Error> {
     let n = counts.len();
     let (mut position, mut ranked, mut band, mut month, mut mv) = (
         Vec::with_capacity(n),
@@ -184,8 +186,8 @@ async fn write_moves(
         rating_sum.push(c.rating_sum);
         rated.push(c.rated);
     }
-    client
-        .execute(
+    let rows = client
+        .query(
             "INSERT INTO explorer_moves AS t (position, ranked, band, month, mv, games, wins, \
                draws, losses, rating_sum, rated) \
              SELECT * FROM unnest($1::uuid[], $2::bool[], $3::int2[], $4::date[], $5::text[], \
@@ -193,7 +195,8 @@ async fn write_moves(
              ON CONFLICT (position, ranked, band, month, mv) DO UPDATE SET \
                games = t.games + excluded.games, wins = t.wins + excluded.wins, \
                draws = t.draws + excluded.draws, losses = t.losses + excluded.losses, \
-               rating_sum = t.rating_sum + excluded.rating_sum, rated = t.rated + excluded.rated",
+               rating_sum = t.rating_sum + excluded.rating_sum, rated = t.rated + excluded.rated \
+             RETURNING position, ranked, band, month, games",
             &[
                 &position,
                 &ranked,
@@ -209,14 +212,25 @@ async fn write_moves(
             ],
         )
         .await?;
-    Ok(())
+    let mut crowded: Vec<(Uuid, bool, i16, Date)> = rows
+        .iter()
+        .filter(|r| i64::from(r.get::<_, i32>(4)) > 2 * GAMES_KEPT)
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
+    crowded.sort_unstable();
+    crowded.dedup();
+    Ok(crowded)
 }
 
-/// Adds the games and trims each touched group to its last and highest-rated
-/// [`GAMES_KEPT`].
+/// Adds the games, and trims the `crowded` groups to their last and highest-rated
+/// [`GAMES_KEPT`]. A group is trimmed once one of its moves has more than twice that many games,
+/// so a group keeps at most that many rows per move until then: the trim bounds the storage of
+/// the popular positions, and the answers never depend on it (they take the last and the
+/// highest-rated of whatever rows are kept).
 async fn write_games(
     client: &impl GenericClient,
     rows: &[(Uuid, bool, i16, Date, Uuid, f64, i64)],
+    crowded: &[(Uuid, bool, i16, Date)],
 ) -> Result<(), Error> {
     if rows.is_empty() {
         return Ok(());
@@ -239,6 +253,13 @@ async fn write_games(
             ],
         )
         .await?;
+    if crowded.is_empty() {
+        return Ok(());
+    }
+    let position: Vec<Uuid> = crowded.iter().map(|r| r.0).collect();
+    let ranked: Vec<bool> = crowded.iter().map(|r| r.1).collect();
+    let band: Vec<i16> = crowded.iter().map(|r| r.2).collect();
+    let month: Vec<Date> = crowded.iter().map(|r| r.3).collect();
     client
         .execute(
             "WITH touched AS ( \

@@ -343,3 +343,43 @@ async fn a_late_position_gets_its_exact_value_from_a_bounded_solve() {
     let score = after.body["score"].as_i64().expect("a score");
     assert_eq!(line["value"].as_i64(), Some(-score), "{answer}");
 }
+
+/// A popular position keeps its last and highest-rated games, and no more than it needs: once a
+/// move has more than sixteen games there, its group is trimmed to the last eight and the top
+/// eight; the answer lists the last eight, last first.
+#[tokio::test]
+async fn a_popular_position_keeps_its_last_games_and_is_trimmed() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let mut ids = Vec::new();
+    for _ in 0..18 {
+        ids.push(play_out(&app, &ada, &bob, "four_in_a_row", "4343434", None).await);
+        // One batch per game, so that the trim runs as the games come.
+        app.project().await;
+    }
+    let answer = explore(&app, &bob, "four_in_a_row", "").await;
+    assert_eq!(table(&answer)["4"], (18, 18, 0, 0));
+    let recent: Vec<&str> = answer["recent_games"]
+        .as_array()
+        .expect("games")
+        .iter()
+        .map(|g| g["match_id"].as_str().expect("an id"))
+        .collect();
+    let last: Vec<&str> = ids.iter().rev().take(8).map(String::as_str).collect();
+    assert_eq!(recent, last);
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let start = domain::explorer::position_id(
+        &domain::games::AnyPosition::start(domain::games::GameId::FourInARow)
+            .canonical()
+            .0,
+    );
+    let kept: i64 = client
+        .query_one(
+            "SELECT count(*) FROM explorer_games WHERE position = $1",
+            &[&start],
+        )
+        .await
+        .expect("a count")
+        .get(0);
+    assert!((8..=16).contains(&kept), "{kept}");
+}
