@@ -162,36 +162,65 @@ pub enum MoveError {
     GameOver,
 }
 
-fn canonical_of<G: Game>(pos: &G) -> (String, Symmetry) {
+/// The smallest image of `pos` under its game's symmetries, as the canonical key orders them,
+/// with every symmetry that gives it (smallest first): the key, and the symmetries.
+///
+/// Every symmetry a game lists keeps the board's shape, so the keys of its images differ only in
+/// their cells, row by row from the top: the smallest key is the image whose cells, read in that
+/// order, are smallest. Images are compared as bytes and only the smallest is written out.
+fn smallest_image<G: Game>(pos: &G) -> (String, Vec<Symmetry>) {
     let rows = pos.rows();
     let side = G::COLORS[pos.side_to_move().index()];
-    G::SYMMETRIES
+    let (height, width) = (rows.len(), rows.first().map_or(0, String::len));
+    let cells: Vec<u8> = rows.iter().flat_map(|r| r.bytes()).collect();
+    let image = |s: Symmetry| {
+        let mut out = vec![b'.'; cells.len()];
+        for y in 0..height {
+            for x in 0..width {
+                let (nx, ny) = s.cell(x as u8, y as u8, width as u8, height as u8);
+                out[usize::from(ny) * width + usize::from(nx)] = cells[y * width + x];
+            }
+        }
+        out
+    };
+    let mut listed: Vec<Symmetry> = G::SYMMETRIES.to_vec();
+    listed.sort_unstable();
+    let images: Vec<(Symmetry, Vec<u8>)> = listed.into_iter().map(|s| (s, image(s))).collect();
+    let best = images
         .iter()
-        .map(|&s| (format!("{}:{}:{side}", G::ID, s.rows(&rows).join("/")), s))
+        .map(|(_, cells)| cells)
         .min()
-        .unwrap_or_else(|| {
-            (
-                format!("{}:{}:{side}", G::ID, rows.join("/")),
-                Symmetry::Identity,
-            )
-        })
+        .cloned()
+        .unwrap_or_else(|| cells.clone());
+    let mut symmetries: Vec<Symmetry> = images
+        .iter()
+        .filter(|(_, cells)| *cells == best)
+        .map(|(s, _)| *s)
+        .collect();
+    if symmetries.is_empty() {
+        symmetries.push(Symmetry::Identity);
+    }
+    let board: Vec<&str> = best
+        .chunks(width.max(1))
+        .map(|row| std::str::from_utf8(row).unwrap_or(""))
+        .collect();
+    (format!("{}:{}:{side}", G::ID, board.join("/")), symmetries)
+}
+
+fn canonical_of<G: Game>(pos: &G) -> (String, Symmetry) {
+    let (key, symmetries) = smallest_image(pos);
+    (key, symmetries[0])
 }
 
 fn canonical_move_of<G: Game>(pos: &G, mv: &str) -> Result<(String, String), ParseError> {
     let m: G::Move = mv.parse()?;
-    let rows = pos.rows();
-    let side = G::COLORS[pos.side_to_move().index()];
-    let image = |s: Symmetry| {
-        (
-            format!("{}:{}:{side}", G::ID, s.rows(&rows).join("/")),
-            G::transform_move(m, s).to_string(),
-        )
-    };
-    Ok(G::SYMMETRIES
+    let (key, symmetries) = smallest_image(pos);
+    let mv = symmetries
         .iter()
-        .map(|&s| image(s))
+        .map(|&s| G::transform_move(m, s).to_string())
         .min()
-        .unwrap_or_else(|| image(Symmetry::Identity)))
+        .unwrap_or_else(|| m.to_string());
+    Ok((key, mv))
 }
 
 fn move_through<G: Game>(_: &G, mv: &str, s: Symmetry) -> Result<String, ParseError> {
@@ -268,6 +297,37 @@ mod tests {
             seen += 1;
         });
         assert!(seen > 20 * 7, "{seen} positions");
+    }
+
+    /// The canonical key and move as defined: the smallest `(key, symmetry)` and `(key, move)`
+    /// over every image written out as text; the fast path compares cells and writes one.
+    fn keys_are_the_smallest_written_images<G: Game>(seed: u64) {
+        super::super::random_positions::<G>(20, seed, |pos| {
+            let rows = pos.rows();
+            let side = G::COLORS[pos.side_to_move().index()];
+            let written = |s: Symmetry| format!("{}:{}:{side}", G::ID, s.rows(&rows).join("/"));
+            let want = G::SYMMETRIES
+                .iter()
+                .map(|&s| (written(s), s))
+                .min()
+                .expect("a symmetry");
+            assert_eq!(canonical_of(pos), want, "{pos:?}");
+            for m in pos.legal_moves() {
+                let want = G::SYMMETRIES
+                    .iter()
+                    .map(|&s| (written(s), G::transform_move(m, s).to_string()))
+                    .min()
+                    .expect("a symmetry");
+                let got = canonical_move_of(pos, &m.to_string()).expect("a move");
+                assert_eq!(got, want, "{pos:?} {m}");
+            }
+        });
+    }
+
+    #[test]
+    fn canonical_keys_and_moves_are_the_smallest_written_images() {
+        keys_are_the_smallest_written_images::<super::super::FourInARow>(21);
+        keys_are_the_smallest_written_images::<super::super::Reversi>(22);
     }
 
     #[test]
