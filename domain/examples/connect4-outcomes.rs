@@ -2,10 +2,11 @@
 //!
 //! `cargo run --release -p domain --example connect4-outcomes [-- PLIES [THREADS]]`: solves the
 //! outcome of every position with PLIES discs (default 4) on THREADS threads (default: every
-//! core), one table of 2^25 slots (256 MiB) per thread, appending each result to
+//! core), one table of 2^27 slots (1 GiB) per thread, appending each result to
 //! `target/connect4-outcomes-PLIES.partial` as it comes. Run again after a stop, it skips what
 //! that file holds. Once every position is solved it derives the shallower ones and writes the
-//! book.
+//! book. A position whose parent (one move before it) the shipped book holds needs less: every
+//! move from a lost position wins, and no move from a drawn one loses.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -57,7 +58,7 @@ fn main() -> std::io::Result<()> {
             let send = send.clone();
             let (todo, next) = (&todo, &next);
             scope.spawn(move || {
-                let mut table = SolverTable::new(1 << 25);
+                let mut table = SolverTable::new(1 << 27);
                 while let Some(entry) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let outcome = outcomes::solve(entry, &mut table);
                     if send.send((entry.moves.clone(), outcome)).is_err() {

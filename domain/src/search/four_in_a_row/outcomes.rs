@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::{CELLS, Limits, Pos, Run, Table, book};
+use super::{CELLS, Limits, Pos, Run, Table, WIDTH, book, column_cells};
 
 /// The shipped book.
 const OUTCOMES: &str = include_str!("outcomes.txt");
@@ -185,15 +185,42 @@ pub fn solve(entry: &Entry, table: &mut SolverTable) -> Outcome {
         // One cell left and no winning move: a draw.
         return Outcome::Draw;
     }
+    // A parent's outcome bounds the child's from below: every move from a lost position wins
+    // for the other side, and no move from a drawn one loses for it.
+    let floor = parents(pos)
+        .filter_map(|parent| lookup(&parent))
+        .map(Outcome::negate)
+        .fold(Outcome::Loss, Outcome::max_for_mover);
+    if floor == Outcome::Win {
+        return Outcome::Win;
+    }
     let limits = Limits::UNLIMITED;
     let mut run = Run::new(&table.0, &limits);
     if run.negamax(pos, 0, 1) > 0 {
         Outcome::Win
-    } else if run.negamax(pos, -1, 0) < 0 {
-        Outcome::Loss
-    } else {
+    } else if floor == Outcome::Draw || run.negamax(pos, -1, 0) >= 0 {
         Outcome::Draw
+    } else {
+        Outcome::Loss
     }
+}
+
+/// The positions one move before `pos`: its top discs of the side that moved last, each taken
+/// back (some may be unreachable in a game, and then in no book).
+fn parents(pos: &Pos) -> impl Iterator<Item = Pos> + '_ {
+    let last_mover = pos.current ^ pos.mask;
+    (0..WIDTH).filter_map(move |c| {
+        let column = pos.mask & column_cells(c);
+        if column == 0 {
+            return None;
+        }
+        let top = 1u64 << (63 - column.leading_zeros());
+        (top & last_mover != 0).then(|| Pos {
+            current: last_mover ^ top,
+            mask: pos.mask ^ top,
+            moves: pos.moves - 1,
+        })
+    })
 }
 
 /// A solver table for [`solve`], kept across the positions one thread solves.
@@ -235,6 +262,15 @@ pub fn book_text(plies: i32, solved: &HashMap<String, Outcome>) -> Option<String
                 }
                 best
             };
+            // The deeper book must agree with the shipped one where both know (the solves used
+            // its outcomes as bounds).
+            if let Some(shipped) = lookup(&pos) {
+                assert_eq!(
+                    shipped, outcome,
+                    "{}: the shipped book disagrees",
+                    entry.moves
+                );
+            }
             known.insert(canonical(&pos), outcome);
             lines.push((ply, entry.moves, outcome));
         }
@@ -290,6 +326,47 @@ mod tests {
             frontier = next;
         }
         frontier.len()
+    }
+
+    #[test]
+    fn a_position_s_parents_are_every_position_one_move_before_it() {
+        for plies in 1..=4 {
+            let before: Vec<Entry> = positions_at(plies - 1);
+            let reachable: HashSet<u64> = before.iter().map(|e| canonical(&e.pos)).collect();
+            for entry in positions_at(plies) {
+                let key = entry.pos.key();
+                let mut expected: Vec<u64> = Vec::new();
+                for parent in &before {
+                    for image in [parent.pos, book::mirror(&parent.pos)] {
+                        let mut possible = image.possible();
+                        while possible != 0 {
+                            let bit = possible & possible.wrapping_neg();
+                            possible ^= bit;
+                            if image.child_key(bit) == key && !expected.contains(&image.key()) {
+                                expected.push(image.key());
+                            }
+                        }
+                    }
+                }
+                // Taking back a disc can leave a position no game reaches (the first player's
+                // disc above the second's alone, say): the book never holds those.
+                let mut found: Vec<u64> = parents(&entry.pos)
+                    .filter(|p| reachable.contains(&canonical(p)))
+                    .map(|p| p.key())
+                    .collect();
+                for parent in parents(&entry.pos) {
+                    let mut child = parent;
+                    let bit = entry.pos.mask ^ parent.mask;
+                    assert_eq!(bit.count_ones(), 1, "{}", entry.moves);
+                    child.play(bit);
+                    assert_eq!(child.key(), key, "{}", entry.moves);
+                    assert_eq!(child.current, entry.pos.current, "{}", entry.moves);
+                }
+                found.sort_unstable();
+                expected.sort_unstable();
+                assert_eq!(found, expected, "{}", entry.moves);
+            }
+        }
     }
 
     #[test]
