@@ -3,8 +3,9 @@
 //! `cargo run --release -p domain --example connect4-outcomes [-- PLIES [THREADS]]`: solves the
 //! outcome of every position with PLIES discs (default 4) on THREADS threads (default: every
 //! core), one table of 2^27 slots (1 GiB) per thread, appending each result to
-//! `target/connect4-outcomes-PLIES.partial` as it comes. Run again after a stop, it skips what
-//! that file holds. Once every position is solved it derives the shallower ones and writes the
+//! `domain/src/search/four_in_a_row/outcomes-PLIES.partial` as it comes. Run again after a stop,
+//! it skips what that file holds: a generation longer than a session commits the file and goes
+//! on in the next. Once every position is solved it derives the shallower ones and writes the
 //! book. A position whose parent (one move before it) the shipped book holds needs less: every
 //! move from a lost position wins, and no move from a drawn one loses.
 
@@ -26,7 +27,7 @@ fn main() -> std::io::Result<()> {
         |t| t.parse().expect("THREADS: a number"),
     );
     let root = env!("CARGO_MANIFEST_DIR");
-    let partial = format!("{root}/../target/connect4-outcomes-{plies}.partial");
+    let partial = format!("{root}/src/search/four_in_a_row/outcomes-{plies}.partial");
     let out = format!("{root}/src/search/four_in_a_row/outcomes.txt");
 
     let mut solved: HashMap<String, Outcome> = std::fs::read_to_string(&partial)
@@ -89,6 +90,8 @@ fn main() -> std::io::Result<()> {
          {plies}`.\n{body}"
     );
     std::fs::write(&out, text)?;
+    // The book holds every line of the partial file now.
+    std::fs::remove_file(&partial)?;
     eprintln!("written to {out}");
     Ok(())
 }
