@@ -110,13 +110,15 @@ function movesTable(moves, open) {
           part.style.flexGrow = n;
           return part;
         }));
-      const outcome = m.outcome ? t(OUTCOME[m.outcome]) + (m.value === null ? '' : ` (${m.value > 0 ? '+' : ''}${m.value})`) : '';
+      // A position within a live ranked game's reach: its value is withheld until that game ends.
+      const outcome = m.withheld ? t('explorer.withheld')
+        : m.outcome ? t(OUTCOME[m.outcome]) + (m.value === null ? '' : ` (${m.value > 0 ? '+' : ''}${m.value})`) : '';
       return h('tr', { 'data-move': m.move },
         h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => open(m.move) }, m.move)),
         h('td', { 'data-games': m.games, text: `${m.games} (${Math.round(100 * m.share)}%)` }),
         h('td', {}, bar),
         h('td', { text: m.average_rating === null ? '' : Math.round(m.average_rating) }),
-        h('td', { 'data-outcome': m.outcome || '', text: outcome }));
+        h('td', { 'data-outcome': m.outcome || '', 'data-withheld': m.withheld || '', text: outcome }));
     })));
 }
 

@@ -1,58 +1,9 @@
-//! Fair play's pure rules: which positions of a live ranked match are kept from analysis (the
-//! guard's keys), up to the games' symmetries and beyond the public opening; and how a move
-//! compares with the solver's values (its [`Quality`], and whether its position was
-//! [critical](is_critical)).
-//!
-//! A live ranked match whose position lies beyond the opening publishes its canonical key
-//! ([`AnyPosition::canonical`]) and depth ([`AnyPosition::ply`]: discs placed); a question about
-//! a position is refused when that position is the live one or one move after it (a pass
-//! included), in any orientation. The shallow plies ([`crate::games::Game::PUBLIC_PLIES`] by
-//! default) are public knowledge: nothing at or above that depth is refused.
+//! Fair play's pure rules for assessing moves: how a move compares with the solver's values (its
+//! [`Quality`]), whether its position was [critical](is_critical), and what a player's critical
+//! positions say against their rating ([`evidence`], calibrated on the ladder). Which positions
+//! are kept from analysis while a ranked match is live is [`crate::boundary`]'s.
 
-use crate::games::{AnyPosition, GameId, Side};
-
-/// What a live ranked match at `position` publishes for the guard: its canonical key and depth,
-/// when the position one move after it can lie beyond the `public` plies (`None` otherwise:
-/// nothing it could be asked about is guarded yet).
-pub fn live_key(position: &AnyPosition, public: u32) -> Option<(String, u32)> {
-    let depth = position.ply();
-    (depth >= public && position.outcome().is_none()).then(|| (position.canonical().0, depth))
-}
-
-/// The depths of the live positions that can touch a question about a position of depth
-/// `depth` beyond the `public` plies: itself, and the one before (a pass keeps the depth).
-/// `None` when the question lies within the public opening.
-pub fn live_depths(depth: u32, public: u32) -> Option<[u32; 2]> {
-    (depth > public).then(|| [depth, depth - 1])
-}
-
-/// Whether a question about `asked` touches the live position of canonical key `live`: it is
-/// that position, or one move after it, up to the game's symmetries. Positions within the
-/// `public` plies never touch.
-pub fn touches(asked: &AnyPosition, public: u32, live: &str) -> bool {
-    if asked.ply() <= public {
-        return false;
-    }
-    let asked_key = asked.canonical().0;
-    if asked_key == live {
-        return true;
-    }
-    let Some(from) = position_of_key(live) else {
-        return false;
-    };
-    if from.game() != asked.game() || from.outcome().is_some() {
-        return false;
-    }
-    if from.must_pass() {
-        let mut next = from;
-        next.pass();
-        return next.canonical().0 == asked_key;
-    }
-    from.legal_moves().iter().any(|mv| {
-        let mut next = from;
-        next.play(mv).is_ok() && next.canonical().0 == asked_key
-    })
-}
+use crate::games::AnyPosition;
 
 /// How a move compares with the best one, by the exact values of the position before it and
 /// after it, both for the side that moved (SPEC §6 conventions: positive wins, zero draws).
@@ -368,23 +319,10 @@ fn fit_share(log_ratios: &[f64]) -> (f64, f64) {
     if best > 0.0 { (f, best) } else { (0.0, 0.0) }
 }
 
-/// The position a canonical key names (`game:rows:colour`), if it reads as one.
-pub fn position_of_key(key: &str) -> Option<AnyPosition> {
-    let mut parts = key.splitn(3, ':');
-    let game: GameId = parts.next()?.parse().ok()?;
-    let rows: Vec<&str> = parts.next()?.split('/').collect();
-    let colour = parts.next()?.chars().next()?;
-    let start = AnyPosition::start(game);
-    let side = [Side::First, Side::Second]
-        .into_iter()
-        .find(|&s| start.color(s) == colour)?;
-    AnyPosition::from_rows(game, &rows, side).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::split_moves;
+    use crate::games::{GameId, split_moves};
     use crate::rng::SplitMix64;
 
     fn after(game: GameId, moves: &str) -> AnyPosition {
@@ -396,100 +334,6 @@ mod tests {
             pos.play(&mv).expect("a legal move");
         }
         pos
-    }
-
-    /// The mirror image of a Four in a Row record (column c becomes 8 - c).
-    fn mirrored(moves: &str) -> String {
-        moves
-            .chars()
-            .map(|c| char::from(b'0' + 8 - c.to_digit(10).expect("a column") as u8))
-            .collect()
-    }
-
-    #[test]
-    fn a_key_reads_back_as_its_position() {
-        for (game, moves) in [
-            (GameId::FourInARow, "4453361"),
-            (GameId::Reversi, "f5d6c3d3c4f4"),
-        ] {
-            let pos = after(game, moves);
-            let (key, _) = pos.canonical();
-            let back = position_of_key(&key).expect("as built");
-            assert_eq!(back.canonical().0, key);
-        }
-        assert!(position_of_key("chess:x:R").is_none());
-        assert!(position_of_key("four_in_a_row").is_none());
-    }
-
-    #[test]
-    fn the_live_position_and_every_next_one_touch_in_any_orientation() {
-        let public = 4;
-        let live = after(GameId::FourInARow, "445336");
-        let (key, depth) = live_key(&live, public).expect("as built");
-        assert_eq!(depth, 6);
-        // The live position itself, and its mirror image.
-        assert!(touches(&live, public, &key));
-        assert!(touches(
-            &after(GameId::FourInARow, &mirrored("445336")),
-            public,
-            &key
-        ));
-        // Every position one move after it, in both orientations.
-        for column in 1..=7 {
-            let record = format!("445336{column}");
-            assert!(touches(&after(GameId::FourInARow, &record), public, &key));
-            assert!(touches(
-                &after(GameId::FourInARow, &mirrored(&record)),
-                public,
-                &key
-            ));
-        }
-        // Two moves after it, or another position of the same depth: free.
-        assert!(!touches(
-            &after(GameId::FourInARow, "4453361"),
-            public,
-            &after(GameId::FourInARow, "44533612").canonical().0
-        ));
-        assert!(!touches(
-            &after(GameId::FourInARow, "44533612"),
-            public,
-            &key
-        ));
-        assert!(!touches(&after(GameId::FourInARow, "445337"), public, &key));
-    }
-
-    #[test]
-    fn reversi_positions_touch_under_its_eight_symmetries() {
-        let public = 4;
-        let record = "f5d6c3d3c4f4";
-        let live = after(GameId::Reversi, record);
-        let (key, _) = live_key(&live, public).expect("as built");
-        // The same game played from the other three first moves is the same position turned.
-        for turned in ["e6f4c3c4d3d6", "d3c5f6f5e6e3", "c4e3f6e6f5c5"] {
-            let pos = after(GameId::Reversi, turned);
-            assert_eq!(pos.canonical().0, key, "{turned}");
-            assert!(touches(&pos, public, &key));
-        }
-        for mv in live.legal_moves() {
-            let mut next = live;
-            next.play(&mv).expect("as built");
-            assert!(touches(&next, public, &key), "{mv}");
-        }
-    }
-
-    #[test]
-    fn a_pass_is_one_move_after() {
-        // A Reversi position where the side to move must pass (black has no move).
-        let rows = [
-            "WWWWWWWW", "WWWWWWWW", "WWWWWWWW", "WWWWWWWW", "WWWWWWWW", "WWWWWWWW", "WWWWWWB.",
-            "WWWWWWW.",
-        ];
-        let live = AnyPosition::from_rows(GameId::Reversi, &rows, Side::First).expect("as built");
-        assert!(live.must_pass());
-        let (key, _) = live_key(&live, 12).expect("as built");
-        let mut passed = live;
-        passed.pass();
-        assert!(touches(&passed, 12, &key));
     }
 
     #[test]
@@ -726,25 +570,5 @@ mod tests {
             assert!(above_3[k] <= 2 * players / 1000, "{above_3:?}");
         }
         assert_eq!(above_bar, 0);
-    }
-
-    #[test]
-    fn the_public_opening_is_never_guarded() {
-        let public = GameId::FourInARow.public_plies();
-        assert_eq!(public, 8);
-        assert_eq!(GameId::Reversi.public_plies(), 12);
-        // A live position at depth 7 publishes nothing; at depth 8 its key guards depth 9.
-        assert!(live_key(&after(GameId::FourInARow, "4453361"), public).is_none());
-        let live = after(GameId::FourInARow, "44533612");
-        let (key, depth) = live_key(&live, public).expect("as built");
-        assert_eq!(depth, 8);
-        assert!(!touches(&live, public, &key));
-        assert!(touches(
-            &after(GameId::FourInARow, "445336125"),
-            public,
-            &key
-        ));
-        assert_eq!(live_depths(8, public), None);
-        assert_eq!(live_depths(9, public), Some([9, 8]));
     }
 }

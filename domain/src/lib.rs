@@ -4,6 +4,7 @@
 //! draws arrive inside commands, so that replaying a stream of events is exact and repeatable.
 
 pub mod analysis;
+pub mod boundary;
 pub mod cpu;
 pub mod explorer;
 pub mod fairplay;

@@ -1,19 +1,21 @@
 //! The opening explorer's answers: the statistics of a position (the `explorer` projection,
 //! read from a replica where one has caught up) in the asker's orientation, with the exact
-//! outcome after each move where it is known, and the fair-play refusal of a live ranked
-//! position.
+//! outcome after each move where it is known, through the fair-play boundary: a live ranked
+//! position (or one that can follow it) is refused, and the value after a move that leads to
+//! one is withheld.
 
 use time::Date;
 use uuid::Uuid;
 
 use domain::explorer;
 use domain::games::{AnyPosition, GameOutcome, Side};
+use domain::ids::PlayerId;
 use domain::search::four_in_a_row::outcomes;
 use eventlog::EventLog;
 use projections::Projection;
 use projections::explorer::{Filter, GameRef};
 
-use crate::analysis::{fair, solved};
+use crate::analysis::{boundary, solved};
 use crate::error::{Error, unexpected};
 use crate::state::AppState;
 
@@ -61,6 +63,9 @@ pub struct MoveLine {
     /// exact score, the game's end, or Four in a Row's outcome book (which knows the outcome
     /// without its distance: `value` is then null).
     pub outcome: Option<Outcome>,
+    /// The position after the move lies within the fair-play boundary of a live ranked match:
+    /// its value and outcome are left out.
+    pub withheld: bool,
 }
 
 /// What the explorer answers for a position.
@@ -71,10 +76,22 @@ pub struct Answer {
     pub top_games: Vec<GameRef>,
 }
 
-/// The explorer's answer for `pos`. Refused (`LivePosition`) where the position is, or
-/// touches, a live ranked one.
-pub async fn explore(app: &AppState, pos: &AnyPosition, filter: &Filter) -> Result<Answer, Error> {
-    fair::refuse_live_position(app, pos).await?;
+/// The explorer's answer for `pos`, asked by `player`. Refused (`InRankedMatch`) to a player
+/// seated in a live ranked match where the values after its moves lie beyond the public opening,
+/// and (`LivePosition`) where the position is a live ranked one or can follow one; the value
+/// after a move that leads within the boundary is withheld.
+pub async fn explore(
+    app: &AppState,
+    player: PlayerId,
+    pos: &AnyPosition,
+    filter: &Filter,
+) -> Result<Answer, Error> {
+    let next_ply = pos.ply() + 1;
+    boundary::refuse_seated(app, player).await?;
+    let boundary = boundary::load(app, pos.game(), next_ply).await?;
+    if boundary.withholds(pos) {
+        return Err(Error::LivePosition);
+    }
     let (key, symmetry) = pos.canonical();
     let id: Uuid = explorer::position_id(&key);
     let stats = app
@@ -109,10 +126,12 @@ pub async fn explore(app: &AppState, pos: &AnyPosition, filter: &Filter) -> Resu
             average_rating: m.average_rating,
             value: None,
             outcome: None,
+            withheld: false,
         });
     }
     let client = app.pool.get().await.map_err(unexpected)?;
-    let mut known: Vec<Option<i32>> = solved::lookup_all(&client, &after)
+    let withheld: Vec<bool> = after.iter().map(|next| boundary.withholds(next)).collect();
+    let mut known: Vec<Option<i32>> = solved::lookup_all(&client, &boundary, &after)
         .await?
         .into_iter()
         .map(|a| a.map(|a| a.score))
@@ -123,15 +142,23 @@ pub async fn explore(app: &AppState, pos: &AnyPosition, filter: &Filter) -> Resu
     let open: Vec<AnyPosition> = after
         .iter()
         .zip(&known)
-        .filter(|(next, k)| {
-            k.is_none()
+        .zip(&withheld)
+        .filter(|((next, k), withheld)| {
+            !**withheld
+                && k.is_none()
                 && next.outcome().is_none()
                 && domain::analysis::proven_outcome(next, 0, false).is_none()
                 && within_a_bounded_solve(next)
         })
-        .map(|(next, _)| *next)
+        .map(|((next, _), _)| *next)
         .collect();
-    if !open.is_empty() {
+    // The solves run in a search slot (an analysis one, the player's): without one free now,
+    // the moves go without the values a solve would have found.
+    let slot = match open.is_empty() {
+        true => None,
+        false => app.searches.for_analysis(player).await.ok(),
+    };
+    if let Some(_slot) = slot {
         let searched = open.clone();
         let solved_now = tokio::task::spawn_blocking(move || {
             let mut analyser = domain::analysis::Analyser::new();
@@ -159,8 +186,11 @@ pub async fn explore(app: &AppState, pos: &AnyPosition, filter: &Filter) -> Resu
         }
     }
     let mover = pos.side_to_move();
-    for ((line, next), known) in lines.iter_mut().zip(&after).zip(known) {
-        (line.value, line.outcome) = value_after(next, mover, known);
+    for (((line, next), known), withheld) in lines.iter_mut().zip(&after).zip(known).zip(withheld) {
+        line.withheld = withheld;
+        if !withheld {
+            (line.value, line.outcome) = value_after(next, mover, known);
+        }
     }
     Ok(Answer {
         moves: lines,

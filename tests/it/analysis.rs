@@ -578,7 +578,8 @@ fn mirrored(moves: &str) -> String {
 }
 
 #[tokio::test]
-async fn a_live_ranked_position_and_the_next_ones_are_refused_to_everyone_beyond_the_opening() {
+async fn a_live_ranked_position_and_all_that_can_follow_it_are_refused_to_everyone_beyond_the_opening()
+ {
     let app = spawn_app().await;
     let (ada, bob, cy, dee) = (
         app.player("Ada").await,
@@ -601,14 +602,8 @@ async fn a_live_ranked_position_and_the_next_ones_are_refused_to_everyone_beyond
             res.body
         );
     };
-    // Eight plies: the public opening (DISCS_PUBLIC_PLIES, 8 in Four in a Row by default).
-    let record = "44533612";
-    for (i, mv) in record.chars().enumerate() {
-        let p = if i % 2 == 0 { &first } else { &second };
-        let res = app.play(p, &id, &mv.to_string()).await;
-        assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
-    }
-    // Two plies ahead is not guarded: Cy solves it, and a job of his has it done at once.
+    // Before the match gets there, Cy solves a position two plies after its ply 8, and a job of
+    // his has it done at once.
     let ahead = "4453361257";
     let solved = app.analyse(&cy, four(ahead), Some(20_000)).await;
     assert_eq!(solved.status, StatusCode::OK, "{:?}", solved.body);
@@ -620,9 +615,19 @@ async fn a_live_ranked_position_and_the_next_ones_are_refused_to_everyone_beyond
         "/v1/analysis/jobs/{}",
         queued.body["job_id"].as_str().expect("a job id")
     );
+    let res = app.get(&job, &cy.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    // Eight plies: the public opening (DISCS_PUBLIC_PLIES, 8 in Four in a Row by default).
+    let record = "44533612";
+    for (i, mv) in record.chars().enumerate() {
+        let p = if i % 2 == 0 { &first } else { &second };
+        let res = app.play(p, &id, &mv.to_string()).await;
+        assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
+    }
 
-    // The live position is public at depth 8; every position one move after it is not, for
-    // anyone, by moves or by board, in either orientation, as a question or as a job.
+    // The live position is public at depth 8; every position that can follow it is not, for
+    // anyone, by moves or by board, in either orientation, as a question or as a job: one
+    // move on, two moves on (Cy's solved position, and his job's answer, which waits).
     let res = app.analyse(&cy, four(record), Some(50)).await;
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     for column in 1..=7 {
@@ -635,6 +640,9 @@ async fn a_live_ranked_position_and_the_next_ones_are_refused_to_everyone_beyond
         &app.post("/v1/analysis/jobs", &cy.token, four("445336125"))
             .await,
     );
+    refused(&app.analyse(&dee, four(ahead), Some(50)).await);
+    refused(&app.analyse(&dee, board(&mirrored(ahead)), Some(50)).await);
+    refused(&app.get(&job, &cy.token).await);
     let res = app
         .get_in(
             "pt",
@@ -645,7 +653,7 @@ async fn a_live_ranked_position_and_the_next_ones_are_refused_to_everyone_beyond
     assert_eq!(res.status, StatusCode::NOT_FOUND);
 
     // Ply 9: the live position is now guarded itself, and Cy's finished job about a position
-    // one move after it waits with its answer, told in his language.
+    // one move after it still waits with its answer, told in his language.
     let res = app.play(&first, &id, "5").await;
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     refused(

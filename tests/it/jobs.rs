@@ -643,9 +643,13 @@ async fn finished_jobs_and_old_or_outdated_solved_positions_are_purged() {
         .await
         .expect("planted");
     let pooled = app.state.pool.get().await.expect("a connection");
-    let read = service::analysis::solved::lookup(&pooled, &pos)
-        .await
-        .expect("a lookup");
+    let read = service::analysis::solved::lookup(
+        &pooled,
+        &service::analysis::boundary::Boundary::internal(),
+        &pos,
+    )
+    .await
+    .expect("a lookup");
     assert_eq!(read, None);
     drop(pooled);
     let (jobs, solved) = service::workers::purge_analyses(&app.state)

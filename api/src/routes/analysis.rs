@@ -30,9 +30,10 @@ use crate::idempotency;
 use crate::input;
 use crate::state::ApiState;
 use service::Error;
+use service::analysis::boundary::{self, Boundary};
+use service::analysis::jobs;
 use service::analysis::searches::StopOnDrop;
 use service::analysis::solved::{self, Source};
-use service::analysis::{fair, jobs};
 use service::live::answers::Body;
 use service::live::play;
 use service::reasons::{Active, Invalid};
@@ -156,15 +157,27 @@ pub struct MatchAnalysis {
     jobs: Vec<JobId>,
 }
 
+/// Why an answer leaves a position's values out.
+#[derive(Serialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Withheld {
+    /// The position is that of a live ranked match beyond its public opening, or can follow
+    /// one (in any image of the board, and in Reversi with the colours exchanged): nothing is
+    /// said of its value until that match ends.
+    LiveRankedPosition,
+}
+
 /// One ply, from the point of view of the side that played it.
 #[derive(Serialize, JsonSchema)]
 pub struct PlyJudged {
     ply: u32,
     #[serde(rename = "move")]
     mv: String,
-    score_before: i32,
-    /// Equal to `score_before` for a best move, lower for a mistake.
-    score_after: i32,
+    /// Null when the ply is withheld.
+    score_before: Option<i32>,
+    /// Equal to `score_before` for a best move, lower for a mistake; null when the ply is
+    /// withheld.
+    score_after: Option<i32>,
     best_moves: Vec<String>,
     exact: bool,
     /// How the move compares with the best one, when both values are exact: `best` (it keeps
@@ -181,6 +194,12 @@ pub struct PlyJudged {
     /// `cache` when the position before the move was solved before (by any analysis, here or
     /// on another instance), `search` when it was searched now.
     source: Source,
+    /// `live_ranked_position` when the position before or after the move lies within the
+    /// fair-play boundary of a live ranked match: the scores are then null, `best_moves`
+    /// empty, `exact` and `critical` false and `quality` and `outcome` null, until that match
+    /// ends. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    withheld: Option<Withheld>,
 }
 
 /// A move's quality (`domain::fairplay::Quality`).
@@ -247,10 +266,9 @@ pub async fn position(
     if pos.outcome().is_some() {
         return Err(AnalysisError::Finished.into());
     }
-    fair::refuse_during_ranked(&app, auth.player).await?;
-    fair::refuse_live_position(&app, &pos).await?;
+    let boundary = guarded(&app, auth.player, &pos).await?;
     let client = app.pool.get().await.map_err(unexpected)?;
-    let (analysis, source) = match solved::lookup(&client, &pos).await? {
+    let (analysis, source) = match solved::lookup(&client, &boundary, &pos).await? {
         Some(known) => (known, Source::Cache),
         None => {
             drop(client);
@@ -305,8 +323,13 @@ pub async fn of_match(
     let (before, end) = game_positions(game, &moves).map_err(unexpected)?;
     let mut positions: Vec<AnyPosition> = before.iter().map(|(pos, _)| *pos).collect();
     positions.push(end);
+    // Through the fair-play boundary: nothing for a seated player beyond the public opening,
+    // and no value of a position within a live ranked match's reach.
+    boundary::refuse_seated(&app, auth.player).await?;
+    let boundary = boundary::load(&app, game, end.ply()).await?;
+    let withheld: Vec<bool> = positions.iter().map(|p| boundary.withholds(p)).collect();
     let client = app.pool.get().await.map_err(unexpected)?;
-    let known = solved::lookup_all(&client, &positions).await?;
+    let known = solved::lookup_all(&client, &boundary, &positions).await?;
     drop(client);
     let cached: Vec<bool> = known.iter().map(Option::is_some).collect();
     let threads = app.searches.analysis_threads();
@@ -328,40 +351,58 @@ pub async fn of_match(
     solved::store_all(&client, &solved_now, app.now()).await?;
     drop(client);
     let owed: Vec<(JobId, AnyPosition)> = (judged.before.iter().enumerate())
-        .filter(|(_, (_, verdict))| !verdict.exact)
+        .filter(|(i, (_, verdict))| !verdict.exact && !withheld[*i])
         .map(|(i, (pos, _))| (jobs::match_job_id(match_id.as_uuid(), i + 1), *pos))
         .collect();
     let jobs = jobs::queue_missing(&app, auth.player, &owed).await?;
     let plies = (judged.plies.into_iter().zip(cached).zip(&before))
         .enumerate()
-        .map(|(i, ((p, cached), (pos, _)))| PlyJudged {
-            outcome: {
-                // The position after the move, told from the mover's side.
-                let after = &positions[i + 1];
-                proven_outcome(after, p.score_after, p.exact).map(|o| {
-                    let o = if p.exact || after.side_to_move() == pos.side_to_move() {
-                        o
-                    } else {
-                        -o
-                    };
-                    ProvenOutcome::of_sign(o)
-                })
-            },
-            ply: p.ply,
-            quality: p
-                .exact
-                .then(|| MoveQuality::of(fairplay::quality(p.score_before, p.score_after))),
-            critical: p.exact && fairplay::is_critical(pos, p.best_moves.len()),
-            mv: p.mv,
-            score_before: p.score_before,
-            score_after: p.score_after,
-            best_moves: p.best_moves,
-            exact: p.exact,
-            source: if cached {
-                Source::Cache
-            } else {
-                Source::Search
-            },
+        .map(|(i, ((p, cached), (pos, _)))| {
+            if withheld[i] || withheld[i + 1] {
+                return PlyJudged {
+                    ply: p.ply,
+                    mv: p.mv,
+                    score_before: None,
+                    score_after: None,
+                    best_moves: Vec::new(),
+                    exact: false,
+                    quality: None,
+                    outcome: None,
+                    critical: false,
+                    source: Source::Search,
+                    withheld: Some(Withheld::LiveRankedPosition),
+                };
+            }
+            PlyJudged {
+                outcome: {
+                    // The position after the move, told from the mover's side.
+                    let after = &positions[i + 1];
+                    proven_outcome(after, p.score_after, p.exact).map(|o| {
+                        let o = if p.exact || after.side_to_move() == pos.side_to_move() {
+                            o
+                        } else {
+                            -o
+                        };
+                        ProvenOutcome::of_sign(o)
+                    })
+                },
+                ply: p.ply,
+                quality: p
+                    .exact
+                    .then(|| MoveQuality::of(fairplay::quality(p.score_before, p.score_after))),
+                critical: p.exact && fairplay::is_critical(pos, p.best_moves.len()),
+                mv: p.mv,
+                score_before: Some(p.score_before),
+                score_after: Some(p.score_after),
+                best_moves: p.best_moves,
+                exact: p.exact,
+                source: if cached {
+                    Source::Cache
+                } else {
+                    Source::Search
+                },
+                withheld: None,
+            }
         })
         .collect();
     Ok(HttpResponse::Ok().json(MatchAnalysis { plies, jobs }))
@@ -381,8 +422,7 @@ pub async fn create_job(
         if pos.outcome().is_some() {
             return Err(AnalysisError::Finished.into());
         }
-        fair::refuse_during_ranked(app, auth.player).await?;
-        fair::refuse_live_position(app, &pos).await?;
+        guarded(app, auth.player, &pos).await?;
         let job = jobs::queue(app, auth.player, JobId::from_uuid(command_id), &pos).await?;
         Ok((StatusCode::ACCEPTED, Body::of(&told(job))?))
     })
@@ -397,12 +437,27 @@ pub async fn get_job(
 ) -> Result<HttpResponse, ApiError> {
     let id: JobId = checks::id(&path)?;
     let job = jobs::own(&app, auth.player, id).await?;
-    // A job queued before a ranked match keeps running; its answer waits for the match's end.
-    fair::refuse_during_ranked(&app, auth.player).await?;
-    if job.result.is_some() {
-        fair::refuse_live_key(&app, &job.key).await?;
+    // A job queued before a ranked match keeps running; its answer waits for the match's end,
+    // and for the end of any live ranked match its position can follow.
+    boundary::refuse_seated(&app, auth.player).await?;
+    if job.result.is_some()
+        && let Some(pos) = domain::boundary::position_of_key(&job.key)
+    {
+        boundary::refuse_position(&app, &pos).await?;
     }
     Ok(HttpResponse::Ok().json(told(job)))
+}
+
+/// The fair-play boundary for a question about `pos` asked by `player`: refused to a player
+/// seated in a live ranked match (`in_ranked_match`), and to anyone
+/// where `pos` is a live ranked position or can follow one (`in_ranked_match.position`).
+async fn guarded(app: &AppState, player: PlayerId, pos: &AnyPosition) -> Result<Boundary, Error> {
+    boundary::refuse_seated(app, player).await?;
+    let boundary = boundary::load(app, pos.game(), pos.ply()).await?;
+    if boundary.withholds(pos) {
+        return Err(Error::LivePosition);
+    }
+    Ok(boundary)
 }
 
 /// A job as its asker reads it: why it failed, in their language.

@@ -15,7 +15,7 @@ use service::explorer::{self, Outcome};
 use service::reasons::Invalid;
 use service::views::OpeningJson;
 
-use super::analysis::ProvenOutcome;
+use super::analysis::{ProvenOutcome, Withheld};
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::input;
@@ -92,6 +92,11 @@ pub struct MoveJson {
     outcome: Option<ProvenOutcome>,
     /// Whether `outcome` is proven.
     exact: bool,
+    /// `live_ranked_position` when the position after the move lies within the fair-play
+    /// boundary of a live ranked match (it is a live position or can follow one): `value` and
+    /// `outcome` are then null whatever is known. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    withheld: Option<Withheld>,
 }
 
 /// A game through the position.
@@ -118,7 +123,7 @@ impl GameJson {
 /// `GET /v1/explorer/{game}?moves|board&side&ratings&since&until&ranked`.
 pub async fn get(
     app: web::Data<ApiState>,
-    _auth: Auth,
+    auth: Auth,
     path: web::Path<String>,
     query: Result<web::Query<ExplorerQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
@@ -148,7 +153,7 @@ pub async fn get(
         since: explorer::month(q.since.as_deref())?,
         until: explorer::month(q.until.as_deref())?,
     };
-    let answer = explorer::explore(&app, &pos, &filter).await?;
+    let answer = explorer::explore(&app, auth.player, &pos, &filter).await?;
     let outcome = |o: Outcome| match o {
         Outcome::Win => ProvenOutcome::Win,
         Outcome::Draw => ProvenOutcome::Draw,
@@ -171,6 +176,7 @@ pub async fn get(
                 average_rating: m.average_rating.map(f64::round),
                 value: m.value,
                 exact: m.outcome.is_some(),
+                withheld: m.withheld.then_some(Withheld::LiveRankedPosition),
                 outcome: m.outcome.map(outcome),
             })
             .collect(),

@@ -149,6 +149,39 @@ impl AnyPosition {
     pub fn discs(&self) -> [u32; 2] {
         dispatch!(self, p => p.discs())
     }
+
+    /// What every position that can follow this one holds ([`Game::permanent`]).
+    pub fn permanent(&self) -> [u64; 3] {
+        dispatch!(self, p => p.permanent())
+    }
+
+    /// The discs of the first and of the second player as cell masks ([`super::disc_masks`]).
+    pub fn disc_masks(&self) -> [u64; 2] {
+        dispatch!(self, p => super::disc_masks(&p.rows(), colors_of(p)))
+    }
+
+    /// The symmetries of the game's board ([`Game::SYMMETRIES`]).
+    pub fn symmetries(&self) -> &'static [Symmetry] {
+        dispatch!(self, p => symmetries_of(p))
+    }
+
+    /// Whether the board with its colours exchanged asks the same question
+    /// ([`Game::COLOURS_EXCHANGE`]).
+    pub fn colours_exchange(&self) -> bool {
+        dispatch!(self, p => colours_exchange_of(p))
+    }
+}
+
+fn colors_of<G: Game>(_: &G) -> [char; 2] {
+    G::COLORS
+}
+
+fn symmetries_of<G: Game>(_: &G) -> &'static [Symmetry] {
+    G::SYMMETRIES
+}
+
+fn colours_exchange_of<G: Game>(_: &G) -> bool {
+    G::COLOURS_EXCHANGE
 }
 
 /// Why a move string cannot be played in a position.

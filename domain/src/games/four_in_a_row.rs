@@ -168,6 +168,7 @@ impl Game for FourInARow {
     /// Gravity fixes up and down: only the mirror image is the same game.
     const SYMMETRIES: &'static [Symmetry] = &[Symmetry::Identity, Symmetry::MirrorColumns];
     const PUBLIC_PLIES: u32 = 8;
+    const COLOURS_EXCHANGE: bool = false;
 
     fn transform_move(column: Column, s: Symmetry) -> Column {
         let (x, _) = s.cell(column.0, 0, WIDTH, HEIGHT);

@@ -254,6 +254,11 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     /// or shallower from analysis, live ranked match or not (the default of `DISCS_PUBLIC_PLIES`).
     const PUBLIC_PLIES: u32;
 
+    /// Whether the board with its colours exchanged and the other side to move asks the same
+    /// question (Reversi: the rules never ask who moved first). Four in a Row has no such image:
+    /// red always holds as many discs as yellow or one more, so the exchanged board is no position.
+    const COLOURS_EXCHANGE: bool;
+
     /// `mv` as seen through `s` (one of [`Game::SYMMETRIES`]): the move of the image that
     /// corresponds to it.
     fn transform_move(mv: Self::Move, s: Symmetry) -> Self::Move;
@@ -284,6 +289,34 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     fn outcome(&self) -> Option<GameOutcome>;
     /// Discs on the board of the first and of the second player.
     fn discs(&self) -> [u32; 2];
+
+    /// What every position that can follow this one holds, as cell masks (bit `row * columns +
+    /// column`, rows from the top as in the board notation): `[occupied, first, second]`, the
+    /// cells that stay occupied whoever holds them, and the discs of the first and of the second
+    /// player that keep their colour. By default, every disc keeps its colour (discs that never
+    /// move nor flip, as in Four in a Row). The fair-play boundary's rule ([`crate::boundary`]).
+    fn permanent(&self) -> [u64; 3] {
+        let [first, second] = disc_masks(&self.rows(), Self::COLORS);
+        [first | second, first, second]
+    }
+}
+
+/// The discs of the first and of the second player of a board in the notation of SPEC §1, as
+/// cell masks (bit `row * columns + column`, rows from the top). Boards have at most 64 cells.
+pub fn disc_masks(rows: &[String], colors: [char; 2]) -> [u64; 2] {
+    let mut masks = [0u64; 2];
+    let columns = rows.first().map_or(0, |r| r.chars().count());
+    for (y, row) in rows.iter().enumerate() {
+        for (x, c) in row.chars().enumerate() {
+            let bit = 1u64 << (y * columns + x);
+            if c == colors[0] {
+                masks[0] |= bit;
+            } else if c == colors[1] {
+                masks[1] |= bit;
+            }
+        }
+    }
+    masks
 }
 
 /// A symmetry of the board (of the square's eight, the dihedral group D4), acting on cells

@@ -233,6 +233,7 @@ impl Game for Reversi {
     /// symmetries.
     const SYMMETRIES: &'static [Symmetry] = &Symmetry::ALL;
     const PUBLIC_PLIES: u32 = 12;
+    const COLOURS_EXCHANGE: bool = true;
 
     fn transform_move(square: Square, s: Symmetry) -> Square {
         let (x, y) = s.cell(square.0 % 8, square.0 / 8, 8, 8);
@@ -387,6 +388,91 @@ impl Game for Reversi {
             Side::Second => [other, mover],
         }
     }
+
+    /// Every occupied square stays occupied; the stable discs ([`stable_discs`]) keep their
+    /// colour. The bit layout is the board notation's already.
+    fn permanent(&self) -> [u64; 3] {
+        let (black, white) = match self.to_move {
+            Side::First => (self.player, self.opponent),
+            Side::Second => (self.opponent, self.player),
+        };
+        let [stable_black, stable_white] = stable_discs(black, white);
+        [black | white, stable_black, stable_white]
+    }
+}
+
+/// The four lines through a square: across, down, and the two diagonals, as `(dx, dy)`.
+const AXES: [(i32, i32); 4] = [(1, 0), (0, 1), (1, 1), (1, -1)];
+
+/// `LINES[square][axis]`: every square of the line through `square` along `AXES[axis]`.
+const LINES: [[u64; 4]; 64] = line_masks();
+
+const fn line_masks() -> [[u64; 4]; 64] {
+    let mut out = [[0u64; 4]; 64];
+    let mut square = 0;
+    while square < 64 {
+        let (x, y) = ((square % 8) as i32, (square / 8) as i32);
+        let mut axis = 0;
+        while axis < 4 {
+            let (dx, dy) = AXES[axis];
+            let mut k = -7;
+            while k <= 7 {
+                let (nx, ny) = (x + k * dx, y + k * dy);
+                if nx >= 0 && nx < 8 && ny >= 0 && ny < 8 {
+                    out[square][axis] |= 1 << (ny * 8 + nx);
+                }
+                k += 1;
+            }
+            axis += 1;
+        }
+        square += 1;
+    }
+    out
+}
+
+/// The discs of each colour (black, white) that no later move can flip: a sound, cheap subset of
+/// the truly stable ones, grown from nothing. A disc joins its colour's set when, along each of
+/// the four lines through it, the line is full (no move can ever be played on it), or one of its
+/// two neighbours on that line is off the board or a disc already in the set. A flip along a line
+/// needs the disc's run of its colour to be flanked on both sides, so the edge stops it, and a
+/// neighbour in the set would flip with it; the set grows one disc at a time, each leaning on
+/// discs that joined before it, so the first flip of any of them would be of one that leans on
+/// an earlier one, flipped too: there is none. Corners are always in; the discs corners anchor
+/// along the edges and the filled lines follow.
+pub fn stable_discs(black: u64, white: u64) -> [u64; 2] {
+    let occupied = black | white;
+    let mut stable = [0u64; 2];
+    loop {
+        let mut grew = false;
+        for (colour, own) in [black, white].into_iter().enumerate() {
+            let mut candidates = own & !stable[colour];
+            while candidates != 0 {
+                let square = candidates.trailing_zeros() as usize;
+                candidates &= candidates - 1;
+                if (0..4).all(|axis| anchored(square, axis, occupied, stable[colour])) {
+                    stable[colour] |= 1 << square;
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            return stable;
+        }
+    }
+}
+
+/// Whether the disc on `square` cannot be flipped along the line `AXES[axis]`, given its colour's
+/// stable discs so far (see [`stable_discs`]).
+fn anchored(square: usize, axis: usize, occupied: u64, stable: u64) -> bool {
+    if LINES[square][axis] & !occupied == 0 {
+        return true;
+    }
+    let (x, y) = ((square % 8) as i32, (square / 8) as i32);
+    let (dx, dy) = AXES[axis];
+    [1, -1].into_iter().any(|sign| {
+        let (nx, ny) = (x + sign * dx, y + sign * dy);
+        !(0..8).contains(&nx) || !(0..8).contains(&ny) || stable & (1 << (ny * 8 + nx)) != 0
+    })
 }
 
 #[cfg(test)]

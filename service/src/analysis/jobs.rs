@@ -28,6 +28,7 @@ use domain::games::{AnyPosition, GameId, Side};
 use domain::ids::{JobId, PlayerId};
 use domain::search::Limits;
 
+use crate::analysis::boundary::Boundary;
 use crate::analysis::searches::{JobSlot, StopOnDrop};
 use crate::analysis::solved;
 use crate::error::{Error, unexpected};
@@ -192,7 +193,8 @@ pub async fn queue(
         app.metrics.refused(Limit::Jobs);
         return Err(Error::JobsLimit(app.jobs.per_player));
     }
-    let known = solved::lookup(&tx, pos).await?;
+    // The job's answer is read through the boundary ([`own`]'s callers): inside, it is whole.
+    let known = solved::lookup(&tx, &Boundary::internal(), pos).await?;
     let leader: Option<Uuid> = match known {
         Some(_) => None,
         None => tx
@@ -490,7 +492,7 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, Error> {
     }
     {
         let client = app.pool.get().await.map_err(unexpected)?;
-        if let Some(known) = solved::lookup(&client, &pos).await? {
+        if let Some(known) = solved::lookup(&client, &Boundary::internal(), &pos).await? {
             return finish(app, &job, &known, job.nodes, job.elapsed).await;
         }
     }

@@ -22,6 +22,7 @@ use domain::ids::{MatchId, Seat};
 use domain::matches::{MatchEvent, MovedBy, Occupant};
 use domain::search::{Limits, SOLVER_VERSION};
 
+use crate::analysis::boundary::Boundary;
 use crate::analysis::searches::StopOnDrop;
 use crate::analysis::solved;
 use crate::error::{Error, unexpected};
@@ -146,7 +147,8 @@ async fn assess(app: &AppState, id: MatchId) -> Result<Outcome, Error> {
     positions.push(end);
     let known = {
         let client = app.pool.get().await.map_err(unexpected)?;
-        solved::lookup_all(&client, &positions).await?
+        // The assessments are read by admins only: the assessor sees the whole cache.
+        solved::lookup_all(&client, &Boundary::internal(), &positions).await?
     };
     let cached: Vec<bool> = known.iter().map(Option::is_some).collect();
     let (slot, stop) = app.searches.for_job().await?;

@@ -1,7 +1,8 @@
 //! The shared cache of solved positions: every exact analysis is stored once, keyed by the
 //! canonical form of its position under the game's symmetries, and any instance answers that
 //! position, or any of its images, from it at once (`POST /v1/analysis`, match analyses and
-//! jobs). The CPU levels never read it, so a CPU choice stays a pure function of the position
+//! jobs), through the fair-play boundary (a position it withholds reads as unknown). The CPU
+//! levels never read it, so a CPU choice stays a pure function of the position
 //! and the match's seed. Each verdict keeps the solver version that produced it: only the
 //! current version's are read, and [`purge`] drops the others and those older than the
 //! retention period.
@@ -17,6 +18,7 @@ use domain::analysis::Analysis;
 use domain::games::AnyPosition;
 use domain::search::SOLVER_VERSION;
 
+use crate::analysis::boundary::Boundary;
 use crate::error::{Error, unexpected};
 
 /// Where an analysis comes from.
@@ -30,12 +32,14 @@ pub enum Source {
 }
 
 /// The exact verdict on `pos` if it, or one of its images, was solved before: its best moves
-/// in `pos`'s orientation.
+/// in `pos`'s orientation. Every read goes through a fair-play `boundary`: a position it
+/// withholds reads as unknown.
 pub async fn lookup(
     client: &impl GenericClient,
+    boundary: &Boundary,
     pos: &AnyPosition,
 ) -> Result<Option<Analysis>, Error> {
-    Ok(lookup_all(client, std::slice::from_ref(pos))
+    Ok(lookup_all(client, boundary, std::slice::from_ref(pos))
         .await?
         .pop()
         .flatten())
@@ -44,10 +48,17 @@ pub async fn lookup(
 /// [`lookup`] for many positions in one query, in their order.
 pub async fn lookup_all(
     client: &impl GenericClient,
+    boundary: &Boundary,
     positions: &[AnyPosition],
 ) -> Result<Vec<Option<Analysis>>, Error> {
-    let keys: Vec<_> = positions.iter().map(AnyPosition::canonical).collect();
-    let wanted: Vec<&str> = keys.iter().map(|(key, _)| key.as_str()).collect();
+    let keys: Vec<_> = positions
+        .iter()
+        .map(|pos| (!boundary.withholds(pos)).then(|| pos.canonical()))
+        .collect();
+    let wanted: Vec<&str> = keys.iter().flatten().map(|(key, _)| key.as_str()).collect();
+    if wanted.is_empty() {
+        return Ok(vec![None; positions.len()]);
+    }
     let rows = client
         .query(
             "SELECT key, score, best_moves FROM solved_positions \
@@ -63,7 +74,10 @@ pub async fn lookup_all(
     positions
         .iter()
         .zip(&keys)
-        .map(|(pos, (key, s))| {
+        .map(|(pos, key)| {
+            let Some((key, s)) = key else {
+                return Ok(None);
+            };
             let Some((score, canonical)) = found.get(key) else {
                 return Ok(None);
             };

@@ -57,8 +57,8 @@ pub struct Pending {
     /// The human of a solo match against CPU level 4 or 5 (counted against
     /// `DISCS_STRONG_SOLO_PER_PLAYER`).
     pub strong_player: Option<Uuid>,
-    /// The fair-play guard's key of a ranked match beyond its public opening: the canonical
-    /// key of its position and that position's depth (`domain::fairplay::live_key`).
+    /// The fair-play guard of a ranked match beyond its public opening: its stored form and
+    /// its position's depth (`domain::boundary::Guard`).
     pub live_key: Option<(String, u32)>,
 }
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
+use domain::boundary::Guard;
 use domain::cpu;
-use domain::fairplay;
 use domain::games::AnyPosition;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
@@ -736,8 +736,9 @@ pub fn work_row(
             strong_player: m.strong_solo_player().map(|p| p.as_uuid()),
             live_key: m
                 .ranked
-                .then(|| fairplay::live_key(&m.position, app.play.public_plies.of(m.game)))
-                .flatten(),
+                .then(|| Guard::of(&m.position, app.play.public_plies.of(m.game)))
+                .flatten()
+                .map(|g| (g.key(), g.depth())),
         }),
     })
 }
