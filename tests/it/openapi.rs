@@ -204,3 +204,92 @@ fn check_schema(schema: &Value, at: &str, problems: &mut Vec<String>) {
         }
     }
 }
+
+/// Whether `schema` (following `$ref`s into the document's components) names a property in
+/// `names`, at any depth.
+fn names_a_property(
+    doc: &Value,
+    schema: &Value,
+    names: &[&str],
+    seen: &mut BTreeSet<String>,
+) -> bool {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get("$ref") {
+                let Some(name) = r.strip_prefix("#/components/schemas/") else {
+                    return false;
+                };
+                return seen.insert(name.to_owned())
+                    && names_a_property(doc, &doc["components"]["schemas"][name], names, seen);
+            }
+            if let Some(Value::Object(props)) = map.get("properties")
+                && props.keys().any(|k| names.contains(&k.as_str()))
+            {
+                return true;
+            }
+            map.values().any(|v| names_a_property(doc, v, names, seen))
+        }
+        Value::Array(items) => items.iter().any(|v| names_a_property(doc, v, names, seen)),
+        _ => false,
+    }
+}
+
+/// Every operation that takes a position (`moves` or `board`, in its query or its body) or
+/// answers with best moves goes through the fair-play boundary, and ARCHITECTURE.md lists them
+/// all: an operation added later fails here until it is on the list (and so through the
+/// boundary).
+#[test]
+fn every_operation_about_a_position_is_on_the_fair_play_boundarys_list() {
+    let doc = document();
+    let architecture = include_str!("../../ARCHITECTURE.md");
+    let list = architecture
+        .split("### The fair-play boundary")
+        .nth(1)
+        .and_then(|rest| rest.split("\n#").next())
+        .expect("ARCHITECTURE.md's section on the fair-play boundary");
+    let mut about_positions = Vec::new();
+    for (path, operations) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in operations.as_object().expect("operations") {
+            let takes_query = op["parameters"].as_array().is_some_and(|ps| {
+                ps.iter().any(|p| {
+                    p["in"] == "query"
+                        && ["moves", "board"].contains(&p["name"].as_str().unwrap_or(""))
+                })
+            });
+            let takes_body = names_a_property(
+                &doc,
+                &op["requestBody"],
+                &["moves", "board"],
+                &mut BTreeSet::new(),
+            );
+            let answers = op["responses"].as_object().is_some_and(|rs| {
+                rs.iter().any(|(status, r)| {
+                    status.starts_with('2')
+                        && names_a_property(&doc, r, &["best_moves"], &mut BTreeSet::new())
+                })
+            });
+            if takes_query || takes_body || answers {
+                about_positions.push(format!("`{} {path}`", method.to_uppercase()));
+            }
+        }
+    }
+    for op in [
+        "`POST /v1/analysis`",
+        "`POST /v1/analysis/jobs`",
+        "`GET /v1/analysis/jobs/{job_id}`",
+        "`GET /v1/matches/{id}/analysis`",
+        "`GET /v1/explorer/{game}`",
+    ] {
+        assert!(
+            about_positions.iter().any(|o| o == op),
+            "{op} in {about_positions:?}"
+        );
+    }
+    for op in &about_positions {
+        assert!(
+            list.contains(op.as_str()),
+            "{op} takes or answers a position: put it through the fair-play boundary and on \
+             ARCHITECTURE.md's list"
+        );
+    }
+}
