@@ -1,6 +1,9 @@
 //! The checks of client input that the edge and the CLI share: ids, game ids, listing limits,
 //! player names and lists, CPU levels, each refused with its typed reason.
 
+use icu_properties::CodePointSetData;
+use icu_properties::props::{BidiControl, DefaultIgnorableCodePoint, WhiteSpace};
+
 use domain::cpu;
 use domain::games::GameId;
 use domain::ids::{IdError, PlayerId};
@@ -36,10 +39,12 @@ pub fn limit(asked: Option<i64>) -> Result<i64, Error> {
 }
 
 /// What [`valid_name`] accepts, as a regular expression for the OpenAPI document (less the
-/// length after trimming).
-pub const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u3164\\ufeff\\uffa0]*\
-     [^\\s\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u3164\\ufeff\\uffa0]\
-     [^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u00ad\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200d\\u2060-\\u2064\\u3164\\ufeff\\uffa0]*$";
+/// length after trimming, and the characters it refuses beyond the Basic Multilingual Plane:
+/// tag characters and the supplementary variation selectors). A test derives it from the
+/// same tables.
+pub const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufff8]*\
+     [^\\s\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufff8]\
+     [^\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufff8]*$";
 
 /// The least length of a sign-up's `Idempotency-Key`.
 pub const SIGN_UP_KEY_MIN_LENGTH: usize = 16;
@@ -75,30 +80,27 @@ pub fn sign_up_key(key: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// A character that shows as nothing: the soft hyphen, the grapheme joiner, zero-width spaces,
-/// joiners and the word joiner, invisible operators, the byte-order mark, the Hangul and Khmer
-/// fillers and the Mongolian vowel separator.
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{034F}'
-            | '\u{115F}'
-            | '\u{1160}'
-            | '\u{17B4}'
-            | '\u{17B5}'
-            | '\u{180E}'
-            | '\u{200B}'..='\u{200D}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{3164}'
-            | '\u{FEFF}'
-            | '\u{FFA0}'
-    )
+/// A character that renders as nothing, by Unicode's own tables: a default-ignorable code point
+/// (zero-width spaces and joiners, the soft hyphen, variation selectors, tag characters, the
+/// Hangul and Khmer fillers…), a white space other than the plain space (which `trim` takes
+/// from the ends, and inside a name shows as the space it is), or the one blank symbol no
+/// property marks, the braille pattern blank.
+fn renders_as_nothing(c: char) -> bool {
+    const BRAILLE_PATTERN_BLANK: char = '\u{2800}';
+    CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        || (c != ' ' && CodePointSetData::new::<WhiteSpace>().contains(c))
+        || c == BRAILLE_PATTERN_BLANK
 }
 
-/// A player's name: 1 to 32 characters, no control characters, no characters that reorder the
-/// text around them (bidirectional overrides, embeddings, isolates and marks), none that shows
-/// as nothing, no surrounding spaces.
+/// A character that changes the direction of the text around it (Unicode's Bidi_Control:
+/// the marks, embeddings, overrides and isolates).
+fn changes_direction(c: char) -> bool {
+    CodePointSetData::new::<BidiControl>().contains(c)
+}
+
+/// A player's name: 1 to 32 characters, no control characters, none that changes the direction
+/// of the text around it, none that renders as nothing, no surrounding spaces, and something
+/// left once the spaces are set aside.
 pub fn valid_name(raw: &str) -> Result<String, Error> {
     let name = raw.trim();
     let count = name.chars().count();
@@ -108,12 +110,10 @@ pub fn valid_name(raw: &str) -> Result<String, Error> {
     if name.chars().any(char::is_control) {
         return Err(Invalid::NameControl.into());
     }
-    if name.chars().any(|c| {
-        matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-    }) {
+    if name.chars().any(changes_direction) {
         return Err(Invalid::NameBidi.into());
     }
-    if name.chars().any(invisible) {
+    if name.chars().any(renders_as_nothing) {
         return Err(Invalid::NameInvisible.into());
     }
     Ok(name.to_owned())
@@ -145,6 +145,84 @@ pub fn cpu_level(level: u8) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Basic Multilingual Plane's characters that [`valid_name`] refuses anywhere in a name,
+    /// as the ranges of a regular expression's class.
+    fn refused_in_the_bmp() -> String {
+        let refused = |c: char| c.is_control() || changes_direction(c) || renders_as_nothing(c);
+        let mut class = String::new();
+        let mut run: Option<(u32, u32)> = None;
+        let close = |run: Option<(u32, u32)>, class: &mut String| match run {
+            Some((a, b)) if a == b => class.push_str(&format!("\\u{a:04x}")),
+            Some((a, b)) => class.push_str(&format!("\\u{a:04x}-\\u{b:04x}")),
+            None => {}
+        };
+        for code in 0..=0xFFFF_u32 {
+            match char::from_u32(code).filter(|&c| refused(c)) {
+                Some(_) => match run {
+                    Some((a, b)) if b + 1 == code => run = Some((a, code)),
+                    _ => {
+                        close(run, &mut class);
+                        run = Some((code, code));
+                    }
+                },
+                None => {
+                    close(run, &mut class);
+                    run = None;
+                }
+            }
+        }
+        close(run, &mut class);
+        class
+    }
+
+    /// The OpenAPI document's pattern refuses, in the Basic Multilingual Plane, exactly what
+    /// the server refuses (beyond it, the server refuses tag characters and the supplementary
+    /// variation selectors with a 422 the pattern does not foresee).
+    #[test]
+    fn the_documented_name_pattern_follows_unicodes_tables() {
+        let class = refused_in_the_bmp();
+        let expected = format!("^[^{class}]*[^\\s{class}][^{class}]*$");
+        assert_eq!(NAME_PATTERN, expected);
+    }
+
+    #[test]
+    fn names_that_render_as_nothing_or_turn_the_text_are_refused() {
+        for name in ["Ada", "Ada Lovelace", "  Ada ", "Zoë", "李小龍", "🦀 crab"] {
+            assert!(valid_name(name).is_ok(), "{name:?}");
+        }
+        for name in [
+            "\u{2800}",
+            "A\u{2800}da",
+            "Ada\u{E0041}",
+            "\u{E0001}\u{E0041}",
+            "Ada\u{FE0F}",
+            "Ada\u{E0100}",
+            "A\u{200B}da",
+            "Ada\u{3164}",
+            "A\u{00A0}da",
+            "A\u{3000}da",
+            "Ada\u{180E}",
+        ] {
+            assert!(
+                matches!(
+                    valid_name(name),
+                    Err(Error::InvalidRequest(Invalid::NameInvisible))
+                ),
+                "{name:?}"
+            );
+        }
+        assert!(valid_name("\u{3000}").is_err());
+        for name in ["\u{202E}adA", "Ada\u{2067}", "A\u{061C}da"] {
+            assert!(
+                matches!(
+                    valid_name(name),
+                    Err(Error::InvalidRequest(Invalid::NameBidi))
+                ),
+                "{name:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_sign_up_key_must_look_like_a_secret() {
