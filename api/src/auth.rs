@@ -1,6 +1,8 @@
 //! Tokens: issuing HS256 JWTs, checking ours and an external issuer's (RS256/ES256), and
 //! `Auth`, the player and role a checked token names (extracted from requests in `extract`).
 
+use std::path::Path;
+
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use time::{Duration, OffsetDateTime};
@@ -213,11 +215,14 @@ impl Auth {
     }
 }
 
-/// Our HS256 secret: the configured one, or the one kept in the database (created once, by
-/// whichever instance gets there first).
+/// Our HS256 secret: the configured one, or the one kept in `file` (mode 0600, hexadecimal),
+/// generated there at the first start by whichever instance gets there first. The database
+/// never holds it: a secret an earlier version kept in `server_secrets` is moved to the file
+/// (so its tokens stay valid) and deleted from the table.
 pub async fn load_secret(
     pool: &deadpool_postgres::Pool,
     configured: Option<&str>,
+    file: &Path,
 ) -> anyhow::Result<Vec<u8>> {
     if let Some(s) = configured {
         anyhow::ensure!(
@@ -226,21 +231,89 @@ pub async fn load_secret(
         );
         return Ok(s.as_bytes().to_vec());
     }
-    let mut fresh = [0u8; 32];
-    getrandom::fill(&mut fresh).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    if let Some(secret) = read_secret(file)? {
+        return Ok(secret);
+    }
     let client = pool.get().await?;
-    client
-        .execute(
-            "INSERT INTO server_secrets (name, secret) VALUES ('jwt_hs256', $1) \
-             ON CONFLICT (name) DO NOTHING",
-            &[&fresh.as_slice()],
-        )
-        .await?;
-    let row = client
-        .query_one(
+    let legacy: Option<Vec<u8>> = client
+        .query_opt(
             "SELECT secret FROM server_secrets WHERE name = 'jwt_hs256'",
             &[],
         )
-        .await?;
-    Ok(row.get::<_, Vec<u8>>(0))
+        .await?
+        .map(|row| row.get(0));
+    let secret = match &legacy {
+        Some(s) => s.clone(),
+        None => {
+            let mut fresh = [0u8; 32];
+            getrandom::fill(&mut fresh).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+            fresh.to_vec()
+        }
+    };
+    let secret = write_secret(file, &secret)?;
+    if legacy.is_some() {
+        client
+            .execute("DELETE FROM server_secrets WHERE name = 'jwt_hs256'", &[])
+            .await?;
+        tracing::info!(file = %file.display(), "the token secret moved out of the database");
+    }
+    Ok(secret)
+}
+
+/// The secret kept in `file`, if there is one.
+fn read_secret(file: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => anyhow::bail!("cannot read the token secret {}: {e}", file.display()),
+    };
+    let text = text.trim();
+    let bytes = (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            text.get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
+        .collect::<Option<Vec<u8>>>();
+    match bytes {
+        Some(b) if b.len() >= 32 && text.len() % 2 == 0 => Ok(Some(b)),
+        _ => anyhow::bail!(
+            "the token secret {} is not at least 32 bytes in hexadecimal",
+            file.display()
+        ),
+    }
+}
+
+/// Writes `secret` to a new `file` (mode 0600, its folder made 0700 if missing), whole or not at
+/// all (written aside, then linked in place); when another instance linked it first, that one's.
+fn write_secret(file: &Path, secret: &[u8]) -> anyhow::Result<Vec<u8>> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    let aside = dir.join(format!(".jwt-secret.{}", Uuid::new_v4()));
+    let written = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&aside)?;
+        f.write_all(format!("{hex}\n").as_bytes())?;
+        f.sync_all()?;
+        std::fs::hard_link(&aside, file)
+    })();
+    let _ = std::fs::remove_file(&aside);
+    match written {
+        Ok(()) => Ok(secret.to_vec()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_secret(file)?
+            .ok_or_else(|| anyhow::anyhow!("the token secret {} vanished", file.display())),
+        Err(e) => anyhow::bail!("cannot write the token secret {}: {e}", file.display()),
+    }
 }

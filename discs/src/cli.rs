@@ -219,7 +219,8 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
         database::migrate(&pool).await?;
         let name = service::checks::valid_name(name)
             .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
-        let secret = api::auth::load_secret(&pool, auth.jwt_secret.as_deref()).await?;
+        let file = crate::startup::secret_file(&auth, &db);
+        let secret = api::auth::load_secret(&pool, auth.jwt_secret.as_deref(), &file).await?;
         let keys = Keys::new(&secret, None, auth.token_days)?;
         let now = time::OffsetDateTime::now_utc();
         let player = service::players::sign_up(&pool.get().await?, &name, now)

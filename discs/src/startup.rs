@@ -181,10 +181,11 @@ impl Application {
     }
 }
 
-/// The token keys: the server's secret (generated once and kept in the database unless
-/// configured) and an external issuer's, if configured.
+/// The token keys: the server's secret (configured, or generated once into its file, never
+/// kept in the database) and an external issuer's, if configured.
 async fn keys(config: &ServeConfig, pool: &deadpool_postgres::Pool) -> anyhow::Result<Keys> {
-    let secret = api::auth::load_secret(pool, config.auth.jwt_secret.as_deref()).await?;
+    let file = secret_file(&config.auth, &config.db);
+    let secret = api::auth::load_secret(pool, config.auth.jwt_secret.as_deref(), &file).await?;
     let external = api::auth::External::from_config(&config.auth)?;
     Keys::new(&secret, external, config.auth.token_days)
 }
@@ -321,4 +322,15 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
     )));
     background.push(tokio::spawn(service::ranked::waves_forever(state.clone())));
     background
+}
+
+/// Where the generated token secret is kept: `DISCS_JWT_SECRET_FILE`, or `jwt-secret` beside the
+/// private cluster's data folder.
+pub fn secret_file(
+    auth: &service::config::AuthConfig,
+    db: &service::config::DatabaseConfig,
+) -> std::path::PathBuf {
+    auth.jwt_secret_file
+        .clone()
+        .unwrap_or_else(|| db.data_dir().with_file_name("jwt-secret"))
 }

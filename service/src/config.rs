@@ -220,10 +220,16 @@ impl Cidr {
 /// Token signing and checking.
 #[derive(Clone, Debug, Args)]
 pub struct AuthConfig {
-    /// HS256 secret for our own tokens; when absent one is generated once and kept in the
-    /// database, so tokens survive restarts and work on every instance.
+    /// HS256 secret for our own tokens (at least 32 bytes); when absent, the one kept in
+    /// `DISCS_JWT_SECRET_FILE` (generated there at the first start), never in the database.
     #[arg(long, env = "DISCS_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
+    /// Where the generated HS256 secret is kept (mode 0600, hexadecimal): by default
+    /// `jwt-secret` beside the private cluster's data folder (`~/.local/share/discs/jwt-secret`).
+    /// Instances on one machine share it; instances on several share this file or
+    /// `DISCS_JWT_SECRET`.
+    #[arg(long, env = "DISCS_JWT_SECRET_FILE")]
+    pub jwt_secret_file: Option<PathBuf>,
     /// PEM public key (RSA or EC P-256) of an external issuer whose RS256/ES256 tokens are
     /// accepted too.
     #[arg(long, env = "DISCS_JWT_PUBLIC_KEY_FILE")]

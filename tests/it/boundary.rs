@@ -128,7 +128,7 @@ fn refused(res: &Res, what: &str) {
 /// Plays `line` in match `id`, `first` and `second` in turn (no pass on the line).
 async fn play_line(app: &TestApp, id: &str, first: &Player, second: &Player, line: &[String]) {
     for (i, mv) in line.iter().enumerate() {
-        let p = if i % 2 == 0 { first } else { second };
+        let p = if i.is_multiple_of(2) { first } else { second };
         let res = app.play(p, id, mv).await;
         assert_eq!(res.status, StatusCode::OK, "{mv}: {:?}", res.body);
     }
@@ -163,7 +163,7 @@ async fn no_road_reaches_a_live_ranked_position(game: GameId, depth: usize, seed
     let room = app.room_match(&cy, &dee, game.as_str()).await;
     play_line(&app, &room, &cy, &dee, &line).await;
     let next = live.legal_moves()[0].clone();
-    let p = if depth % 2 == 0 { &cy } else { &dee };
+    let p = if depth.is_multiple_of(2) { &cy } else { &dee };
     let res = app.play(p, &room, &next).await;
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     let res = app

@@ -133,7 +133,9 @@ async fn expired_malformed_forged_unsigned_and_foreign_tokens_get_401() {
         exp,
         aud: aud.to_owned(),
     };
-    let secret = api::auth::load_secret(&app.state.pool, None)
+    let config = crate::helpers::config(&app.db_url);
+    let file = discs::startup::secret_file(&config.auth, &config.db);
+    let secret = api::auth::load_secret(&app.state.pool, None, &file)
         .await
         .expect("the secret");
     // Sanity: a token we sign with the server's secret works.
@@ -520,4 +522,89 @@ async fn behind_a_trusted_proxy_sign_ups_count_per_forwarded_address() {
         StatusCode::CREATED
     );
     assert_eq!(sign_up(&plain, "203.0.113.6").await.code(), "rate_limited");
+}
+
+#[tokio::test]
+async fn the_token_secret_leaves_the_database_for_a_file_only_its_owner_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = eventlog::testing::TestDb::migrated(2).await;
+    // An earlier version kept its secret in the database: its tokens must stay valid.
+    let legacy = [7u8; 32];
+    let client = eventlog::testing::raw_client(&db.url).await;
+    client
+        .execute(
+            "INSERT INTO server_secrets (name, secret) VALUES ('jwt_hs256', $1)",
+            &[&legacy.as_slice()],
+        )
+        .await
+        .expect("planted");
+    let dir = std::env::temp_dir().join(format!("discs-secret-{}", uuid::Uuid::new_v4()));
+    let file = dir.join("jwt-secret");
+    let mut config = crate::helpers::config(&db.url);
+    config.auth.jwt_secret_file = Some(file.clone());
+    let app = crate::helpers::spawn_on(&db.url, config.clone()).await;
+
+    let kept = std::fs::read_to_string(&file).expect("the secret's file");
+    let hex: String = legacy.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(kept.trim(), hex);
+    let mode = std::fs::metadata(&file)
+        .expect("its metadata")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    let mode = std::fs::metadata(&dir)
+        .expect("its folder")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
+    let rows = client
+        .query("SELECT name FROM server_secrets", &[])
+        .await
+        .expect("read");
+    assert!(rows.is_empty(), "the database keeps no secret");
+
+    // A token signed with the old secret works, and a second instance reads the same file.
+    let ada = app.player("Ada").await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let old = sign(
+        &Claims {
+            sub: ada.id.clone(),
+            role: Role::Player,
+            iat: now,
+            exp: now + 600,
+            aud: "discs".to_owned(),
+        },
+        &legacy,
+    );
+    let other = crate::helpers::spawn_on(&db.url, config).await;
+    for instance in [&app, &other] {
+        let res = instance.get(&format!("/v1/players/{}", ada.id), &old).await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+        let res = instance
+            .get(&format!("/v1/players/{}", ada.id), &ada.token)
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    }
+
+    // A fresh start with no secret anywhere generates one into a new file.
+    let fresh_db = eventlog::testing::TestDb::migrated(2).await;
+    let fresh_file = dir.join("fresh").join("jwt-secret");
+    let mut config = crate::helpers::config(&fresh_db.url);
+    config.auth.jwt_secret_file = Some(fresh_file.clone());
+    let fresh = crate::helpers::spawn_on(&fresh_db.url, config).await;
+    let kept = std::fs::read_to_string(&fresh_file).expect("generated");
+    assert_eq!(kept.trim().len(), 64);
+    assert_ne!(kept.trim(), hex);
+    let bob = fresh.player("Bob").await;
+    let res = fresh
+        .get(&format!("/v1/players/{}", bob.id), &bob.token)
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    // A file that is not a secret stops the start with a message, not a fallback.
+    std::fs::write(&fresh_file, "short\n").expect("spoiled");
+    let err = api::auth::load_secret(&fresh.state.pool, None, &fresh_file)
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("hexadecimal"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
