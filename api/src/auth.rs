@@ -33,6 +33,10 @@ pub struct Claims {
     pub iat: i64,
     pub exp: i64,
     pub aud: String,
+    /// The player's token generation when it was issued (`api::tokens`): the token is refused
+    /// once the player's is higher. Absent (0) in tokens issued before revocation existed.
+    #[serde(default)]
+    pub r#gen: u32,
 }
 
 /// An external issuer whose tokens are accepted: its key, the `iss` and `aud` its tokens
@@ -138,6 +142,7 @@ impl Keys {
         &self,
         player: PlayerId,
         role: Role,
+        generation: u32,
         now: OffsetDateTime,
     ) -> anyhow::Result<String> {
         let claims = Claims {
@@ -146,6 +151,7 @@ impl Keys {
             iat: now.unix_timestamp(),
             exp: (now + self.lifetime).unix_timestamp(),
             aud: AUDIENCE.to_owned(),
+            r#gen: generation,
         };
         Ok(jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
@@ -170,16 +176,16 @@ impl Keys {
                 _ => Unauthenticated::Invalid,
             })
         };
-        let (sub, role, external) = match (header.alg, &self.external) {
+        let (sub, role, external, generation) = match (header.alg, &self.external) {
             (Algorithm::HS256, _) => {
                 let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
                     .map_err(reason)?;
-                (data.claims.sub, data.claims.role, false)
+                (data.claims.sub, data.claims.role, false, data.claims.r#gen)
             }
             (alg, Some(ext)) if alg == ext.algorithm => {
                 let data = jsonwebtoken::decode::<ExternalClaims>(token, &ext.key, &ext.validation)
                     .map_err(reason)?;
-                (data.claims.sub, ext.role, true)
+                (data.claims.sub, ext.role, true, 0)
             }
             _ => {
                 return Err(bad(Unauthenticated::Algorithm));
@@ -193,6 +199,7 @@ impl Keys {
             player,
             role,
             external,
+            generation,
         })
     }
 }
@@ -204,6 +211,9 @@ pub struct Auth {
     pub role: Role,
     /// The token is an external issuer's (refreshed by that issuer, never into one of ours).
     pub external: bool,
+    /// The token generation it was issued at (ours; an external issuer's tokens are its own to
+    /// end, and carry none).
+    pub generation: u32,
 }
 
 impl Auth {

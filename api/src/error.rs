@@ -421,6 +421,7 @@ mod tests {
                 Unauthenticated::Algorithm,
                 Unauthenticated::Subject,
                 Unauthenticated::UnknownPlayer,
+                Unauthenticated::Revoked,
             ]
             .map(ApiError::Unauthorized),
         );

@@ -3,6 +3,9 @@
 //! They live here, above `state`, so that `auth` and `ratelimit` need nothing of it.
 
 use std::future::{Ready, ready};
+use std::sync::Arc;
+
+use futures_util::future::LocalBoxFuture;
 
 use actix_web::dev::Payload;
 use actix_web::http::Method;
@@ -16,16 +19,25 @@ use crate::state::ApiState;
 
 impl FromRequest for Auth {
     type Error = ApiError;
-    type Future = Ready<Result<Auth, ApiError>>;
+    type Future = LocalBoxFuture<'static, Result<Auth, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(authenticate(req))
+        let checked = authenticate(req);
+        let generations = ApiState::of(req).map(|s| Arc::clone(&s.generations));
+        Box::pin(async move {
+            let auth = checked?;
+            // Not revoked: issued at the player's current token generation (ours only).
+            if !auth.external && auth.generation < generations?.current(auth.player).await? {
+                return Err(ApiError::Unauthorized(Unauthenticated::Revoked));
+            }
+            Ok(auth)
+        })
     }
 }
 
-/// The caller's token, checked; a read (`GET`, `HEAD`) also takes a token of the player's rate
-/// bucket here (a seated read writes presence), as every state-changing call does in its
-/// handler.
+/// The caller's token, checked (all but its generation, which [`Auth`]'s extraction reads);
+/// a read (`GET`, `HEAD`) also takes a token of the player's rate bucket here (a seated read
+/// writes presence), as every state-changing call does in its handler.
 fn authenticate(req: &HttpRequest) -> Result<Auth, ApiError> {
     let state = ApiState::of(req)?;
     let token = bearer(req)
@@ -73,4 +85,18 @@ fn by_address(req: &HttpRequest) -> Result<ByAddress, ApiError> {
         state.anonymous.check(&client)?;
     }
     Ok(ByAddress)
+}
+
+/// The caller's token checked like [`Auth`]'s but for its generation: for the one call that
+/// must answer a retry of itself after ending the caller's tokens (`POST /v1/tokens/revoke`,
+/// which checks the generation itself once the stored answers are looked up).
+pub struct AnyGeneration(pub Auth);
+
+impl FromRequest for AnyGeneration {
+    type Error = ApiError;
+    type Future = Ready<Result<AnyGeneration, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(authenticate(req).map(AnyGeneration))
+    }
 }

@@ -16,4 +16,5 @@ pub mod requests;
 pub mod routes;
 pub mod state;
 pub mod texts;
+pub mod tokens;
 pub mod web;

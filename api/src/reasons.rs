@@ -39,6 +39,8 @@ pub enum Unauthenticated {
     Algorithm,
     Subject,
     UnknownPlayer,
+    /// The player's tokens were ended after this one was issued.
+    Revoked,
 }
 
 fn arg(name: &'static str, value: impl ToString) -> (&'static str, String) {
@@ -270,6 +272,7 @@ impl Unauthenticated {
             Unauthenticated::Algorithm => "unauthorized.algorithm",
             Unauthenticated::Subject => "unauthorized.subject",
             Unauthenticated::UnknownPlayer => "unauthorized.unknown_player",
+            Unauthenticated::Revoked => "unauthorized.revoked",
         }
     }
 }

@@ -26,6 +26,8 @@ pub struct ApiState {
     pub anonymous: Arc<RateLimiter<IpAddr>>,
     /// The reverse proxies whose `X-Forwarded-For` names the client ([`crate::ratelimit::client_key`]).
     pub trusted_proxies: Arc<[service::config::Cidr]>,
+    /// The players' token generations, for revocation ([`crate::tokens`]).
+    pub generations: Arc<crate::tokens::Generations>,
 }
 
 impl Deref for ApiState {

@@ -1,6 +1,7 @@
-// The admin page (`/admin`): with an admin token kept in this browser, the rating audit (with a
-// what-if), a rating explained step by step, the flags, the queue statistics, and a projection's
-// status or rebuild followed to its end.
+// The admin page (`/admin`): with an admin token kept for this browser session only
+// (sessionStorage: gone when the tab closes), the rating audit (with a what-if), a rating
+// explained step by step, the flags, the queue statistics, and a projection's status or rebuild
+// followed to its end.
 
 import { catalogue, path, token } from './api.js';
 import { checkbox, field, h, select } from './dom.js';
@@ -34,7 +35,7 @@ export async function show(view) {
   frame(t('nav.admin'));
   const c = await view.load(catalogue);
   if (view.left) return;
-  const adminToken = () => localStorage.getItem('discs.admin_token') || token();
+  const adminToken = () => sessionStorage.getItem('discs.admin_token') || token();
   const call = (method, url, opts = {}) => view.call(method, url, undefined, { auth: adminToken(), ...opts });
   const section = (id, title, controls, run) => {
     const result = h('div', { id: `${id}-result`, class: 'out' });
@@ -52,13 +53,13 @@ export async function show(view) {
   };
   const games = c ? c.games.map((g) => [g.id, g.name]) : [];
   const tokenForm = h('form', { id: 'admin-token' },
-    field(t('admin.token'), h('input', { name: 'token', type: 'password', value: localStorage.getItem('discs.admin_token') || '' })),
+    field(t('admin.token'), h('input', { name: 'token', type: 'password', value: sessionStorage.getItem('discs.admin_token') || '' })),
     h('button', { type: 'submit' }, t('admin.save')));
   tokenForm.addEventListener('submit', (e) => {
     e.preventDefault();
     const v = tokenForm.elements.token.value.trim();
-    if (v) localStorage.setItem('discs.admin_token', v);
-    else localStorage.removeItem('discs.admin_token');
+    if (v) sessionStorage.setItem('discs.admin_token', v);
+    else sessionStorage.removeItem('discs.admin_token');
   });
   document.getElementById('main').append(
     tokenForm,

@@ -407,7 +407,7 @@ async fn admin_token(database_url: &str, player: &str) -> Result<String> {
         .get(0);
     let keys = Keys::new(&secret, None, 1)?;
     let admin: PlayerId = player.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?;
-    keys.issue(admin, Role::Admin, time::OffsetDateTime::now_utc())
+    keys.issue(admin, Role::Admin, 0, time::OffsetDateTime::now_utc())
 }
 
 /// One player: solo matches against the CPU, one after the other, until the drill stops.

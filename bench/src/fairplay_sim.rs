@@ -111,7 +111,7 @@ async fn main() -> Result<()> {
                 .get(0);
             let keys = Keys::new(&secret, None, 30)?;
             let admin_id: PlayerId = players[0].id.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?;
-            let admin = keys.issue(admin_id, Role::Admin, time::OffsetDateTime::now_utc())?;
+            let admin = keys.issue(admin_id, Role::Admin, 0, time::OffsetDateTime::now_utc())?;
             println!(
                 "fairplay-sim honest={} rounds={} seed={} ply_nodes={} server={} database={}",
                 cli.honest, cli.rounds, cli.seed, cli.ply_nodes, base, server.name

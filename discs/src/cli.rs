@@ -226,7 +226,7 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
         let player = service::players::sign_up(&pool.get().await?, &name, now)
             .await
             .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
-        println!("{}", keys.issue(player, Role::Admin, now)?);
+        println!("{}", keys.issue(player, Role::Admin, 0, now)?);
         Ok(())
     })
 }

@@ -20,6 +20,7 @@ use api::error::ApiError;
 use api::lang::Lang;
 use api::ratelimit::RateLimiter;
 use api::state::ApiState;
+use api::tokens::Generations;
 use api::{requests, routes};
 use service::analysis::queue::Jobs;
 use service::analysis::searches::Searches;
@@ -81,7 +82,11 @@ impl Application {
             )),
             anonymous: Arc::new(RateLimiter::new(config.anon_per_second, config.anon_burst)),
             trusted_proxies: config.trusted_proxies.clone().into(),
+            generations: Generations::new(pool.clone()),
         };
+        tokio::spawn(
+            Arc::clone(&edge.generations).listen(database::settings(&url)?, state.stopping.clone()),
+        );
         let listener = TcpListener::bind(&config.addr)
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
         let port = listener.local_addr()?.port();

@@ -135,3 +135,49 @@ pub async fn names(
         .map(|r| (PlayerId::from_uuid(r.get(0)), r.get(1)))
         .collect())
 }
+
+/// The channel on which a change of a player's token generation is told to every instance.
+pub const TOKENS_CHANNEL: &str = "discs_tokens";
+
+/// The generation of `player`'s tokens: 0 until their tokens are first ended.
+pub async fn token_generation(client: &impl GenericClient, player: PlayerId) -> Result<u32, Error> {
+    let row = client
+        .query_opt(
+            "SELECT generation FROM token_generations WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(row.map_or(0, |r| u32::try_from(r.get::<_, i32>(0)).unwrap_or(0)))
+}
+
+/// Ends every token of `player` issued so far: their generation goes up by one, and every
+/// instance hears of it on [`TOKENS_CHANNEL`] when the change commits. The new generation;
+/// `not_found` when there is no such player.
+pub async fn end_tokens(
+    client: &mut deadpool_postgres::Object,
+    player: PlayerId,
+    at: OffsetDateTime,
+) -> Result<u32, Error> {
+    let tx = client.transaction().await.map_err(unexpected)?;
+    exists(&tx, player).await?;
+    let row = tx
+        .query_one(
+            "INSERT INTO token_generations AS t (player_id, generation, changed_at) \
+             VALUES ($1, 1, $2) \
+             ON CONFLICT (player_id) DO UPDATE \
+                 SET generation = t.generation + 1, changed_at = EXCLUDED.changed_at \
+             RETURNING generation",
+            &[&player.as_uuid(), &at],
+        )
+        .await
+        .map_err(unexpected)?;
+    tx.execute(
+        "SELECT pg_notify($1, $2)",
+        &[&TOKENS_CHANNEL, &player.to_string()],
+    )
+    .await
+    .map_err(unexpected)?;
+    tx.commit().await.map_err(unexpected)?;
+    Ok(u32::try_from(row.get::<_, i32>(0)).unwrap_or(0))
+}

@@ -483,7 +483,7 @@ async fn two_browsers_paired_by_the_ranked_queue_play_to_the_end_and_chart_the_n
             let player: domain::ids::PlayerId = a_id.parse().expect("a player id");
             state
                 .keys
-                .issue(player, api::auth::Role::Admin, state.now())
+                .issue(player, api::auth::Role::Admin, 0, state.now())
                 .expect("a token")
         };
         a.goto(&format!("{}/admin", site.base)).await;

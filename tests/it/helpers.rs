@@ -192,7 +192,7 @@ impl TestApp {
         let token = self
             .edge
             .keys
-            .issue(id, api::auth::Role::Admin, self.state.now())
+            .issue(id, api::auth::Role::Admin, 0, self.state.now())
             .expect("a token");
         Player { id: p.id, token }
     }

@@ -460,6 +460,42 @@ async fn open_streams_are_capped_per_player() {
 }
 
 #[tokio::test]
+async fn a_seated_player_gets_a_stream_on_their_match_whatever_the_instances_cap() {
+    let db = eventlog::testing::TestDb::migrated(2).await;
+    let mut cfg = config(&db.url);
+    cfg.live.max_streams = 1;
+    let app = spawn_on(&db.url, cfg).await;
+    let (ada, bob, cy) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Cy").await,
+    );
+    let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+    let open = |p: &Player| {
+        app.http
+            .get(format!(
+                "{}/v1/matches/{id}/stream?access_token={}",
+                app.base, p.token
+            ))
+            .send()
+    };
+    // A spectator takes the instance's one place; another is refused.
+    let watching = open(&cy).await.expect("stream");
+    assert_eq!(watching.status(), StatusCode::OK);
+    let refused = open(&cy).await.expect("an answer");
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    // Both seated players get theirs.
+    let mut seated = Vec::new();
+    for p in [&ada, &bob] {
+        let res = open(p).await.expect("stream");
+        assert_eq!(res.status(), StatusCode::OK);
+        seated.push(res);
+    }
+    assert_eq!(app.state.live.open_streams(), 3);
+    drop((watching, seated));
+}
+
+#[tokio::test]
 async fn a_leader_applies_the_log_readers_batches_and_writes_only_what_it_must() {
     use projections::runner::{Batch, Follower};
     let app = spawn_app().await;

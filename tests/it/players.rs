@@ -132,6 +132,7 @@ async fn expired_malformed_forged_unsigned_and_foreign_tokens_get_401() {
         iat: now - 10,
         exp,
         aud: aud.to_owned(),
+        r#gen: 0,
     };
     let config = crate::helpers::config(&app.db_url);
     let file = discs::startup::secret_file(&config.auth, &config.db);
@@ -573,6 +574,7 @@ async fn the_token_secret_leaves_the_database_for_a_file_only_its_owner_reads() 
             iat: now,
             exp: now + 600,
             aud: "discs".to_owned(),
+            r#gen: 0,
         },
         &legacy,
     );
@@ -607,4 +609,104 @@ async fn the_token_secret_leaves_the_database_for_a_file_only_its_owner_reads() 
         .expect_err("refused");
     assert!(err.to_string().contains("hexadecimal"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `POST path` with a bearer token and an `Idempotency-Key`.
+async fn keyed_post(
+    app: &crate::helpers::TestApp,
+    path: &str,
+    token: &str,
+    key: &str,
+) -> crate::helpers::Res {
+    app.send(
+        app.http
+            .post(format!("{}{path}", app.base))
+            .bearer_auth(token)
+            .header("Idempotency-Key", key)
+            .json(&json!({})),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn ended_tokens_are_refused_at_once_on_every_instance() {
+    let app = spawn_app().await;
+    let other = crate::helpers::spawn_on(&app.db_url, crate::helpers::config(&app.db_url)).await;
+    let (ada, bob, admin) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.admin("Root").await,
+    );
+    // Ada's second device: a refreshed token.
+    let res = app.post("/v1/tokens/refresh", &ada.token, json!({})).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let second = res.body["token"].as_str().expect("a token").to_owned();
+    let profile = |p: &str| format!("/v1/players/{p}");
+    // Both instances have read (and cached) Ada's and Bob's generations.
+    for instance in [&app, &other] {
+        for token in [&ada.token, &second, &bob.token] {
+            let res = instance.get(&profile(&ada.id), token).await;
+            assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+        }
+    }
+
+    // Ada signs out everywhere, on the first instance: a fresh token for this device.
+    let ended = keyed_post(&app, "/v1/tokens/revoke", &ada.token, "sign-out-1").await;
+    assert_eq!(ended.status, StatusCode::OK, "{:?}", ended.body);
+    assert_eq!(ended.body["generation"], 1);
+    let fresh = ended.body["token"].as_str().expect("a token").to_owned();
+    assert!(
+        other.edge.generations.caught_up().await,
+        "the listener listens"
+    );
+    for instance in [&app, &other] {
+        for token in [&ada.token, &second] {
+            let res = instance.get(&profile(&ada.id), token).await;
+            assert_eq!(
+                (res.status, res.code()),
+                (StatusCode::UNAUTHORIZED, "unauthorized"),
+                "{:?}",
+                res.body
+            );
+        }
+        let res = instance.get(&profile(&ada.id), &fresh).await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    }
+    // The retry of the sign-out gets its answer although its token has ended; without its key,
+    // the ended token is refused.
+    let retry = keyed_post(&other, "/v1/tokens/revoke", &ada.token, "sign-out-1").await;
+    assert_eq!(retry.status, StatusCode::OK, "{:?}", retry.body);
+    assert_eq!(retry.body, ended.body);
+    let res = keyed_post(&other, "/v1/tokens/revoke", &ada.token, "sign-out-2").await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{:?}", res.body);
+    // A refresh of the fresh token carries its generation.
+    let res = other.post("/v1/tokens/refresh", &fresh, json!({})).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let refreshed = res.body["token"].as_str().expect("a token").to_owned();
+    let res = app.get(&profile(&ada.id), &refreshed).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+
+    // An admin ends Bob's tokens on the second instance; a player may not.
+    let path = format!("/v1/admin/players/{}/tokens/revoke", bob.id);
+    let res = keyed_post(&app, &path, &fresh, "not-mine").await;
+    assert_eq!(
+        (res.status, res.code()),
+        (StatusCode::FORBIDDEN, "forbidden")
+    );
+    let res = keyed_post(&other, &path, &admin.token, "bob-1").await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(res.body["player_id"], bob.id.as_str());
+    assert!(app.edge.generations.caught_up().await);
+    for instance in [&app, &other] {
+        let res = instance.get(&profile(&bob.id), &bob.token).await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{:?}", res.body);
+    }
+    let res = keyed_post(
+        &app,
+        "/v1/admin/players/00000000-0000-0000-0000-000000000000/tokens/revoke",
+        &admin.token,
+        "nobody",
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::NOT_FOUND, "{:?}", res.body);
 }

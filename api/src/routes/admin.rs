@@ -18,11 +18,13 @@ use projections::{Projection, audit, rebuild};
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::error::unexpected;
+use crate::idempotency;
 use crate::input;
 use crate::ratelimit::ByAddress;
 use crate::state::ApiState;
 use crate::texts;
 use service::Error;
+use service::live::answers::Body;
 use service::metrics;
 use service::reasons::{Invalid, Missing};
 
@@ -280,4 +282,37 @@ pub async fn prometheus(
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(body))
+}
+
+/// What ending a player's tokens answers.
+#[derive(Serialize, JsonSchema)]
+pub struct PlayerTokensEnded {
+    player_id: PlayerId,
+    /// The player's token generation now: every token issued before carries a lower one.
+    generation: u32,
+}
+
+/// `POST /v1/admin/players/{id}/tokens/revoke`: ends every token of a player (a lost or stolen
+/// device, an account to shut): refused at once on every instance. The player gets no new one:
+/// an admin issues one (`discs token`) if the account is to live on.
+pub async fn end_player_tokens(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |_, _| async move {
+        auth.require_admin()?;
+        let player: PlayerId = checks::id(&path)?;
+        let mut client = app.pool.get().await.map_err(unexpected)?;
+        let generation = service::players::end_tokens(&mut client, player, app.now()).await?;
+        let ended = PlayerTokensEnded {
+            player_id: player,
+            generation,
+        };
+        Ok((StatusCode::OK, Body::of(&ended)?))
+    })
+    .await
 }

@@ -19,9 +19,12 @@ use time::format_description::well_known::Rfc3339;
 use crate::auth::{Auth, Role};
 use crate::error::ApiError;
 use crate::error::unexpected;
+use crate::extract::AnyGeneration;
 use crate::idempotency;
 use crate::input;
+use crate::reasons::Unauthenticated;
 use crate::state::ApiState;
+use service::live::answers::Body;
 use service::reasons::Refused;
 use service::views::OpeningJson;
 use service::{Error, checks, players};
@@ -146,7 +149,7 @@ pub async fn create(
             players::sign_up_once(&app, &key, &hash, &name, now).await?
         }
     };
-    let token = app.keys.issue(player, Role::Player, now)?;
+    let token = app.keys.issue(player, Role::Player, 0, now)?;
     Ok(HttpResponse::build(StatusCode::CREATED).json(Created {
         player_id: player,
         name,
@@ -160,8 +163,51 @@ pub async fn refresh(app: web::Data<ApiState>, auth: Auth) -> Result<HttpRespons
     if auth.external {
         return Err(Error::Forbidden(Refused::ExternalRefresh).into());
     }
-    let token = app.keys.issue(auth.player, auth.role, app.now())?;
+    let token = app
+        .keys
+        .issue(auth.player, auth.role, auth.generation, app.now())?;
     Ok(HttpResponse::Ok().json(Token { token }))
+}
+
+/// What ending one's tokens answers: a fresh token for this device, and the new generation.
+#[derive(Serialize, JsonSchema)]
+pub struct TokensEnded {
+    token: String,
+    /// The player's token generation now: every token issued before carries a lower one.
+    generation: u32,
+}
+
+/// `POST /v1/tokens/revoke`: ends every token of the caller issued so far, this one included
+/// (every device is signed out), and answers a fresh one for this device. With an
+/// `Idempotency-Key`, a retry of the request gets the same fresh token although its own token
+/// has ended (the stored answer comes before the check).
+pub async fn end_my_tokens(
+    app: web::Data<ApiState>,
+    caller: AnyGeneration,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let auth = caller.0;
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |_, _| async move {
+        app.limiter.check(&auth.player)?;
+        if auth.external {
+            return Err(Error::Forbidden(Refused::ExternalRefresh).into());
+        }
+        if auth.generation < app.generations.current(auth.player).await? {
+            return Err(ApiError::Unauthorized(Unauthenticated::Revoked));
+        }
+        let mut client = app.pool.get().await.map_err(unexpected)?;
+        let generation = players::end_tokens(&mut client, auth.player, app.now()).await?;
+        let token = app
+            .keys
+            .issue(auth.player, auth.role, generation, app.now())?;
+        Ok((
+            StatusCode::OK,
+            Body::of(&TokensEnded { token, generation })?,
+        ))
+    })
+    .await
 }
 
 /// `GET /v1/players/{id}`.

@@ -46,9 +46,9 @@ pub async fn stream(
             .and_then(|s| s.trim().parse::<u64>().ok())
             .ok_or_else(|| Error::InvalidRequest(Invalid::LastEventId))?,
     };
-    let viewer = app.live.view(auth.player, id)?;
     let loaded = play::load(&app, id).await?;
     let seat = loaded.seat_of(auth.player);
+    let viewer = app.live.view(auth.player, id, seat.is_some())?;
     play::presence(&app, loaded, auth.player).await?;
     let (current, read) = viewer
         .watch

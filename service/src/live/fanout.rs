@@ -151,12 +151,19 @@ impl Live {
 
     /// Opens a stream of `player` on match `id`: a place under the caps (or when to try
     /// again), and a receiver of the match's frames, subscribed before anything is read so that
-    /// no frame can be missed.
-    pub fn view(self: &Arc<Self>, player: PlayerId, id: MatchId) -> Result<Viewer, Error> {
+    /// no frame can be missed. A player `seated` in the match is never held back by the
+    /// instance's cap (their game must not go on unseen because others watch); their own
+    /// per-player cap still holds.
+    pub fn view(
+        self: &Arc<Self>,
+        player: PlayerId,
+        id: MatchId,
+        seated: bool,
+    ) -> Result<Viewer, Error> {
         {
             let mut s = self.lock_streams();
             let mine = s.by_player.get(&player).copied().unwrap_or(0);
-            if mine >= self.per_player || s.total >= self.max_streams {
+            if mine >= self.per_player || (s.total >= self.max_streams && !seated) {
                 return Err(Error::RateLimited(5));
             }
             s.total += 1;
