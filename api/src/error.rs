@@ -359,6 +359,7 @@ mod tests {
             Invalid::Board(BoardError::AlreadyFour),
             Invalid::Board(BoardError::EmptyCentre),
             Invalid::PositionShape,
+            Invalid::OwnTokens,
             Invalid::Side {
                 first: 'R',
                 second: 'Y',

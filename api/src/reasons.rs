@@ -107,6 +107,7 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::NothingToAnalyse => ("invalid.nothing_to_analyse", vec![]),
         Invalid::Board(e) => board(e),
         Invalid::PositionShape => ("invalid.position_shape", vec![]),
+        Invalid::OwnTokens => ("invalid.own_tokens", vec![]),
         Invalid::Side {
             first,
             second,

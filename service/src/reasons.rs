@@ -69,6 +69,9 @@ pub enum Invalid {
     Board(BoardError),
     /// An analysis body with neither `moves` nor `board` and `side`.
     PositionShape,
+    /// An admin ending their own tokens through the admin call (`POST /v1/tokens/revoke` is
+    /// the one that answers a fresh token).
+    OwnTokens,
     Side {
         first: char,
         second: char,

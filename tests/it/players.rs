@@ -623,7 +623,7 @@ async fn keyed_post(
             .post(format!("{}{path}", app.base))
             .bearer_auth(token)
             .header("Idempotency-Key", key)
-            .json(&json!({})),
+            .json(&json!({"scope": "everywhere"})),
     )
     .await
 }
@@ -651,6 +651,14 @@ async fn ended_tokens_are_refused_at_once_on_every_instance() {
     }
 
     // Ada signs out everywhere, on the first instance: a fresh token for this device.
+    // Said in so many words: a body without it ends nothing.
+    let res = app.post("/v1/tokens/revoke", &ada.token, json!({})).await;
+    assert_eq!(
+        res.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        res.body
+    );
     let ended = keyed_post(&app, "/v1/tokens/revoke", &ada.token, "sign-out-1").await;
     assert_eq!(ended.status, StatusCode::OK, "{:?}", ended.body);
     assert_eq!(ended.body["generation"], 1);
@@ -709,4 +717,10 @@ async fn ended_tokens_are_refused_at_once_on_every_instance() {
     )
     .await;
     assert_eq!(res.status, StatusCode::NOT_FOUND, "{:?}", res.body);
+    // An admin's own tokens end through the call that gives the device a fresh one.
+    let own = format!("/v1/admin/players/{}/tokens/revoke", admin.id);
+    let res = keyed_post(&app, &own, &admin.token, "mine").await;
+    assert_eq!(res.code(), "invalid_request", "{:?}", res.body);
+    let res = app.get(&profile(&bob.id), &admin.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
 }

@@ -306,6 +306,9 @@ pub async fn end_player_tokens(
     idempotency::command(app, auth, &req, payload, |_, _| async move {
         auth.require_admin()?;
         let player: PlayerId = checks::id(&path)?;
+        if player == auth.player {
+            return Err(Invalid::OwnTokens.into());
+        }
         let mut client = app.pool.get().await.map_err(unexpected)?;
         let generation = service::players::end_tokens(&mut client, player, app.now()).await?;
         let ended = PlayerTokensEnded {

@@ -169,6 +169,23 @@ pub async fn refresh(app: web::Data<ApiState>, auth: Auth) -> Result<HttpRespons
     Ok(HttpResponse::Ok().json(Token { token }))
 }
 
+/// A sign-out everywhere, said in so many words (a call that ends the caller's own tokens is
+/// never made by accident, nor by a request meant for another route).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "EndTokensRequest")]
+pub struct EndTokens {
+    #[allow(dead_code)] // Its one value is the whole point: the body must say it.
+    scope: Scope,
+}
+
+/// Which tokens end: all of the caller's (the one value).
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    Everywhere,
+}
+
 /// What ending one's tokens answers: a fresh token for this device, and the new generation.
 #[derive(Serialize, JsonSchema)]
 pub struct TokensEnded {
@@ -177,8 +194,8 @@ pub struct TokensEnded {
     generation: u32,
 }
 
-/// `POST /v1/tokens/revoke`: ends every token of the caller issued so far, this one included
-/// (every device is signed out), and answers a fresh one for this device. With an
+/// `POST /v1/tokens/revoke` `{"scope":"everywhere"}`: ends every token of the caller issued so
+/// far, this one included (every device is signed out), and answers a fresh one for this device. With an
 /// `Idempotency-Key`, a retry of the request gets the same fresh token although its own token
 /// has ended (the stored answer comes before the check).
 pub async fn end_my_tokens(
@@ -189,8 +206,9 @@ pub async fn end_my_tokens(
 ) -> HttpResponse {
     let auth = caller.0;
     let (app, auth) = (&app, &auth);
-    idempotency::command(app, auth, &req, payload, |_, _| async move {
+    idempotency::command(app, auth, &req, payload, |_, body| async move {
         app.limiter.check(&auth.player)?;
+        input::json::<EndTokens>(&body)?;
         if auth.external {
             return Err(Error::Forbidden(Refused::ExternalRefresh).into());
         }

@@ -8,6 +8,7 @@
 //! boundary"). A player seated in a live ranked match gets no position service at all
 //! ([`refuse_seated`]).
 
+use deadpool_postgres::GenericClient;
 use uuid::Uuid;
 
 use domain::boundary::{Asked, Guard, withheld};
@@ -60,6 +61,19 @@ pub async fn load(app: &AppState, game: GameId, deepest: u32) -> Result<Boundary
         });
     }
     let client = app.pool.get().await.map_err(unexpected)?;
+    let guards = guards(&client, game, deepest).await?;
+    drop(client);
+    Ok(Boundary { public, guards })
+}
+
+/// The guards of `game`'s live ranked matches no deeper than `deepest` discs, as published in
+/// `match_work` (one row per active match, scanned: no index, so that a move's update of its
+/// row stays a HOT update).
+pub async fn guards(
+    client: &impl GenericClient,
+    game: GameId,
+    deepest: u32,
+) -> Result<Vec<Guard>, Error> {
     let statement = client
         .prepare_cached(
             "SELECT live_key FROM match_work \
@@ -73,13 +87,11 @@ pub async fn load(app: &AppState, game: GameId, deepest: u32) -> Result<Boundary
         .query(&statement, &[&depth, &prefix])
         .await
         .map_err(unexpected)?;
-    drop(client);
-    let guards = rows
+    Ok(rows
         .iter()
         .filter_map(|row| Guard::parse(row.get(0)))
         .filter(|g| g.game() == game)
-        .collect();
-    Ok(Boundary { public, guards })
+        .collect())
 }
 
 /// `Err(LivePosition)` when `pos` is a live ranked position beyond the public opening or can
