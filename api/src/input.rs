@@ -4,7 +4,8 @@
 use actix_web::error::QueryPayloadError;
 use actix_web::web;
 use futures_util::StreamExt;
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer, Unexpected};
 
 use service::reasons::{Invalid, JsonIssue};
 
@@ -29,13 +30,26 @@ pub async fn body(mut payload: web::Payload) -> Result<web::Bytes, ApiError> {
     Ok(buf.freeze())
 }
 
-/// Parses a JSON body; an empty body reads as `{}` so that all-optional bodies may be omitted.
+/// Parses a JSON body, which is always an object (serde's derived structs would also read an
+/// array of their fields in order); an empty body reads as `{}` so that all-optional bodies may
+/// be omitted.
 pub fn json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
         b"{}"
     } else {
         bytes
     };
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{')
+        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes)
+    {
+        let e: serde_json::Error =
+            serde::de::Error::invalid_type(unexpected_of(&value), &"a JSON object");
+        return Err(ApiError::from(Invalid::Body {
+            issue: JsonIssue::parse(&e.to_string()),
+            line: 1,
+            column: 1,
+        }));
+    }
     serde_json::from_slice(bytes).map_err(|e| {
         use serde_json::error::Category;
         match e.classify() {
@@ -65,4 +79,28 @@ pub fn query_error(e: actix_web::Error) -> ApiError {
         _ => e.to_string(),
     };
     ApiError::from(Invalid::Query(JsonIssue::parse(&message)))
+}
+
+/// How a JSON value of the wrong type is named in an error.
+fn unexpected_of(value: &serde_json::Value) -> Unexpected<'_> {
+    match value {
+        serde_json::Value::Null => Unexpected::Unit,
+        serde_json::Value::Bool(b) => Unexpected::Bool(*b),
+        serde_json::Value::Number(_) => Unexpected::Other("number"),
+        serde_json::Value::String(s) => Unexpected::Str(s),
+        serde_json::Value::Array(_) => Unexpected::Seq,
+        serde_json::Value::Object(_) => Unexpected::Map,
+    }
+}
+
+/// Reads a nested struct of a body only from a JSON object (`#[serde(deserialize_with =
+/// "input::object")]`): serde's derived structs would also read an array of their fields in
+/// order, so that `{"settings": []}` would pass for the defaults.
+pub fn object<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+    T::deserialize(serde_json::Value::Object(map)).map_err(serde::de::Error::custom)
 }

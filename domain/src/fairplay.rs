@@ -203,6 +203,34 @@ impl Calibration {
     }
 }
 
+/// The most games' worth one player weighs in the ladder's yardstick ([`Calibration`]): no
+/// player, however busy, moves a band's expectation alone.
+pub const MAX_PLAYER_GAMES: f64 = 12.0;
+
+/// The weight each of one player's games carries in the ladder's yardstick, `opponents[i]`
+/// being game *i*'s opponent (`None`: unknown, counted as an opponent of its own). Games against
+/// the same opponent share one game's weight, so a ring of accounts playing one another weighs
+/// only as much as its distinct pairings, and all of a player's games together weigh at most
+/// [`MAX_PLAYER_GAMES`]. Accounts made to play badly in an honest player's band (to make their
+/// skill look out of place) then count for little beside the band's real players.
+pub fn game_weights<T: Ord>(opponents: &[Option<T>]) -> Vec<f64> {
+    let mut per_opponent: std::collections::BTreeMap<&T, f64> = std::collections::BTreeMap::new();
+    for o in opponents.iter().flatten() {
+        *per_opponent.entry(o).or_default() += 1.0;
+    }
+    let raw: Vec<f64> = opponents
+        .iter()
+        .map(|o| o.as_ref().map_or(1.0, |o| 1.0 / per_opponent[o]))
+        .collect();
+    let total: f64 = raw.iter().sum();
+    let scale = if total > MAX_PLAYER_GAMES {
+        MAX_PLAYER_GAMES / total
+    } else {
+        1.0
+    };
+    raw.into_iter().map(|w| w * scale).collect()
+}
+
 /// What a player's critical positions say, against what their rating leads to expect.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evidence {
@@ -334,6 +362,19 @@ mod tests {
             pos.play(&mv).expect("a legal move");
         }
         pos
+    }
+
+    #[test]
+    fn games_against_one_opponent_share_a_weight_and_a_player_weighs_at_most_a_cap() {
+        let w = game_weights(&[Some(1), Some(1), Some(2), None, Some(1)]);
+        assert_eq!(w, vec![1.0 / 3.0, 1.0 / 3.0, 1.0, 1.0, 1.0 / 3.0]);
+        let busy: Vec<Option<u32>> = (0..40).map(Some).collect();
+        let w = game_weights(&busy);
+        assert!((w.iter().sum::<f64>() - MAX_PLAYER_GAMES).abs() < 1e-9);
+        assert!(
+            w.iter()
+                .all(|&x| (x - MAX_PLAYER_GAMES / 40.0).abs() < 1e-12)
+        );
     }
 
     #[test]

@@ -495,3 +495,51 @@ async fn no_input_produces_a_500() {
         assert!(res.status.as_u16() < 500, "{path} -> {}", res.status);
     }
 }
+
+/// A body is a JSON object, and so is every object inside it: serde would read a struct from an
+/// array of its fields too (`{"settings": []}` as the defaults), which nothing here means.
+#[tokio::test]
+async fn arrays_where_objects_belong_are_refused_and_change_nothing() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let room = app
+        .room(&ada, &bob, "reversi", json!({"show_legal_moves": false}))
+        .await;
+    let path = format!("/v1/rooms/{}", room["room_id"].as_str().expect("an id"));
+    let patch = |body: serde_json::Value| {
+        app.send(
+            app.http
+                .patch(format!("{}{path}", app.base))
+                .bearer_auth(&ada.token)
+                .json(&body),
+        )
+    };
+    for body in [
+        json!({"settings": []}),
+        json!({"settings": [null, true]}),
+        json!([{}]),
+    ] {
+        let res = patch(body.clone()).await;
+        assert_eq!(
+            (res.status, res.code()),
+            (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
+            "{body}: {:?}",
+            res.body
+        );
+    }
+    let res = app.get(&path, &ada.token).await;
+    assert_eq!(res.body["settings"]["show_legal_moves"], false, "unchanged");
+    for (path, body) in [
+        ("/v1/players", json!(["Cy"])),
+        ("/v1/rooms", json!({"game": "reversi", "settings": []})),
+        ("/v1/matches", json!({"game": "reversi", "settings": [30]})),
+    ] {
+        let res = app.post(path, &ada.token, body.clone()).await;
+        assert_eq!(
+            res.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {:?}",
+            res.body
+        );
+    }
+}

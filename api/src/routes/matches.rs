@@ -43,7 +43,7 @@ pub struct NewSolo {
     #[serde(default = "default_level")]
     #[schemars(range(min = *domain::cpu::LEVELS.start(), max = *domain::cpu::LEVELS.end()))]
     cpu_level: u8,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "input::object")]
     settings: Settings,
     #[serde(default = "me")]
     first: FirstChoice,

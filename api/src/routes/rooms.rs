@@ -73,7 +73,7 @@ pub struct Member {
 #[schemars(rename = "CreateRoomRequest")]
 pub struct NewRoom {
     game: GameId,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "input::object")]
     settings: Settings,
 }
 
@@ -126,6 +126,7 @@ pub async fn join(
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "ChangeRoomSettingsRequest")]
 pub struct Patch {
+    #[serde(deserialize_with = "input::object")]
     settings: Settings,
 }
 

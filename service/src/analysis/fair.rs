@@ -55,6 +55,19 @@ pub async fn engine_evidence(
     let ratings = projections::queries::ratings_before(client, &matches)
         .await
         .map_err(unexpected)?;
+    // Each match's humans (its plies' movers), for the opponents.
+    let seated = client
+        .query(
+            "SELECT DISTINCT match_id, player_id FROM move_quality \
+             WHERE match_id = ANY($1) AND player_id IS NOT NULL",
+            &[&matches],
+        )
+        .await
+        .map_err(unexpected)?;
+    let mut humans: BTreeMap<Uuid, Vec<Uuid>> = BTreeMap::new();
+    for r in &seated {
+        humans.entry(r.get(0)).or_default().push(r.get(1));
+    }
     let new = domain::ratings::Rating::NEW;
     let mut by: BTreeMap<(String, Uuid), Games> = BTreeMap::new();
     for r in &rows {
@@ -73,11 +86,18 @@ pub async fn engine_evidence(
             optimal: r.get(6),
             think_ms: r.get(7),
         };
+        let opponent = humans
+            .get(&match_id)
+            .and_then(|h| h.iter().find(|&&o| o != player).copied());
         by.entry((game, player))
             .or_default()
             .entry(match_id)
-            .or_insert_with(|| (r.get(3), Vec::new()))
-            .1
+            .or_insert_with(|| Played {
+                ended_at: r.get(3),
+                opponent,
+                moves: Vec::new(),
+            })
+            .moves
             .push(m);
     }
     let first = assess(&by, &BTreeSet::new(), rules);
@@ -93,8 +113,25 @@ pub async fn engine_evidence(
     })
 }
 
-/// A player's critical moves in one game, by match (with its end).
-type Games = BTreeMap<Uuid, (OffsetDateTime, Vec<CriticalMove>)>;
+/// One assessed match of a player: its end, the opponent, and the player's critical moves.
+#[derive(Clone, Debug)]
+struct Played {
+    ended_at: OffsetDateTime,
+    opponent: Option<Uuid>,
+    moves: Vec<CriticalMove>,
+}
+
+/// A player's assessed matches of one game, by match.
+type Games = BTreeMap<Uuid, Played>;
+
+/// Adds a player's games to `calibration` with `sign` (1 in, -1 out), each game weighing
+/// what [`fairplay::game_weights`] gives it.
+fn calibrate(calibration: &mut Calibration, games: &Games, sign: f64) {
+    let opponents: Vec<Option<Uuid>> = games.values().map(|g| g.opponent).collect();
+    for (played, weight) in games.values().zip(fairplay::game_weights(&opponents)) {
+        calibration.add(&played.moves, sign * weight);
+    }
+}
 
 /// Whether `e` reaches the flag's bar.
 fn reaches_bar(e: &fairplay::Evidence, rules: &FlagRules) -> bool {
@@ -112,9 +149,7 @@ fn assess(
     for (key, games) in by {
         let c = calibrations.entry(key.0.as_str()).or_default();
         if !left_out.contains(key) {
-            for (_, moves) in games.values() {
-                c.add(moves, 1.0);
-            }
+            calibrate(c, games, 1.0);
         }
     }
     let mut out = Vec::new();
@@ -125,14 +160,12 @@ fn assess(
         };
         // The player under test is left out of their own yardstick.
         if !left_out.contains(key) {
-            for (_, moves) in games.values() {
-                calibration.add(moves, -1.0);
-            }
+            calibrate(&mut calibration, games, -1.0);
         }
-        let mut recent: Vec<(&Uuid, &(OffsetDateTime, Vec<CriticalMove>))> = games.iter().collect();
-        recent.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.0.cmp(a.0)));
+        let mut recent: Vec<(&Uuid, &Played)> = games.iter().collect();
+        recent.sort_by(|a, b| b.1.ended_at.cmp(&a.1.ended_at).then(b.0.cmp(a.0)));
         recent.truncate(rules.engine_recent_games as usize);
-        let moves: Vec<Vec<CriticalMove>> = recent.iter().map(|(_, (_, m))| m.clone()).collect();
+        let moves: Vec<Vec<CriticalMove>> = recent.iter().map(|(_, p)| p.moves.clone()).collect();
         out.push(PlayerEvidence {
             game: game.clone(),
             player: *player,
@@ -183,4 +216,117 @@ pub async fn engine_flags(app: &AppState, rules: &FlagRules) -> Result<Vec<Flag>
         });
     }
     Ok(flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::rng::SplitMix64;
+
+    /// A player's games: each against `opponent(i)`, three critical positions each (two of five
+    /// moves keep the value at the first, one of four at the others), optimal with
+    /// `chance + (1 − chance) · skill`.
+    fn games(
+        rng: &mut SplitMix64,
+        rating: f64,
+        skill: f64,
+        count: usize,
+        opponent: impl Fn(usize) -> Uuid,
+    ) -> Games {
+        (0..count)
+            .map(|i| {
+                let moves = [(2, 5, 12), (1, 4, 20), (1, 4, 28)]
+                    .into_iter()
+                    .map(|(best, legal, ply)| {
+                        let chance = f64::from(best) / f64::from(legal);
+                        CriticalMove {
+                            rating,
+                            deviation: 50.0,
+                            ply,
+                            best,
+                            legal,
+                            optimal: rng.unit() < chance + (1.0 - chance) * skill,
+                            think_ms: 3_000,
+                        }
+                    })
+                    .collect();
+                let played = Played {
+                    ended_at: OffsetDateTime::UNIX_EPOCH + time::Duration::minutes(i as i64),
+                    opponent: Some(opponent(i)),
+                    moves,
+                };
+                (
+                    Uuid::from_u128(u128::from(rng.next_u64()) | 1 << 100),
+                    played,
+                )
+            })
+            .collect()
+    }
+
+    /// Fake accounts rated in an honest strong player's band play every critical position badly
+    /// among themselves, to drag the band's expectation down until the honest player's record
+    /// looks like help. Without the bounded weights the player would be flagged; with them
+    /// (games against one opponent share a weight, a player weighs at most a cap), not.
+    #[test]
+    fn fake_accounts_playing_badly_in_a_band_do_not_flag_its_honest_player() {
+        let mut rng = SplitMix64(42);
+        let rules = FlagRules::default();
+        let game = "four_in_a_row".to_owned();
+        let id = |n: u128| Uuid::from_u128(n);
+        let mut by: BTreeMap<(String, Uuid), Games> = BTreeMap::new();
+        // The ladder: eight honest players per band from 1400 to 2000, stronger up the bands,
+        // each against forty distinct opponents.
+        for band in 0..4u128 {
+            let rating = 1500.0 + 200.0 * band as f64;
+            let skill = 0.3 + 0.13 * band as f64;
+            for k in 0..8u128 {
+                let player = id(1_000 + band * 100 + k);
+                let g = games(&mut rng, rating, skill, 40, |i| {
+                    id(50_000 + i as u128 * 7 + k)
+                });
+                by.insert((game.clone(), player), g);
+            }
+        }
+        // The honest strong player, as skilled as their band.
+        let honest = id(7);
+        let g = games(&mut rng, 2100.0, 0.69, 40, |i| id(60_000 + i as u128));
+        by.insert((game.clone(), honest), g);
+        // Six fakes rated in that band, a hundred games each within their ring, never optimal
+        // beyond chance.
+        let fakes: Vec<Uuid> = (0..6).map(|k| id(9_000 + k)).collect();
+        for (k, &fake) in fakes.iter().enumerate() {
+            let ring = fakes.clone();
+            let g = games(&mut rng, 2100.0, 0.0, 100, move |i| {
+                ring[(k + 1 + i % 5) % 6]
+            });
+            by.insert((game.clone(), fake), g);
+        }
+
+        let assessed = assess(&by, &BTreeSet::new(), &rules);
+        let of_honest = assessed
+            .iter()
+            .find(|e| e.player == honest)
+            .expect("assessed");
+        assert!(
+            !reaches_bar(&of_honest.evidence, &rules),
+            "{:?}",
+            of_honest.evidence
+        );
+
+        // The same ladder weighed game by game, as before the bounds: the attack would work.
+        let mut unweighted = Calibration::default();
+        for ((_, player), g) in &by {
+            if *player != honest {
+                for played in g.values() {
+                    unweighted.add(&played.moves, 1.0);
+                }
+            }
+        }
+        let moves: Vec<Vec<CriticalMove>> = by[&(game, honest)]
+            .values()
+            .map(|p| p.moves.clone())
+            .collect();
+        let aimed = evidence(&moves, &unweighted);
+        assert!(reaches_bar(&aimed, &rules), "{aimed:?}");
+    }
 }

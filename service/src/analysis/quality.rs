@@ -11,6 +11,7 @@
 //! already assessed by the current solver version is only dropped from the queue.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use time::OffsetDateTime;
@@ -64,8 +65,6 @@ pub enum Outcome {
     Assessed { plies: usize, exact: usize },
     /// The match was assessed before by this solver version: only its queued row went.
     AlreadyDone,
-    /// The search gave its slot to an interactive analysis: the match goes back to the queue.
-    GaveWay,
     /// Claimed too often: left alone.
     GaveUp,
 }
@@ -151,7 +150,9 @@ async fn assess(app: &AppState, id: MatchId) -> Result<Outcome, Error> {
         solved::lookup_all(&client, &Boundary::internal(), &positions).await?
     };
     let cached: Vec<bool> = known.iter().map(Option::is_some).collect();
-    let (slot, stop) = app.searches.for_job().await?;
+    // The assessor's own slot: analyses never take it nor ask it to give way.
+    let slot = app.searches.for_assessor().await?;
+    let stop = Arc::new(AtomicBool::new(false));
     let _stop_on_drop = StopOnDrop(Arc::clone(&stop));
     let (game, moves) = (m.game, m.moves.clone());
     let flag = Arc::clone(&stop);
@@ -165,11 +166,6 @@ async fn assess(app: &AppState, id: MatchId) -> Result<Outcome, Error> {
     .await
     .map_err(unexpected)?
     .map_err(unexpected)?;
-    if slot.yielded() {
-        drop(slot);
-        release(app, id).await?;
-        return Ok(Outcome::GaveWay);
-    }
     drop(slot);
     let players = m.seats.map(|s| match s.occupant {
         Occupant::Human { player_id, .. } => Some(player_id.as_uuid()),
@@ -311,20 +307,6 @@ async fn settle(app: &AppState, id: MatchId, summary: Option<Summary<'_>>) -> Re
     .await
     .map_err(unexpected)?;
     tx.commit().await.map_err(unexpected)
-}
-
-/// Hands a claimed match back to the queue (its search gave way): not a failed attempt.
-async fn release(app: &AppState, id: MatchId) -> Result<(), Error> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    client
-        .execute(
-            "UPDATE move_quality_pending SET lease_until = NULL, attempts = attempts - 1 \
-             WHERE match_id = $1",
-            &[&id.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?;
-    Ok(())
 }
 
 /// A match's stored assessment, ply by ply (empty before it is assessed).

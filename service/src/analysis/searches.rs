@@ -4,7 +4,8 @@
 //! jobs, which hold a slot for long, never take the last slot: a CPU player always has one.
 //! An analysis never waits, except for a job to give way: a job's search stops when an
 //! analysis needs its slot, and its runner queues for a slot again. One player runs at most
-//! `analyses_per_player` analyses at once on an instance.
+//! `analyses_per_player` analyses at once on an instance. The move-quality assessor has a slot
+//! of its own beside them (`for_assessor`): no analysis can starve it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -35,6 +36,8 @@ pub struct Searches {
     /// Told when an analysis slot is released: jobs wait for one here, never in the
     /// semaphore's queue, where they would come before an analysis asking later.
     freed: Notify,
+    /// The move-quality assessor's own slot, beside the shared ones.
+    assessor: Semaphore,
 }
 
 /// Sets a search's stop flag when dropped: a request the client gave up on, or a job runner
@@ -141,6 +144,7 @@ impl Searches {
             analyses_per_player: analyses_per_player.max(1),
             jobs: Mutex::default(),
             freed: Notify::new(),
+            assessor: Semaphore::new(1),
         }
     }
 
@@ -264,6 +268,16 @@ impl Searches {
         ))
     }
 
+    /// The move-quality assessor's own slot: one search on one thread beside the shared
+    /// slots, which analyses never take and never ask to give way, so that a busy instance
+    /// still assesses its finished ranked matches. Waits while another assessment holds it.
+    pub async fn for_assessor(&self) -> Result<SemaphorePermit<'_>, Error> {
+        self.assessor
+            .acquire()
+            .await
+            .map_err(|_| Error::RateLimited(RETRY_SECONDS))
+    }
+
     /// How many threads one analysis (or job) searches on: every core the instance allows.
     /// Its one slot still counts it once, so a CPU move always finds a slot; the move then
     /// shares the cores with the analysis for its short search.
@@ -312,6 +326,25 @@ mod tests {
 
     const ADA: PlayerId = PlayerId::from_uuid(uuid::Uuid::from_u128(1));
     const BOB: PlayerId = PlayerId::from_uuid(uuid::Uuid::from_u128(2));
+
+    #[tokio::test]
+    async fn analyses_holding_every_slot_leave_the_assessor_its_own() {
+        let searches = Searches::new(2, 0, 1);
+        let held = searches.for_analysis(ADA).await.expect("the analysis slot");
+        let move_slot = searches.for_move().await.expect("the last slot");
+        // Every shared slot is taken, and no job holds one to give way.
+        assert!(searches.for_analysis(BOB).await.is_err());
+        let assessing = searches
+            .for_assessor()
+            .now_or_never()
+            .expect("at once")
+            .expect("its own slot");
+        // One assessment at a time.
+        assert!(searches.for_assessor().now_or_never().is_none());
+        drop(assessing);
+        assert!(searches.for_assessor().now_or_never().is_some());
+        drop((held, move_slot));
+    }
 
     #[tokio::test]
     async fn a_player_runs_at_most_their_share_of_analyses() {
