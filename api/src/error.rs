@@ -360,6 +360,9 @@ mod tests {
             Invalid::Board(BoardError::EmptyCentre),
             Invalid::PositionShape,
             Invalid::OwnTokens,
+            Invalid::BanReason,
+            Invalid::ReasonLength { max: 500 },
+            Invalid::NameToFind,
             Invalid::Side {
                 first: 'R',
                 second: 'Y',
@@ -433,6 +436,7 @@ mod tests {
                 Refused::NoSeat,
                 Refused::ExternalRefresh,
                 Refused::NotRoomMember,
+                Refused::Banned,
             ]
             .map(|r| ApiError::Core(Error::Forbidden(r))),
         );

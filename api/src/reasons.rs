@@ -108,6 +108,9 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::Board(e) => board(e),
         Invalid::PositionShape => ("invalid.position_shape", vec![]),
         Invalid::OwnTokens => ("invalid.own_tokens", vec![]),
+        Invalid::BanReason => ("invalid.ban_reason", vec![]),
+        Invalid::ReasonLength { max } => ("invalid.reason_length", vec![arg("max", max)]),
+        Invalid::NameToFind => ("invalid.name_to_find", vec![]),
         Invalid::Side {
             first,
             second,
@@ -286,6 +289,7 @@ impl Keyed for Refused {
             Refused::NoSeat => "forbidden.no_seat",
             Refused::ExternalRefresh => "forbidden.external_refresh",
             Refused::NotRoomMember => "forbidden.not_room_member",
+            Refused::Banned => "forbidden.banned",
         }
     }
 }

@@ -1,7 +1,10 @@
 // The admin page (`/admin`): with an admin token kept for this browser session only
-// (sessionStorage: gone when the tab closes), the rating audit (with a what-if), a rating
-// explained step by step, the flags, the queue statistics, and a projection's status or rebuild
-// followed to its end.
+// (sessionStorage: gone when the tab closes), players found by name (never an id typed by
+// hand) with their standing, a rating explained, the ratings without them (the what-if) and a
+// decision (cleared, or banned with a reason); the rating audit; the flags, an engine-assistance
+// flag reviewed where the admin works (the name, the score, the games, the critical positions
+// with the move played and the best ones); the queue statistics; and a projection's status or
+// rebuild followed to its end.
 
 import { catalogue, path, token } from './api.js';
 import { checkbox, field, h, select } from './dom.js';
@@ -36,22 +39,23 @@ export async function show(view) {
   const c = await view.load(catalogue);
   if (view.left) return;
   const adminToken = () => sessionStorage.getItem('discs.admin_token') || token();
-  const call = (method, url, opts = {}) => view.call(method, url, undefined, { auth: adminToken(), ...opts });
+  const call = (method, url, body, opts = {}) => view.call(method, url, body, { auth: adminToken(), ...opts });
   const section = (id, title, controls, run) => {
     const result = h('div', { id: `${id}-result`, class: 'out' });
     const form = h('form', {}, ...controls, h('button', { type: 'submit' }, t('admin.run')));
-    form.addEventListener('submit', async (e) => {
-      e.preventDefault();
+    const go = async () => {
       result.replaceChildren(t('loading'));
       try {
         result.replaceChildren(...[].concat(await run(form.elements, result)));
       } catch (err) {
         showError(err, result);
       }
-    });
-    return h('section', { id }, h('h2', { text: title }), form, result);
+    };
+    form.addEventListener('submit', (e) => { e.preventDefault(); go(); });
+    return Object.assign(h('section', { id }, h('h2', { text: title }), form, result), { go, result });
   };
   const games = c ? c.games.map((g) => [g.id, g.name]) : [];
+  const gameName = (id) => (games.find(([g]) => g === id) || [id, id])[1];
   const tokenForm = h('form', { id: 'admin-token' },
     field(t('admin.token'), h('input', { name: 'token', type: 'password', value: sessionStorage.getItem('discs.admin_token') || '' })),
     h('button', { type: 'submit' }, t('admin.save')));
@@ -61,22 +65,85 @@ export async function show(view) {
     if (v) sessionStorage.setItem('discs.admin_token', v);
     else sessionStorage.removeItem('discs.admin_token');
   });
+
+  // The players the audit leaves out (the what-if), by name.
+  let excluded = [];
+  const audit = section('audit', t('admin.audit'), [], async () => {
+    const q = excluded.length ? `?exclude_players=${encodeURIComponent(excluded.map((p) => p.id).join(','))}` : '';
+    const out = await call('GET', `/v1/admin/audits/ratings${q}`);
+    return [excluded.length ? h('p', { id: 'audit-excluded', text: t('admin.excluded', { names: excluded.map((p) => p.name).join(', ') }) }) : '', display(out)];
+  });
+  const whatIf = (id, name) => { excluded = [{ id, name }]; audit.go(); audit.scrollIntoView({ block: 'nearest' }); };
+  const explain = h('section', { id: 'explain' }, h('h2', { text: t('admin.explain') }), h('div', { id: 'explain-result', class: 'out' }));
+  const explainFor = async (id, game) => {
+    const out = explain.querySelector('#explain-result');
+    out.replaceChildren(t('loading'));
+    try {
+      out.replaceChildren(display(await call('GET', path`/v1/admin/players/${id}/ratings/${game}/explain`)));
+    } catch (err) {
+      showError(err, out);
+    }
+  };
+  // A decision on a player, with its reason; `done` gets the answer.
+  const decide = async (id, decision, reason, where, done) => {
+    try {
+      done(await call('POST', path`/v1/admin/players/${id}/decisions`, { decision, reason }, { key: true, notice: where }));
+    } catch (err) {
+      showError(err, where);
+    }
+  };
+  // The actions on one player: explain per game, the what-if, clear, ban with a reason.
+  const actions = (id, name, standing) => {
+    const state = h('span', { class: 'standing', 'data-banned': String(standing.banned), text: standing.banned ? t('admin.banned') : '' });
+    const reason = h('input', { name: 'reason', placeholder: t('admin.reason') });
+    const out = h('span', { class: 'decided' });
+    const after = (d) => {
+      state.dataset.banned = String(d.banned);
+      state.textContent = d.banned ? t('admin.banned') : '';
+      out.textContent = t('admin.decided', { decision: t(`admin.decision.${d.decision}`), reason: d.reason || '—' });
+    };
+    return h('div', { class: 'actions' }, state,
+      games.map(([g, gname]) => h('button', { type: 'button', 'data-explain': g, onclick: () => explainFor(id, g) }, t('admin.explainIn', { game: gname }))),
+      h('button', { type: 'button', 'data-what-if': id, onclick: () => whatIf(id, name) }, t('admin.whatIf')),
+      h('button', { type: 'button', 'data-decision': 'cleared', onclick: () => decide(id, 'cleared', reason.value, out, after) }, t('admin.clear')),
+      reason,
+      h('button', { type: 'button', 'data-decision': 'banned', onclick: () => decide(id, 'banned', reason.value, out, after) }, t('admin.ban')),
+      out);
+  };
+  const players = section('players', t('admin.findPlayer'), [field(t('admin.name'), h('input', { name: 'name', required: true, maxlength: 32 }))], async (f) => {
+    const found = await call('GET', `/v1/admin/players?name=${encodeURIComponent(f.name.value)}`);
+    if (!found.players.length) return h('p', { text: t('admin.noPlayer') });
+    return h('ul', {}, found.players.map((p) => h('li', { 'data-player': p.player_id },
+      h('a', { href: `/players/${p.player_id}`, text: p.name }), ' ', actions(p.player_id, p.name, p))));
+  });
+
+  // An engine-assistance flag as an admin reviews it; the other flags as they come.
+  const review = (f) => h('article', { class: 'review', 'data-flag': f.player },
+    h('h3', {}, h('a', { href: `/players/${f.player}`, text: f.name }), ` · ${gameName(f.game)}`),
+    h('p', { class: 'evidence', text: t('admin.evidence', { z: round(f.z), o: f.optimal, c: f.critical, share: pct(f.optimal_share), expected: pct(f.expected_share) }) }),
+    f.decision ? h('p', { class: 'decision', text: t('admin.decided', { decision: t(`admin.decision.${f.decision.decision}`), reason: f.decision.reason || '—' }) }) : '',
+    h('p', {}, `${t('admin.games')}: `, f.matches.map((m) => [h('a', { href: `/matches/${m}`, class: f.suspect_matches.includes(m) ? 'suspect' : '', text: m.slice(0, 8) }), ' '])),
+    h('table', { class: 'positions' },
+      h('thead', {}, h('tr', {}, [t('admin.game'), t('admin.ply'), t('admin.played'), t('admin.best')].map((k) => h('th', { text: k })))),
+      h('tbody', {}, f.positions.map((p) => h('tr', { class: p.optimal ? 'optimal' : '' },
+        h('td', {}, h('a', { href: `/matches/${p.match_id}?ply=${p.ply - 1}`, text: p.match_id.slice(0, 8) })),
+        h('td', { text: p.ply }), h('td', { text: p.move }), h('td', { text: p.best_moves.join(', ') }))))),
+    actions(f.player, f.name, { banned: f.decision?.decision === 'banned' }));
+  const flags = section('flags', t('admin.flags'), [], async () => {
+    const out = await call('GET', '/v1/admin/flags');
+    const engine = out.flags.filter((f) => f.kind === 'engine_assistance');
+    const others = out.flags.filter((f) => f.kind !== 'engine_assistance');
+    if (!out.flags.length) return h('p', { text: t('admin.noFlags') });
+    return [...engine.map(review), others.length ? display(others) : ''];
+  });
   document.getElementById('main').append(
-    tokenForm,
-    section('audit', t('admin.audit'), [field(t('admin.exclude'), h('input', { name: 'exclude' }))], async (f) => {
-      const q = f.exclude.value.trim() ? `?exclude_players=${encodeURIComponent(f.exclude.value.trim())}` : '';
-      return display(await call('GET', `/v1/admin/audits/ratings${q}`));
-    }),
-    section('explain', t('admin.explain'), [field(t('admin.playerId'), h('input', { name: 'player', required: true })),
-      field(t('play.game'), select('game', games, games[0]?.[0]))],
-    async (f) => display(await call('GET', path`/v1/admin/players/${f.player.value.trim()}/ratings/${f.game.value}/explain`))),
-    section('flags', t('admin.flags'), [], async () => display(await call('GET', '/v1/admin/flags'))),
+    tokenForm, players, explain, audit, flags,
     section('queue-stats', t('admin.queueStats'), [], async () => display(await call('GET', '/v1/admin/queue/stats'))),
     section('projections', t('admin.projections'), [field(t('admin.projections'), select('name', PROJECTIONS.map((n) => [n, n]), PROJECTIONS[0])),
       checkbox('rebuild', t('admin.rebuild'), false)], async (f, result) => {
       const name = f.name.value;
       if (!f.rebuild.checked) return display(await call('GET', path`/v1/admin/projections/${name}`));
-      const started = await call('POST', path`/v1/admin/projections/${name}/rebuild`, { key: true, notice: result });
+      const started = await call('POST', path`/v1/admin/projections/${name}/rebuild`, undefined, { key: true, notice: result });
       for (;;) {
         const s = await call('GET', path`/v1/admin/projections/${name}`);
         const r = s.rebuild && s.rebuild.rebuild_id === started.rebuild_id ? s.rebuild : null;
@@ -88,3 +155,6 @@ export async function show(view) {
       }
     }));
 }
+
+const round = (x) => Math.round(x * 100) / 100;
+const pct = (x) => `${Math.round(x * 1000) / 10}%`;

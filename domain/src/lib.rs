@@ -17,4 +17,5 @@ pub mod oracles;
 pub mod ratings;
 pub mod rng;
 pub mod search;
+pub mod standing;
 pub mod tickets;

@@ -522,7 +522,38 @@ pub enum Flag {
         /// The coefficient of variation of the player's thinking times at those positions
         /// (the second signal: a relay of an engine's answers is steady); null without time.
         think_cv: Option<f64>,
+        /// The player's name.
+        name: String,
+        /// The critical positions of the suspect games (of the newest games when none is),
+        /// newest first: each with the move played and the moves that kept the value.
+        positions: Vec<CriticalPosition>,
+        /// The last admin decision on the player, if any.
+        decision: Option<FlagDecision>,
     },
+}
+
+/// One critical position of a flagged player, as an admin reviews it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CriticalPosition {
+    pub match_id: MatchId,
+    /// The move's ply (1: the first move): the replay's `?ply=` shows the position after it.
+    pub ply: u32,
+    #[serde(rename = "move")]
+    pub mv: String,
+    pub best_moves: Vec<String>,
+    /// Whether the move played was one of them.
+    pub optimal: bool,
+}
+
+/// An admin's decision on a player (`domain::standing`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FlagDecision {
+    pub decision: domain::standing::Decision,
+    pub reason: String,
+    /// When it was recorded (RFC 3339).
+    pub at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -16,6 +16,7 @@ pub mod ranked;
 pub mod reasons;
 pub mod replicas;
 pub mod rooms;
+pub mod standing;
 pub mod state;
 pub mod views;
 pub mod workers;

@@ -181,3 +181,26 @@ pub async fn end_tokens(
     tx.commit().await.map_err(unexpected)?;
     Ok(u32::try_from(row.get::<_, i32>(0)).unwrap_or(0))
 }
+
+/// The players whose name holds `part` (case aside), those it starts first, by name; at most
+/// `limit`. For admins, who find a player by name, never by an id typed by hand.
+pub async fn find(
+    client: &impl GenericClient,
+    part: &str,
+    limit: i64,
+) -> Result<Vec<(PlayerId, String)>, Error> {
+    let rows = client
+        .query(
+            "SELECT player_id, name FROM players \
+             WHERE strpos(lower(name), lower($1)) > 0 \
+             ORDER BY strpos(lower(name), lower($1)) <> 1, lower(name), player_id \
+             LIMIT $2",
+            &[&part, &limit],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (PlayerId::from_uuid(r.get(0)), r.get(1)))
+        .collect())
+}

@@ -72,6 +72,14 @@ pub enum Invalid {
     /// An admin ending their own tokens through the admin call (`POST /v1/tokens/revoke` is
     /// the one that answers a fresh token).
     OwnTokens,
+    /// A ban without a reason.
+    BanReason,
+    /// A decision's reason too long.
+    ReasonLength {
+        max: usize,
+    },
+    /// A player search with no name to look for.
+    NameToFind,
     Side {
         first: char,
         second: char,
@@ -135,6 +143,8 @@ pub enum Refused {
     NoSeat,
     ExternalRefresh,
     NotRoomMember,
+    /// An admin banned the player from ranked play and rooms.
+    Banned,
 }
 
 /// Why a command conflicts with the match as it is (`conflict`).

@@ -101,6 +101,7 @@ pub async fn create(
     settings: Settings,
 ) -> Result<Room, Error> {
     let settings = settings_for(game, settings)?;
+    crate::standing::refuse_banned(app, host).await?;
     let client = app.pool.get().await.map_err(unexpected)?;
     for _ in 0..8 {
         let row = client
@@ -140,12 +141,13 @@ fn invite_code() -> String {
 }
 
 /// Joins the room of invite code `raw_code` as its guest (a member joining again finds it as
-/// it is); two members at most.
+/// it is); two members at most; not for a player an admin banned.
 pub async fn join(app: &AppState, player: PlayerId, raw_code: &str) -> Result<Room, Error> {
     let code = raw_code.trim().to_ascii_uppercase();
     if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
         return Err(Error::NotFound(Missing::Room));
     }
+    crate::standing::refuse_banned(app, player).await?;
     let client = app.pool.get().await.map_err(unexpected)?;
     let joined = client
         .query_opt(

@@ -107,6 +107,18 @@ impl Site {
             .await
             .expect("JSON")
     }
+    async fn post(&self, path: &str, token: &str, body: Value) -> Value {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .expect("the server answers")
+            .json()
+            .await
+            .expect("JSON")
+    }
 }
 
 /// The real application with its workers and the system clock, on `port` (0: any).
@@ -495,10 +507,44 @@ async fn two_browsers_paired_by_the_ranked_queue_play_to_the_end_and_chart_the_n
             .wait("[...document.querySelectorAll('#audit-result dt')].find((dt) => dt.textContent === 'chains_ok')?.nextElementSibling.textContent")
             .await;
         assert_eq!(chains, "true");
-        a.type_into("#explain input[name=player]", &a_id).await;
-        a.click("#explain button[type=submit]").await;
+        // Ada found by name, her rating explained, the ratings without her: one click each.
+        a.type_into("#players input[name=name]", "ad").await;
+        a.click("#players button[type=submit]").await;
+        let row = format!("#players-result li[data-player='{a_id}']");
+        a.wait(&format!("document.querySelector(\"{row}\") !== null"))
+            .await;
+        let game = site.get(&format!("/v1/matches/{id}"), &a_token).await["game"]
+            .as_str()
+            .expect("a game")
+            .to_owned();
+        a.click(&format!("{row} button[data-explain='{game}']")).await;
         a.wait(&format!(
             "document.querySelector('#explain-result')?.textContent.includes('{id}')"
+        ))
+        .await;
+        a.click(&format!("{row} button[data-what-if]")).await;
+        let excluded = a
+            .wait("document.querySelector('#audit-excluded')?.textContent")
+            .await;
+        assert!(
+            excluded.as_str().is_some_and(|e| e.contains("Ada")),
+            "{excluded}"
+        );
+        // A ban, with its reason, from the same row; then the ban lifted.
+        a.type_into(&format!("{row} input[name=reason]"), "a test ban")
+            .await;
+        a.click(&format!("{row} button[data-decision=banned]")).await;
+        a.wait(&format!(
+            "document.querySelector(\"{row} .standing\")?.dataset.banned === 'true'"
+        ))
+        .await;
+        let res = site
+            .post("/v1/queue", &a_token, json!({"game": game}))
+            .await;
+        assert_eq!(res["code"], "forbidden", "{res}");
+        a.click(&format!("{row} button[data-decision=cleared]")).await;
+        a.wait(&format!(
+            "document.querySelector(\"{row} .standing\")?.dataset.banned === 'false'"
         ))
         .await;
         a.click("#projections input[name=rebuild]").await;

@@ -4,7 +4,7 @@
 //! honest ones playing like CPU levels 1–3 and one relaying an engine, only the relay flagged.
 
 use reqwest::StatusCode;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use domain::analysis::Analyser;
 use domain::cpu::choose_move;
@@ -231,4 +231,125 @@ async fn an_engine_relayed_into_ranked_games_is_flagged_and_honest_players_are_n
         format!("/matches/{}", flag["matches"][0].as_str().expect("an id"))
     );
     assert_eq!(res.body["rules"]["engine_z"], 4.75);
+    // What the admin reviews: the name, and the critical positions of the suspect games, each
+    // with the move played and the best ones (optimal here: the relay's), in those games.
+    assert_eq!(flag["name"], "Relay", "{flag:?}");
+    let positions = flag["positions"].as_array().expect("positions");
+    assert!(!positions.is_empty(), "{flag:?}");
+    for p in positions {
+        assert!(suspects.contains(&p["match_id"]), "{p}");
+        let best = p["best_moves"].as_array().expect("best moves");
+        assert!(!best.is_empty(), "{p}");
+        assert_eq!(p["optimal"], best.contains(&p["move"]), "{p}");
+    }
+    assert!(flag["decision"].is_null(), "{flag:?}");
+}
+
+#[tokio::test]
+async fn an_admins_decision_is_an_event_and_a_ban_keeps_the_player_out_until_cleared() {
+    let app = spawn_app().await;
+    let (ada, bob, admin) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.admin("Root").await,
+    );
+    // Found by name (a part of it, case aside), never by an id typed by hand; admins only.
+    let res = app.get("/v1/admin/players?name=aD", &admin.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(res.body["players"][0]["player_id"], ada.id.as_str());
+    assert_eq!(res.body["players"][0]["banned"], false);
+    let res = app.get("/v1/admin/players?name=ad", &bob.token).await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN);
+    let res = app.get("/v1/admin/players?name=", &admin.token).await;
+    assert_eq!(res.code(), "invalid_request", "{:?}", res.body);
+
+    let decisions = format!("/v1/admin/players/{}/decisions", ada.id);
+    let res = app
+        .post(&decisions, &admin.token, json!({"decision": "banned"}))
+        .await;
+    assert_eq!(
+        res.code(),
+        "invalid_request",
+        "a ban needs a reason: {:?}",
+        res.body
+    );
+    let res = app
+        .post(&decisions, &bob.token, json!({"decision": "cleared"}))
+        .await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN);
+    let res = app
+        .post(
+            &decisions,
+            &admin.token,
+            json!({"decision": "banned", "reason": " relayed an engine "}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    assert_eq!(res.body["banned"], true);
+    assert_eq!(res.body["reason"], "relayed an engine");
+    assert_eq!(res.body["version"], 1);
+
+    // Banned: no ranked queue, no room to open or join.
+    let forbidden = |res: &crate::helpers::Res| {
+        assert_eq!(
+            (res.status, res.code()),
+            (StatusCode::FORBIDDEN, "forbidden"),
+            "{:?}",
+            res.body
+        );
+    };
+    let queue = json!({"game": "four_in_a_row"});
+    forbidden(&app.post("/v1/queue", &ada.token, queue.clone()).await);
+    forbidden(
+        &app.post("/v1/rooms", &ada.token, json!({"game": "reversi"}))
+            .await,
+    );
+    let room = app
+        .post("/v1/rooms", &bob.token, json!({"game": "reversi"}))
+        .await;
+    assert_eq!(room.status, StatusCode::CREATED, "{:?}", room.body);
+    let code = room.body["code"].as_str().expect("a code");
+    let join = format!("/v1/rooms/{code}/join");
+    forbidden(&app.post(&join, &ada.token, json!({})).await);
+    let res = app.get("/v1/admin/players?name=ada", &admin.token).await;
+    assert_eq!(res.body["players"][0]["banned"], true);
+
+    // The decision is an event of the player's stream, by the admin, and the chains verify.
+    let events = app
+        .state
+        .log
+        .read_stream(&format!("player-{}", ada.id))
+        .await
+        .expect("the stream");
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].event_type, "player_banned");
+    assert_eq!(
+        events[0].actor.map(|a| a.to_string()),
+        Some(admin.id.clone())
+    );
+    assert_eq!(events[0].data["reason"], "relayed an engine");
+    let audit = app.get("/v1/admin/audits/ratings", &admin.token).await;
+    assert_eq!(audit.body["chains_ok"], true, "{:?}", audit.body);
+
+    // Cleared: the ban is lifted.
+    let res = app
+        .post(&decisions, &admin.token, json!({"decision": "cleared"}))
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    assert_eq!(
+        (res.body["banned"].clone(), res.body["version"].clone()),
+        (json!(false), json!(2))
+    );
+    let res = app.post("/v1/queue", &ada.token, queue).await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    let res = app.post(&join, &ada.token, json!({})).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = app
+        .post(
+            "/v1/admin/players/00000000-0000-0000-0000-000000000000/decisions",
+            &admin.token,
+            json!({"decision": "cleared"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::NOT_FOUND, "{:?}", res.body);
 }

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::PlayerId;
+use domain::standing::Decision;
 use eventlog::EventLog;
 use projections::{Projection, audit, rebuild};
 
@@ -316,6 +317,110 @@ pub async fn end_player_tokens(
             generation,
         };
         Ok((StatusCode::OK, Body::of(&ended)?))
+    })
+    .await
+}
+
+/// `GET /v1/admin/players?name=`: the query.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindQuery {
+    /// A part of the name (case aside); the names that start with it come first.
+    #[schemars(length(min = 1, max = 32))]
+    name: String,
+}
+
+/// A player found by name.
+#[derive(Serialize, JsonSchema)]
+pub struct FoundPlayer {
+    player_id: PlayerId,
+    name: String,
+    /// Whether an admin's last decision on them is a ban.
+    banned: bool,
+}
+
+/// The players found.
+#[derive(Serialize, JsonSchema)]
+pub struct Found {
+    players: Vec<FoundPlayer>,
+}
+
+/// `GET /v1/admin/players?name=`: find players by name (at most 20), with their standing.
+pub async fn find_players(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    query: Result<web::Query<FindQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let q = query.map_err(input::query_error)?;
+    if q.name.is_empty() || q.name.chars().count() > 32 {
+        return Err(Invalid::NameToFind.into());
+    }
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let found = service::players::find(&client, &q.name, 20).await?;
+    drop(client);
+    let mut players = Vec::with_capacity(found.len());
+    for (player_id, name) in found {
+        let banned = service::standing::of(&app, player_id).await?.0.banned();
+        players.push(FoundPlayer {
+            player_id,
+            name,
+            banned,
+        });
+    }
+    Ok(HttpResponse::Ok().json(Found { players }))
+}
+
+/// `POST /v1/admin/players/{id}/decisions`: the body.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "DecisionRequest")]
+pub struct DecisionBody {
+    decision: Decision,
+    /// Why (required for a ban; at most 500 characters).
+    #[serde(default)]
+    #[schemars(length(max = 500))]
+    reason: String,
+}
+
+/// A decision recorded.
+#[derive(Serialize, JsonSchema)]
+pub struct Decided {
+    player_id: PlayerId,
+    decision: Decision,
+    reason: String,
+    /// Whether the player is banned now.
+    banned: bool,
+    /// The version of the player's stream (`player-<id>`) with this decision.
+    version: i64,
+}
+
+/// `POST /v1/admin/players/{id}/decisions`: an admin's decision on a player (cleared, or
+/// banned with a reason), an event of the player's stream: a banned player cannot queue nor
+/// join a room until cleared.
+pub async fn decide(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        auth.require_admin()?;
+        let player: PlayerId = checks::id(&path)?;
+        let b: DecisionBody = input::json(&body)?;
+        let standing =
+            service::standing::decide(app, command_id, auth.player, player, b.decision, &b.reason)
+                .await?;
+        let decided = Decided {
+            player_id: player,
+            decision: b.decision,
+            reason: b.reason.trim().to_owned(),
+            banned: standing.banned(),
+            version: standing.version,
+        };
+        Ok((StatusCode::CREATED, Body::of(&decided)?))
     })
     .await
 }

@@ -12,7 +12,7 @@ use deadpool_postgres::GenericClient;
 use domain::fairplay::{self, Calibration, CriticalMove, evidence};
 use domain::ids::{MatchId, PlayerId};
 use domain::search::SOLVER_VERSION;
-use projections::audit::{Flag, FlagRules};
+use projections::audit::{CriticalPosition, Flag, FlagDecision, FlagRules};
 
 use crate::error::{Error, unexpected};
 use crate::state::AppState;
@@ -198,9 +198,53 @@ pub async fn engine_flags(app: &AppState, rules: &FlagRules) -> Result<Vec<Flag>
             continue;
         };
         let ids: Vec<MatchId> = matches.into_iter().map(MatchId::from_uuid).collect();
+        let player_id = PlayerId::from_uuid(player);
+        let reviewed: Vec<Uuid> = if e.suspect_games.is_empty() {
+            ids.iter().map(|m| m.as_uuid()).collect()
+        } else {
+            e.suspect_games.iter().map(|&i| ids[i].as_uuid()).collect()
+        };
+        let client = app.pool.get().await.map_err(unexpected)?;
+        let name = crate::players::name(&client, player_id).await?;
+        let positions = client
+            .query(
+                "SELECT match_id, ply, mv, best_moves, optimal FROM move_quality \
+                 WHERE player_id = $1 AND critical AND by_human AND match_id = ANY($2) \
+                 ORDER BY ended_at DESC, match_id, ply LIMIT 60",
+                &[&player, &reviewed],
+            )
+            .await
+            .map_err(unexpected)?
+            .iter()
+            .map(|r| CriticalPosition {
+                match_id: MatchId::from_uuid(r.get(0)),
+                ply: u32::try_from(r.get::<_, i32>(1)).unwrap_or(0),
+                mv: r.get(2),
+                best_moves: r.get(3),
+                optimal: r.get(4),
+            })
+            .collect();
+        drop(client);
+        let (standing, at) = crate::standing::of(app, player_id).await?;
+        let decision = standing.last.map(|event| FlagDecision {
+            decision: event.decision(),
+            reason: match event {
+                domain::standing::StandingEvent::PlayerCleared(d)
+                | domain::standing::StandingEvent::PlayerBanned(d) => d.reason,
+            },
+            at: at
+                .and_then(|t| {
+                    t.format(&time::format_description::well_known::Rfc3339)
+                        .ok()
+                })
+                .unwrap_or_default(),
+        });
         flags.push(Flag::EngineAssistance {
+            name,
+            positions,
+            decision,
             game,
-            player: PlayerId::from_uuid(player),
+            player: player_id,
             replays: ids.iter().map(|id| format!("/matches/{id}")).collect(),
             suspect_matches: e.suspect_games.iter().map(|&i| ids[i]).collect(),
             matches: ids,

@@ -119,14 +119,16 @@ pub async fn current_rating(
     })
 }
 
-/// `POST /v1/queue`: opens a ticket for `player` in the pool, unless they already have one
-/// open (`already_queued`) or are playing a ranked match (`in_match`).
+/// `POST /v1/queue`: opens a ticket for `player` in the pool, unless an admin banned them
+/// (`forbidden`), they already have one open (`already_queued`) or are playing a ranked match
+/// (`in_match`).
 pub async fn open_ticket(
     app: &AppState,
     player: PlayerId,
     pool: Pool,
     command_id: Uuid,
 ) -> Result<TicketView, Error> {
+    crate::standing::refuse_banned(app, player).await?;
     let now = app.now();
     let id = TicketId::from_uuid(Uuid::new_v5(&command_id, b"ticket"));
     let mut client = app.pool.get().await.map_err(unexpected)?;
