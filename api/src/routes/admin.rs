@@ -143,9 +143,12 @@ pub async fn explain(
     }))
 }
 
-/// `GET /v1/admin/flags`.
+/// `GET /v1/admin/flags`. The engine-assistance flags show the best moves of finished games'
+/// critical positions: refused to an admin seated in a ranked match, as every position service
+/// is.
 pub async fn flags(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
+    service::analysis::boundary::refuse_seated(&app, auth.player).await?;
     let rules = audit::FlagRules::default();
     let mut flags = audit::flags(&app.log, rules).await.map_err(audit_error)?;
     flags
