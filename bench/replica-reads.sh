@@ -53,8 +53,10 @@ echo "command: $0 $*  (MATCHES=$MATCHES CLIENTS=\"${CLIENTS[*]}\" ROUNDS=$ROUNDS
 changed="$(git status --porcelain --untracked-files=no -- . ':(exclude)bench' 2>/dev/null | wc -l)"
 echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown), $changed uncommitted changed files outside bench/"
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "DATABASE_URL=$DATABASE_URL"
-echo "DATABASE_READ_URL=$DATABASE_READ_URL"
+# The cluster's URLs carry its generated password: printed without it.
+masked() { sed -E 's#(://[^:/@ ]+):[^@ ]*@#\1:***@#g' <<<"$1"; }
+echo "DATABASE_URL=$(masked "$DATABASE_URL")"
+echo "DATABASE_READ_URL=$(masked "$DATABASE_READ_URL")"
 
 cargo build --release --locked -q -p discs -p bench --bin discs --bin live-bench
 
