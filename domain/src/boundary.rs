@@ -174,6 +174,38 @@ fn map(mask: u64, s: Symmetry, board: Board) -> u64 {
     out
 }
 
+/// Every board that asks the same question as `pos`: its image under each of the game's
+/// symmetries and, where the game allows it, each with the colours exchanged and the other side
+/// to move (the identity first). What [`Asked`] reads as masks, as positions.
+pub fn same_questions(pos: &AnyPosition) -> Vec<AnyPosition> {
+    let rows = pos.rows();
+    let [a, b] = [pos.color(Side::First), pos.color(Side::Second)];
+    let mut out = Vec::new();
+    for &s in pos.symmetries() {
+        let turned = s.rows(&rows);
+        let refs: Vec<&str> = turned.iter().map(String::as_str).collect();
+        out.extend(AnyPosition::from_rows(pos.game(), &refs, pos.side_to_move()).ok());
+        if pos.colours_exchange() {
+            let swapped: Vec<String> = turned
+                .iter()
+                .map(|r| {
+                    r.chars()
+                        .map(|c| match c {
+                            c if c == a => b,
+                            c if c == b => a,
+                            c => c,
+                        })
+                        .collect()
+                })
+                .collect();
+            let refs: Vec<&str> = swapped.iter().map(String::as_str).collect();
+            let other = pos.side_to_move().other();
+            out.extend(AnyPosition::from_rows(pos.game(), &refs, other).ok());
+        }
+    }
+    out
+}
+
 /// The position of a canonical key (`game:row/row/..:colour`, [`AnyPosition::canonical`]).
 pub fn position_of_key(key: &str) -> Option<AnyPosition> {
     let mut parts = key.splitn(3, ':');
@@ -190,54 +222,11 @@ pub fn position_of_key(key: &str) -> Option<AnyPosition> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::split_moves;
     use crate::rng::SplitMix64;
     use proptest::prelude::*;
 
     fn after(game: GameId, moves: &str) -> AnyPosition {
-        let mut pos = AnyPosition::start(game);
-        for mv in split_moves(game, moves).expect("a record") {
-            if pos.must_pass() {
-                pos.pass();
-            }
-            pos.play(&mv).expect("a legal move");
-        }
-        pos
-    }
-
-    /// Every image of `pos` that asks the same question: each symmetry of the board, and in a
-    /// game that allows it, the colours exchanged with the other side to move.
-    fn images(pos: &AnyPosition) -> Vec<AnyPosition> {
-        let rows = pos.rows();
-        let mut out = Vec::new();
-        for &s in pos.symmetries() {
-            let turned = s.rows(&rows);
-            let refs: Vec<&str> = turned.iter().map(String::as_str).collect();
-            out.push(
-                AnyPosition::from_rows(pos.game(), &refs, pos.side_to_move()).expect("an image"),
-            );
-            if pos.colours_exchange() {
-                let [a, b] = [pos.color(Side::First), pos.color(Side::Second)];
-                let swapped: Vec<String> = turned
-                    .iter()
-                    .map(|r| {
-                        r.chars()
-                            .map(|c| match c {
-                                c if c == a => b,
-                                c if c == b => a,
-                                c => c,
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let refs: Vec<&str> = swapped.iter().map(String::as_str).collect();
-                out.push(
-                    AnyPosition::from_rows(pos.game(), &refs, pos.side_to_move().other())
-                        .expect("an exchanged image"),
-                );
-            }
-        }
-        out
+        crate::analysis::position_after(game, moves).expect("a record")
     }
 
     /// A random legal line from `pos` of up to `plies` placed discs (passes as they come).
@@ -283,7 +272,7 @@ mod tests {
             random_line(*live, 4, &mut rng, |p| followers.push(*p));
             random_line(*live, 60, &mut rng, |p| followers.push(*p));
             for pos in followers {
-                for image in images(&pos) {
+                for image in same_questions(&pos) {
                     assert!(
                         Asked::of(&image).follows(&guard),
                         "{:?} from {:?}",
@@ -384,7 +373,7 @@ mod tests {
         let mut next = live;
         let mv = next.legal_moves()[0].clone();
         next.play(&mv).expect("a legal move");
-        for image in images(&next) {
+        for image in same_questions(&next) {
             assert!(
                 withheld(&Asked::of(&image), 12, &[guard]),
                 "{:?}",

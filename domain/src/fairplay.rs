@@ -350,18 +350,11 @@ fn fit_share(log_ratios: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::{GameId, split_moves};
+    use crate::games::GameId;
     use crate::rng::SplitMix64;
 
     fn after(game: GameId, moves: &str) -> AnyPosition {
-        let mut pos = AnyPosition::start(game);
-        for mv in split_moves(game, moves).expect("a record") {
-            if pos.must_pass() {
-                pos.pass();
-            }
-            pos.play(&mv).expect("a legal move");
-        }
-        pos
+        crate::analysis::position_after(game, moves).expect("a record")
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use domain::games::{AnyPosition, GameId, Side};
+use domain::games::{AnyPosition, GameId};
 use domain::rng::SplitMix64;
 
 use crate::helpers::{Player, Res, TestApp, spawn_app};
@@ -66,34 +66,15 @@ fn descendants(
     out
 }
 
-/// The position as `POST /v1/analysis` bodies by board: every image of the board and, where the
-/// game allows it, each with the colours exchanged and the other side to move.
+/// The position as `POST /v1/analysis` bodies by board: every board that asks the same
+/// question (each image and, in Reversi, the colours exchanged with the other side to move).
 fn boards(pos: &AnyPosition) -> Vec<Value> {
-    let game = pos.game();
-    let rows = pos.rows();
-    let [a, b] = [pos.color(Side::First), pos.color(Side::Second)];
-    let mut out = Vec::new();
-    for &s in pos.symmetries() {
-        let image = s.rows(&rows);
-        out.push(json!({"game": game, "board": image, "side": pos.color(pos.side_to_move()).to_string()}));
-        if pos.colours_exchange() {
-            let swapped: Vec<String> = image
-                .iter()
-                .map(|r| {
-                    r.chars()
-                        .map(|c| match c {
-                            c if c == a => b,
-                            c if c == b => a,
-                            c => c,
-                        })
-                        .collect()
-                })
-                .collect();
-            let other = pos.color(pos.side_to_move().other()).to_string();
-            out.push(json!({"game": game, "board": swapped, "side": other}));
-        }
-    }
-    out
+    domain::boundary::same_questions(pos)
+        .iter()
+        .map(|p| {
+            json!({"game": p.game(), "board": p.rows(), "side": p.color(p.side_to_move()).to_string()})
+        })
+        .collect()
 }
 
 /// Another order of the same moves reaching the same position: two moves of one side
