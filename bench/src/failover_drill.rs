@@ -397,14 +397,7 @@ async fn run(step: &str, command: &str) -> Result<()> {
 
 /// An admin token for `player`, signed with the server's own secret.
 async fn admin_token(database_url: &str, player: &str) -> Result<String> {
-    let db = eventlog::testing::raw_client(database_url).await;
-    let secret: Vec<u8> = db
-        .query_one(
-            "SELECT secret FROM server_secrets WHERE name = 'jwt_hs256'",
-            &[],
-        )
-        .await?
-        .get(0);
+    let secret = discs::startup::server_secret(database_url).await?;
     let keys = Keys::new(&secret, None, 1)?;
     let admin: PlayerId = player.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?;
     keys.issue(admin, Role::Admin, 0, time::OffsetDateTime::now_utc())

@@ -105,10 +105,7 @@ async fn main() -> Result<()> {
                 });
             }
             // An admin token for the flags, signed with the server's own secret.
-            let secret: Vec<u8> = db
-                .query_one("SELECT secret FROM server_secrets WHERE name = 'jwt_hs256'", &[])
-                .await?
-                .get(0);
+            let secret = discs::startup::server_secret(&server.db_url).await?;
             let keys = Keys::new(&secret, None, 30)?;
             let admin_id: PlayerId = players[0].id.parse().map_err(|e| anyhow::anyhow!("{e:?}"))?;
             let admin = keys.issue(admin_id, Role::Admin, 0, time::OffsetDateTime::now_utc())?;

@@ -339,3 +339,12 @@ pub fn secret_file(
         .clone()
         .unwrap_or_else(|| db.data_dir().with_file_name("jwt-secret"))
 }
+
+/// The token secret a server started with this environment uses (`DISCS_JWT_SECRET`, or its
+/// file): for the tools that sign an admin token beside a running server (the drills).
+pub async fn server_secret(database_url: &str) -> anyhow::Result<Vec<u8>> {
+    let config = ServeConfig::from_env(database_url)?;
+    let pool = database::connect(database_url, 4).await?;
+    let file = secret_file(&config.auth, &config.db);
+    api::auth::load_secret(&pool, config.auth.jwt_secret.as_deref(), &file).await
+}
