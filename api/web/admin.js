@@ -74,7 +74,8 @@ export async function show(view) {
     return [excluded.length ? h('p', { id: 'audit-excluded', text: t('admin.excluded', { names: excluded.map((p) => p.name).join(', ') }) }) : '', display(out)];
   });
   const whatIf = (id, name) => { excluded = [{ id, name }]; audit.go(); audit.scrollIntoView({ block: 'nearest' }); };
-  const explain = h('section', { id: 'explain' }, h('h2', { text: t('admin.explain') }), h('div', { id: 'explain-result', class: 'out' }));
+  const explain = h('section', { id: 'explain' }, h('h2', { text: t('admin.explain') }),
+    h('div', { id: 'explain-result', class: 'out' }, h('p', { class: 'hint', text: t('admin.explainHint') })));
   const explainFor = async (id, game) => {
     const out = explain.querySelector('#explain-result');
     out.replaceChildren(t('loading'));
