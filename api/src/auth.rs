@@ -14,6 +14,7 @@ use crate::error::ApiError;
 use crate::reasons::Unauthenticated;
 use service::Error;
 use service::reasons::Refused;
+use service::secrets::read_hex;
 
 /// The audience of every token of ours.
 pub const AUDIENCE: &str = "discs";
@@ -160,6 +161,53 @@ impl Keys {
         )?)
     }
 
+    /// A confirmation that `player` (at token generation `generation`) means to close their
+    /// account, valid for [`CLOSING_MINUTES`] from `now`: a token of another audience, so that it
+    /// is never accepted as a bearer token, nor a bearer token as it.
+    pub fn closing_confirmation(
+        &self,
+        player: PlayerId,
+        generation: u32,
+        now: OffsetDateTime,
+    ) -> anyhow::Result<(String, OffsetDateTime)> {
+        let expires = now + Duration::minutes(CLOSING_MINUTES);
+        let claims = Claims {
+            sub: player.to_string(),
+            role: Role::Player,
+            iat: now.unix_timestamp(),
+            exp: expires.unix_timestamp(),
+            aud: CLOSING_AUDIENCE.to_owned(),
+            r#gen: generation,
+        };
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)?;
+        Ok((token, expires))
+    }
+
+    /// Whether `confirmation` is `player`'s, at their current `generation`, and unexpired at
+    /// `now` (the server's clock).
+    pub fn check_closing_confirmation(
+        &self,
+        confirmation: &str,
+        player: PlayerId,
+        generation: u32,
+        now: OffsetDateTime,
+    ) -> Result<(), ApiError> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_audience(&[CLOSING_AUDIENCE]);
+        validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+        validation.validate_exp = false;
+        let refused = || ApiError::Core(Error::Forbidden(Refused::Confirmation));
+        let data = jsonwebtoken::decode::<Claims>(confirmation, &self.decoding, &validation)
+            .map_err(|_| refused())?;
+        if data.claims.sub != player.to_string()
+            || data.claims.r#gen != generation
+            || data.claims.exp <= now.unix_timestamp()
+        {
+            return Err(refused());
+        }
+        Ok(())
+    }
+
     /// Checks a token: ours (HS256: signature, expiry, audience), or the external issuer's
     /// (its algorithm and key, expiry, its configured issuer and audience; the configured role).
     pub fn check(&self, token: &str) -> Result<Auth, ApiError> {
@@ -229,6 +277,14 @@ impl Auth {
 /// generated there at the first start by whichever instance gets there first. The database
 /// never holds it: a secret an earlier version kept in `server_secrets` is moved to the file
 /// (so its tokens stay valid) and deleted from the table.
+const TOKEN_SECRET: &str = "token secret";
+
+/// How long a confirmation to close an account is valid.
+pub const CLOSING_MINUTES: i64 = 10;
+
+/// The audience of those confirmations (never `discs`, the bearer tokens').
+const CLOSING_AUDIENCE: &str = "discs:close-account";
+
 pub async fn load_secret(
     pool: &deadpool_postgres::Pool,
     configured: Option<&str>,
@@ -241,7 +297,7 @@ pub async fn load_secret(
         );
         return Ok(s.as_bytes().to_vec());
     }
-    if let Some(secret) = read_secret(file)? {
+    if let Some(secret) = read_hex(file, TOKEN_SECRET, 32)? {
         return Ok(secret);
     }
     let client = pool.get().await?;
@@ -254,13 +310,9 @@ pub async fn load_secret(
         .map(|row| row.get(0));
     let secret = match &legacy {
         Some(s) => s.clone(),
-        None => {
-            let mut fresh = [0u8; 32];
-            getrandom::fill(&mut fresh).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
-            fresh.to_vec()
-        }
+        None => service::secrets::random::<32>()?.to_vec(),
     };
-    let secret = write_secret(file, &secret)?;
+    let secret = service::secrets::write_new(file, TOKEN_SECRET, &secret)?;
     if legacy.is_some() {
         client
             .execute("DELETE FROM server_secrets WHERE name = 'jwt_hs256'", &[])
@@ -268,62 +320,4 @@ pub async fn load_secret(
         tracing::info!(file = %file.display(), "the token secret moved out of the database");
     }
     Ok(secret)
-}
-
-/// The secret kept in `file`, if there is one.
-fn read_secret(file: &Path) -> anyhow::Result<Option<Vec<u8>>> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => anyhow::bail!("cannot read the token secret {}: {e}", file.display()),
-    };
-    let text = text.trim();
-    let bytes = (0..text.len())
-        .step_by(2)
-        .map(|i| {
-            text.get(i..i + 2)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        })
-        .collect::<Option<Vec<u8>>>();
-    match bytes {
-        Some(b) if b.len() >= 32 && text.len() % 2 == 0 => Ok(Some(b)),
-        _ => anyhow::bail!(
-            "the token secret {} is not at least 32 bytes in hexadecimal",
-            file.display()
-        ),
-    }
-}
-
-/// Writes `secret` to a new `file` (mode 0600, its folder made 0700 if missing), whole or not at
-/// all (written aside, then linked in place); when another instance linked it first, that one's.
-fn write_secret(file: &Path, secret: &[u8]) -> anyhow::Result<Vec<u8>> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let dir = file
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-    let aside = dir.join(format!(".jwt-secret.{}", Uuid::new_v4()));
-    let written = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&aside)?;
-        f.write_all(format!("{hex}\n").as_bytes())?;
-        f.sync_all()?;
-        std::fs::hard_link(&aside, file)
-    })();
-    let _ = std::fs::remove_file(&aside);
-    match written {
-        Ok(()) => Ok(secret.to_vec()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_secret(file)?
-            .ok_or_else(|| anyhow::anyhow!("the token secret {} vanished", file.display())),
-        Err(e) => anyhow::bail!("cannot write the token secret {}: {e}", file.display()),
-    }
 }

@@ -360,6 +360,7 @@ mod tests {
             Invalid::Board(BoardError::EmptyCentre),
             Invalid::PositionShape,
             Invalid::OwnTokens,
+            Invalid::OwnAccount,
             Invalid::BanReason,
             Invalid::ReasonLength { max: 500 },
             Invalid::NameToFind,
@@ -437,6 +438,7 @@ mod tests {
                 Refused::ExternalRefresh,
                 Refused::NotRoomMember,
                 Refused::Banned,
+                Refused::Confirmation,
             ]
             .map(|r| ApiError::Core(Error::Forbidden(r))),
         );
@@ -449,6 +451,7 @@ mod tests {
                 Clash::AlreadyReplaced(seat),
                 Clash::NoTurnLimit,
                 Clash::TooEarly,
+                Clash::NotCheckpointed,
             ]
             .map(|r| ApiError::Core(Error::Conflict(r))),
         );
@@ -461,12 +464,18 @@ mod tests {
                 Missing::Projection,
                 Missing::Asset,
                 Missing::Job,
+                Missing::Checkpoint,
             ]
             .map(|r| ApiError::Core(Error::NotFound(r))),
         );
         all.extend(
-            [Active::RoomPlaying, Active::Settings, Active::Analysis]
-                .map(|r| ApiError::Core(Error::MatchActive(r))),
+            [
+                Active::RoomPlaying,
+                Active::Settings,
+                Active::Analysis,
+                Active::Proof,
+            ]
+            .map(|r| ApiError::Core(Error::MatchActive(r))),
         );
         all.extend(
             [

@@ -108,6 +108,7 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::Board(e) => board(e),
         Invalid::PositionShape => ("invalid.position_shape", vec![]),
         Invalid::OwnTokens => ("invalid.own_tokens", vec![]),
+        Invalid::OwnAccount => ("invalid.own_account", vec![]),
         Invalid::BanReason => ("invalid.ban_reason", vec![]),
         Invalid::ReasonLength { max } => ("invalid.reason_length", vec![arg("max", max)]),
         Invalid::NameToFind => ("invalid.name_to_find", vec![]),
@@ -290,6 +291,7 @@ impl Keyed for Refused {
             Refused::ExternalRefresh => "forbidden.external_refresh",
             Refused::NotRoomMember => "forbidden.not_room_member",
             Refused::Banned => "forbidden.banned",
+            Refused::Confirmation => "forbidden.confirmation",
         }
     }
 }
@@ -306,6 +308,7 @@ impl Templated for Clash {
             Clash::AlreadyReplaced(seat) => ("conflict.already_replaced", vec![arg("seat", seat)]),
             Clash::NoTurnLimit => ("conflict.no_turn_limit", vec![]),
             Clash::TooEarly => ("conflict.too_early", vec![]),
+            Clash::NotCheckpointed => ("conflict.not_checkpointed", vec![]),
         }
     }
 }
@@ -320,6 +323,7 @@ impl Keyed for Missing {
             Missing::Job => "not_found.job",
             Missing::Projection => "not_found.projection",
             Missing::Asset => "not_found.asset",
+            Missing::Checkpoint => "not_found.checkpoint",
         }
     }
 }
@@ -330,6 +334,7 @@ impl Keyed for Active {
             Active::RoomPlaying => "match_active.room_playing",
             Active::Settings => "match_active.settings",
             Active::Analysis => "match_active.analysis",
+            Active::Proof => "match_active.proof",
         }
     }
 }

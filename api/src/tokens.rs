@@ -106,18 +106,24 @@ impl Generations {
     pub async fn listen(
         self: Arc<Self>,
         settings: tokio_postgres::Config,
+        cache: Arc<service::live::cache::MatchCache>,
         stopping: tokio::sync::watch::Receiver<bool>,
     ) {
         while !*stopping.borrow() {
             match settings.connect(tokio_postgres::NoTls).await {
                 Ok((client, mut connection)) => {
                     let me = Arc::clone(&self);
+                    let names = Arc::clone(&cache);
                     let reader = tokio::spawn(async move {
                         let mut messages =
                             futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
                         while let Some(Ok(message)) = messages.next().await {
                             if let AsyncMessage::Notification(n) = message {
                                 me.forget(n.payload());
+                                // A closed account's name leaves the match cache too.
+                                if let Ok(player) = n.payload().parse::<uuid::Uuid>() {
+                                    names.forget_player(domain::ids::PlayerId::from_uuid(player));
+                                }
                             }
                         }
                     });
@@ -126,6 +132,7 @@ impl Generations {
                         .await;
                     if listened.is_ok() {
                         self.forget_all();
+                        cache.clear();
                         *self.listener.lock().await = Some(client);
                         self.listening.store(true, Ordering::Release);
                     } else {

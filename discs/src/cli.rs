@@ -1,5 +1,5 @@
 //! The operator CLI: `discs serve` (the default) `| migrate | token | rebuild | audit |
-//! repair-work | replay | perft`.
+//! repair-work | checkpoint | verify | verify-match | replay | perft`.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -10,7 +10,7 @@ use domain::games::{AnyPosition, GameId, PerftMode, Side, split_moves};
 
 use api::auth::{Keys, Role};
 use api::error::ApiError;
-use service::config::{AuthConfig, DatabaseConfig, ProjectionConfig, ServeConfig};
+use service::config::{AuthConfig, DatabaseConfig, HistoryConfig, ProjectionConfig, ServeConfig};
 
 use crate::startup::Application;
 
@@ -66,6 +66,43 @@ enum Cmd {
     Audit {
         #[command(subcommand)]
         what: AuditCmd,
+    },
+    /// Sign a checkpoint of the log now (when it grew) and publish every recorded one the
+    /// folder lacks, as `discs serve` does every DISCS_CHECKPOINT_INTERVAL seconds.
+    Checkpoint {
+        #[command(flatten)]
+        db: DatabaseConfig,
+        #[command(flatten)]
+        history: HistoryConfig,
+    },
+    /// Prove that the database still extends every checkpoint published in a folder, or name
+    /// the first event that does not (exit status 1).
+    Verify {
+        /// The folder of published checkpoints.
+        #[arg(long)]
+        checkpoints: std::path::PathBuf,
+        /// The operator's public key (64 hexadecimal digits, or a file holding them); by
+        /// default the public half of the signing key discs is configured with.
+        #[arg(long)]
+        public_key: Option<String>,
+        #[command(flatten)]
+        db: DatabaseConfig,
+        #[command(flatten)]
+        history: HistoryConfig,
+    },
+    /// Check a finished match's proof (`GET /v1/matches/{id}/proof`, saved to a file) offline:
+    /// its events chain, and its last event is in the operator's signed checkpoint (exit
+    /// status 1 when it does not hold).
+    VerifyMatch {
+        /// The proof, as the API answered it.
+        proof: std::path::PathBuf,
+        /// The operator's public key (64 hexadecimal digits, or a file holding them).
+        #[arg(long)]
+        public_key: String,
+        /// A checkpoint you hold (from the operator's folder, or an earlier answer of
+        /// `GET /v1/checkpoints/{seq}`): the proof must be against that one.
+        #[arg(long)]
+        checkpoint: Option<std::path::PathBuf>,
     },
     /// Print the boards of a game ply by ply, for checking a game by eye.
     Replay {
@@ -139,6 +176,18 @@ pub fn main() -> ExitCode {
                     db,
                 },
         } => audit_ratings(game.as_deref(), exclude.as_deref(), json, db),
+        Cmd::Checkpoint { db, history } => checkpoint(db, history),
+        Cmd::Verify {
+            checkpoints,
+            public_key,
+            db,
+            history,
+        } => verify(&checkpoints, public_key.as_deref(), db, history),
+        Cmd::VerifyMatch {
+            proof,
+            public_key,
+            checkpoint,
+        } => verify_match(&proof, &public_key, checkpoint.as_deref()),
         Cmd::Replay { game, moves } => replay(&game, &moves).map(|text| print!("{text}")),
         Cmd::Perft {
             game,
@@ -229,6 +278,88 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
         println!("{}", keys.issue(player, Role::Admin, 0, now)?);
         Ok(())
     })
+}
+
+fn checkpoint(db: DatabaseConfig, config: HistoryConfig) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let log = open_log(&db).await?;
+        let history = service::history::History::from_config(&config, &db)?;
+        let signed = service::history::checkpoint_now(
+            log.pool(),
+            &log,
+            &history,
+            time::OffsetDateTime::now_utc(),
+        )
+        .await?;
+        match signed {
+            Some(c) => println!(
+                "checkpoint {} signed: {} events, root {} (in {})",
+                c.seq,
+                c.size,
+                c.root,
+                history.dir().display()
+            ),
+            None => println!("nothing new to sign (in {})", history.dir().display()),
+        }
+        Ok(())
+    })
+}
+
+fn verify(
+    dir: &std::path::Path,
+    public_key: Option<&str>,
+    db: DatabaseConfig,
+    config: HistoryConfig,
+) -> anyhow::Result<()> {
+    let operator = match public_key {
+        Some(k) => service::history::public_key(k)?,
+        None => service::history::History::from_config(&config, &db)?.public_key(),
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    let report = runtime.block_on(async {
+        let log = open_log(&db).await?;
+        anyhow::Ok(service::history::verify_folder(&log, dir, &operator).await?)
+    })?;
+    for problem in &report.problems {
+        println!("NOT OK: {problem}");
+    }
+    if !report.is_ok() {
+        std::process::exit(1);
+    }
+    println!(
+        "ok: the log ({} events) extends all {} checkpoints in {} (up to {} events), signed by {}",
+        report.events,
+        report.checkpoints,
+        dir.display(),
+        report.covered,
+        eventlog::merkle::to_hex(operator.as_bytes())
+    );
+    Ok(())
+}
+
+fn verify_match(
+    proof: &std::path::Path,
+    public_key: &str,
+    held: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let operator = service::history::public_key(public_key)?;
+    let proof: service::history::MatchProof =
+        serde_json::from_str(&std::fs::read_to_string(proof)?)?;
+    let held: Option<service::history::SignedCheckpoint> = match held {
+        Some(f) => Some(serde_json::from_str(&std::fs::read_to_string(f)?)?),
+        None => None,
+    };
+    match service::history::verify_match_proof(&proof, &operator, held.as_ref()) {
+        Ok(text) => {
+            println!("ok: {text}");
+            Ok(())
+        }
+        Err(e) => {
+            println!("NOT OK: {e}");
+            std::process::exit(1);
+        }
+    }
 }
 
 fn migrate(db: DatabaseConfig) -> anyhow::Result<()> {

@@ -26,6 +26,7 @@ use service::analysis::queue::Jobs;
 use service::analysis::searches::Searches;
 use service::clock::{Clock, SystemClock};
 use service::config::ServeConfig;
+use service::history::History;
 use service::live::cache::MatchCache;
 use service::live::commit::Committer;
 use service::live::fanout::Live;
@@ -72,6 +73,14 @@ impl Application {
         database::migrate(&pool).await?;
         let (stop, stopping) = watch::channel(false);
         let state = app_state(&config, &url, pool.clone(), clock, stopping)?;
+        // A restore from a backup older than a closing brings the account back: close it again.
+        let reclosed = service::players::reapply_closings(&state).await?;
+        if reclosed > 0 {
+            tracing::warn!(
+                reclosed,
+                "accounts closed after the database's backup closed again"
+            );
+        }
         let edge = ApiState {
             app: state.clone(),
             keys: keys(&config, &pool).await?,
@@ -84,9 +93,11 @@ impl Application {
             trusted_proxies: config.trusted_proxies.clone().into(),
             generations: Generations::new(pool.clone()),
         };
-        tokio::spawn(
-            Arc::clone(&edge.generations).listen(database::settings(&url)?, state.stopping.clone()),
-        );
+        tokio::spawn(Arc::clone(&edge.generations).listen(
+            database::settings(&url)?,
+            state.cache.clone(),
+            state.stopping.clone(),
+        ));
         let listener = TcpListener::bind(&config.addr)
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
         let port = listener.local_addr()?.port();
@@ -241,6 +252,7 @@ fn app_state(
             config.search_queue,
             config.analyses_per_player as usize,
         )),
+        history: Arc::new(History::from_config(&config.history, &config.db)?),
         stopping,
     })
 }
@@ -326,6 +338,13 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
         state.clone(),
     )));
     background.push(tokio::spawn(service::ranked::waves_forever(state.clone())));
+    background.push(tokio::spawn(service::history::run_forever(
+        state.pool.clone(),
+        state.log.clone(),
+        state.history.clone(),
+        state.clock.clone(),
+        state.stopping.clone(),
+    )));
     background
 }
 

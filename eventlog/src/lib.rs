@@ -33,7 +33,11 @@
 //!   renumbers transactions: restore physically, or add an epoch column in front of the order.
 //! * **Tamper evidence**: `hash = sha256(prev_hash || canonical bytes)` per stream
 //!   ([`canonical`] documents the bytes), and the `streams` row holds each chain's tail.
-//!   [`EventLog::verify_all`] recomputes every link from the stored columns.
+//!   [`EventLog::verify_all`] recomputes every link from the stored columns. A Merkle tree over
+//!   the whole log in commit order ([`merkle`], stored as tiles by [`tree`]) gives the roots
+//!   that the core signs and publishes outside the database, and inclusion and consistency
+//!   proofs against them: a writer who rewrites events and recomputes every chain is still
+//!   caught.
 //! * **Payload versions**: `schema_version` is stored with each event and read back as written;
 //!   the domain's `decode` functions (`MatchEvent::decode`, `TicketEvent::decode`) lift old
 //!   payloads on read.
@@ -53,9 +57,11 @@ mod append;
 pub mod canonical;
 mod error;
 mod heads;
+pub mod merkle;
 mod read;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tree;
 mod verify;
 
 pub use append::{AppendOutcome, NewEvent, StreamAppend};
@@ -66,6 +72,7 @@ pub use heads::{HeadAppend, HeadArguments, HeadBatch};
 pub use read::{
     Checkpoint, RecordedEvent, count_of_type, first_events, last_of_types, last_position,
 };
+pub use tree::{Leaf, TreeHead};
 pub use verify::{BrokenLink, ChainReport, LinkProblem};
 
 /// The event log: cheap to clone (it shares the pool), safe to use from many tasks.

@@ -72,6 +72,8 @@ pub struct ServeConfig {
     pub live: LiveConfig,
     #[command(flatten)]
     pub replicas: ReplicaConfig,
+    #[command(flatten)]
+    pub history: HistoryConfig,
     /// State-changing calls allowed per second and player (sustained), whatever token they use.
     #[arg(long, env = "DISCS_RATE_PER_SECOND", default_value_t = 50.0, value_parser = positive)]
     pub rate_per_second: f64,
@@ -172,6 +174,51 @@ impl ServeConfig {
             ServeConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
         let matches = command.try_get_matches_from(["discs", "--database-url", database_url])?;
         Ok(ServeConfig::from_arg_matches(&matches)?)
+    }
+}
+
+/// Signed checkpoints of the log and the ledger of closed accounts, both kept outside the
+/// database (`service::history`).
+#[derive(Clone, Debug, Args)]
+pub struct HistoryConfig {
+    /// The folder where signed checkpoints are published (and read by `discs verify
+    /// --checkpoints`). Default: `checkpoints` beside the private cluster's data folder.
+    #[arg(long, env = "DISCS_CHECKPOINT_DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+    /// The Ed25519 signing key, 64 hexadecimal digits (its 32-byte seed). Takes precedence over
+    /// the key file. The database never holds it.
+    #[arg(long, env = "DISCS_CHECKPOINT_KEY", hide_env_values = true)]
+    pub checkpoint_key: Option<String>,
+    /// The file holding the signing key (64 hexadecimal digits), generated (mode 0600) at the
+    /// first start when missing. Default: `checkpoint-key` beside the private cluster's data folder.
+    #[arg(long, env = "DISCS_CHECKPOINT_KEY_FILE")]
+    pub checkpoint_key_file: Option<PathBuf>,
+    /// Seconds between signed checkpoints (one is signed only when the log grew).
+    #[arg(long, env = "DISCS_CHECKPOINT_INTERVAL", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub checkpoint_interval: u64,
+    /// The ledger of closed accounts (player ids only), kept outside the database so that a
+    /// restore from a backup older than a closing closes the account again. Default:
+    /// `closed-accounts` beside the private cluster's data folder.
+    #[arg(long, env = "DISCS_CLOSINGS_FILE")]
+    pub closings_file: Option<PathBuf>,
+}
+
+impl HistoryConfig {
+    /// The checkpoint folder, the key file and the ledger, defaults resolved beside `db`'s data
+    /// folder.
+    pub fn paths(&self, db: &DatabaseConfig) -> (PathBuf, PathBuf, PathBuf) {
+        let beside = |name: &str| db.data_dir().with_file_name(name);
+        (
+            self.checkpoint_dir
+                .clone()
+                .unwrap_or_else(|| beside("checkpoints")),
+            self.checkpoint_key_file
+                .clone()
+                .unwrap_or_else(|| beside("checkpoint-key")),
+            self.closings_file
+                .clone()
+                .unwrap_or_else(|| beside("closed-accounts")),
+        )
     }
 }
 

@@ -204,3 +204,119 @@ pub async fn find(
         .map(|r| (PlayerId::from_uuid(r.get(0)), r.get(1)))
         .collect())
 }
+
+/// The label a closed account goes by: no part of its name, only of its id (already public in
+/// every match it played).
+pub fn closed_label(player: PlayerId) -> String {
+    let id = player.as_uuid().simple().to_string();
+    format!("closed-{}", &id[id.len() - 8..])
+}
+
+/// A closed account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    pub player: PlayerId,
+    /// The anonymous label its games and ratings now carry.
+    pub label: String,
+    pub closed_at: OffsetDateTime,
+}
+
+/// Closes `player`'s account: the ledger outside the database records it (so that a restore from
+/// an older backup closes it again), then, in one transaction, its name is overwritten by an
+/// anonymous label (erased, not hidden), its stored answers (which may repeat the name) are
+/// deleted, and every token it holds is ended. Its games, ratings and events stay, under the
+/// label; no event changes, so every chain and checkpoint still verifies. Refused while the
+/// player holds a queue ticket (`already_queued`) or sits in an unfinished ranked match
+/// (`in_ranked_match`); `not_found` for an unknown or already closed account.
+pub async fn close(app: &AppState, player: PlayerId, at: OffsetDateTime) -> Result<Closed, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let row = client
+        .query_opt(
+            "SELECT closed_at IS NOT NULL FROM players WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    if row.is_none_or(|r| r.get::<_, bool>(0)) {
+        return Err(Error::NotFound(Missing::Player));
+    }
+    let queued = client
+        .query_opt(
+            "SELECT 1 FROM queue_slots WHERE player_id = $1 AND ticket_id IS NOT NULL",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    drop(client);
+    if queued.is_some() {
+        return Err(Error::AlreadyQueued);
+    }
+    crate::analysis::boundary::refuse_seated(app, player).await?;
+    crate::history::record_closing(&app.history, player.as_uuid(), at).map_err(unexpected)?;
+    erase(app, player, at)
+        .await?
+        .ok_or(Error::NotFound(Missing::Player))
+}
+
+/// The erasure itself (see [`close`]); `None` when the account is unknown or already closed.
+async fn erase(
+    app: &AppState,
+    player: PlayerId,
+    at: OffsetDateTime,
+) -> Result<Option<Closed>, Error> {
+    let label = closed_label(player);
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let changed = tx
+        .execute(
+            "UPDATE players SET name = $2, closed_at = $3 \
+             WHERE player_id = $1 AND closed_at IS NULL",
+            &[&player.as_uuid(), &label, &at],
+        )
+        .await
+        .map_err(unexpected)?;
+    if changed == 0 {
+        return Ok(None);
+    }
+    tx.execute(
+        "DELETE FROM idempotency_keys WHERE player_id = $1",
+        &[&player.as_uuid()],
+    )
+    .await
+    .map_err(unexpected)?;
+    tx.execute(
+        "INSERT INTO token_generations AS t (player_id, generation, changed_at) \
+         VALUES ($1, 1, $2) \
+         ON CONFLICT (player_id) DO UPDATE \
+             SET generation = t.generation + 1, changed_at = EXCLUDED.changed_at",
+        &[&player.as_uuid(), &at],
+    )
+    .await
+    .map_err(unexpected)?;
+    tx.execute(
+        "SELECT pg_notify($1, $2)",
+        &[&TOKENS_CHANNEL, &player.to_string()],
+    )
+    .await
+    .map_err(unexpected)?;
+    tx.commit().await.map_err(unexpected)?;
+    app.cache.forget_player(player);
+    Ok(Some(Closed {
+        player,
+        label,
+        closed_at: at,
+    }))
+}
+
+/// Closes again every account the ledger says is closed and the database does not (after a
+/// restore from a backup taken before the closing); the number closed again.
+pub async fn reapply_closings(app: &AppState) -> Result<usize, Error> {
+    let ledger = crate::history::closings(&app.history).map_err(unexpected)?;
+    let mut closed = 0;
+    for (player, at) in ledger {
+        if erase(app, PlayerId::from_uuid(player), at).await?.is_some() {
+            closed += 1;
+        }
+    }
+    Ok(closed)
+}

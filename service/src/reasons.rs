@@ -72,6 +72,8 @@ pub enum Invalid {
     /// An admin ending their own tokens through the admin call (`POST /v1/tokens/revoke` is
     /// the one that answers a fresh token).
     OwnTokens,
+    /// An admin closing their own account (they close it as a player does).
+    OwnAccount,
     /// A ban without a reason.
     BanReason,
     /// A decision's reason too long.
@@ -145,6 +147,8 @@ pub enum Refused {
     NotRoomMember,
     /// An admin banned the player from ranked play and rooms.
     Banned,
+    /// An account's closing confirmed with a confirmation that is not this account's, or expired.
+    Confirmation,
 }
 
 /// Why a command conflicts with the match as it is (`conflict`).
@@ -157,6 +161,8 @@ pub enum Clash {
     AlreadyReplaced(Seat),
     NoTurnLimit,
     TooEarly,
+    /// A match's proof asked before a signed checkpoint covers it.
+    NotCheckpointed,
 }
 
 /// What was not found (`not_found`).
@@ -169,6 +175,7 @@ pub enum Missing {
     Projection,
     Asset,
     Job,
+    Checkpoint,
 }
 
 /// What is in progress (`match_active`).
@@ -180,6 +187,8 @@ pub enum Active {
     Settings,
     /// The analysis of a match still being played.
     Analysis,
+    /// The proof of a match still being played.
+    Proof,
 }
 
 impl From<IdError> for Invalid {

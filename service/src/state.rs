@@ -50,6 +50,8 @@ pub struct AppState {
     pub replicas: Option<Arc<Replicas>>,
     /// The cap on concurrent CPU searches (moves and analyses).
     pub searches: Arc<Searches>,
+    /// The checkpoint signer and the ledger of closed accounts (kept outside the database).
+    pub history: Arc<crate::history::History>,
     /// Turns `true` when the instance is shutting down: streams end with a retry hint and
     /// background loops stop after the pass under way.
     pub stopping: watch::Receiver<bool>,

@@ -324,6 +324,22 @@ pub async fn end_player_tokens(
     .await
 }
 
+/// `POST /v1/admin/players/{id}/close`: closes a player's account on their request.
+pub async fn close_player(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let player: PlayerId = checks::id(&path)?;
+    if player == auth.player {
+        return Err(Invalid::OwnAccount.into());
+    }
+    let closed = service::players::close(&app, player, app.now()).await?;
+    tracing::info!(%player, admin = %auth.player, "an admin closed an account");
+    Ok(HttpResponse::Ok().json(super::players::AccountClosed::of(&closed)))
+}
+
 /// `GET /v1/admin/players?name=`: the query.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -309,6 +309,39 @@ pub async fn events(
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct ProofQuery {
+    /// Prove against this checkpoint (one you hold); the latest by default.
+    #[schemars(range(min = 1, max = 9_007_199_254_740_991u64))]
+    checkpoint: Option<u64>,
+}
+
+/// `GET /v1/matches/{id}/proof[?checkpoint=n]`.
+pub async fn proof(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    path: web::Path<String>,
+    query: Result<web::Query<ProofQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    use service::history::{ProofError, match_proof};
+    use service::reasons::{Active, Clash, Missing};
+    let query = query.map_err(input::query_error)?;
+    let (loaded, events) = play::open_finished_with_events(&app, auth.player, &path).await?;
+    if !loaded.get()?.is_finished() {
+        return Err(Error::MatchActive(Active::Proof).into());
+    }
+    let id: MatchId = checks::id(&path)?;
+    let proof = match_proof(&app.pool, &app.log, id.as_uuid(), &events, query.checkpoint)
+        .await
+        .map_err(|e| match e {
+            ProofError::NotYet => Error::Conflict(Clash::NotCheckpointed),
+            ProofError::NoCheckpoint => Error::NotFound(Missing::Checkpoint),
+            other => service::error::unexpected(other),
+        })?;
+    Ok(HttpResponse::Ok().json(proof))
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PlyQuery {
     /// Only this ply (0 is the starting position).
     #[schemars(range(max = 4_294_967_295u32))]

@@ -13,6 +13,7 @@ pub mod analysis;
 pub mod explorer;
 pub mod games;
 pub mod health;
+pub mod history;
 pub mod leaderboards;
 pub mod matches;
 pub mod openapi;
@@ -82,11 +83,12 @@ pub enum Tag {
     Analysis,
     Admin,
     Health,
+    History,
     Docs,
 }
 
 impl Tag {
-    pub const ALL: [Tag; 10] = [
+    pub const ALL: [Tag; 11] = [
         Tag::Players,
         Tag::Games,
         Tag::Leaderboards,
@@ -95,6 +97,7 @@ impl Tag {
         Tag::Matches,
         Tag::Analysis,
         Tag::Admin,
+        Tag::History,
         Tag::Health,
         Tag::Docs,
     ];
@@ -110,6 +113,7 @@ impl Tag {
             Tag::Matches => "matches",
             Tag::Analysis => "analysis",
             Tag::Admin => "admin",
+            Tag::History => "history",
             Tag::Health => "health",
             Tag::Docs => "docs",
         }
@@ -122,6 +126,9 @@ impl Tag {
             }
             Tag::Games => "The games served: rules, glossary, settings and CPU levels.",
             Tag::Leaderboards => "The non-provisional players of a game by rating.",
+            Tag::History => {
+                "Signed checkpoints of the whole log (Ed25519 over a Merkle root, kept outside the database too) and a finished match's proof against one, to check offline with `discs verify-match`."
+            }
             Tag::Queue => {
                 "Ranked matchmaking: a ticket per player in a pool (game and turn limit), paired by rating; poll the ticket for its match."
             }
@@ -232,6 +239,8 @@ routes! {
     post "/v1/players" => players::create, id = signUp, tag = Players, 201, auth = false, body = Some(of::<players::NewPlayer>), query = NONE, reply = Json(of::<players::Created>), "Create a player by name; returns the device's token. With an Idempotency-Key (a secret: a random UUID or 128 random bits, since a retry with it gets the player's token; a key under 16 characters or 64 bits by its characters is refused with 422), a retry finds the player its first attempt created and gets a fresh token for it; once the key's record is purged (DISCS_IDEMPOTENCY_HOURS) the key is spent: 409 idempotency_key_reused.";
     post "/v1/tokens/refresh" => players::refresh, id = refreshToken, tag = Players, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Token>), "Trade a valid token for a fresh one.";
     post "/v1/tokens/revoke" => players::end_my_tokens, id = endMyTokens, tag = Players, 200, auth = true, body = Some(of::<players::EndTokens>), query = NONE, reply = Json(of::<players::TokensEnded>), "Sign out everywhere (`{\"scope\":\"everywhere\"}`): end every token of yours issued so far, this one included, refused at once by every instance; the answer is a fresh token for this device (keep it: it is the account's only key). A retry with the same Idempotency-Key gets the same fresh token.";
+    post "/v1/players/me/closing" => players::ask_closing, id = askToCloseAccount, tag = Players, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::ClosingAsked>), "Closing your account, step one: what it does, and a confirmation (valid 10 minutes) to send to `POST /v1/players/me/close`.";
+    post "/v1/players/me/close" => players::close, id = closeAccount, tag = Players, 200, auth = true, body = Some(of::<players::CloseBody>), query = NONE, reply = Json(of::<players::AccountClosed>), "Closing your account, step two, with the confirmation of step one: your name is erased from the database and every answer (your games, ratings and results stay under an anonymous label), every token of yours ends, and the closing is recorded outside the database so that a restore from an older backup closes the account again. Refused while you hold a queue ticket (409 already_queued) or sit in an active ranked match (409 in_ranked_match); 403 confirmation for a confirmation that is not yours or expired.";
     get "/v1/players/{id}" => players::get, id = getPlayer, tag = Players, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::Profile>), "A player's name and ratings.";
     get "/v1/players/{id}/matches" => players::matches, id = listPlayerMatches, tag = Players, 200, auth = true, body = NONE, query = Some(fields::<players::HistoryQuery>), reply = Json(of::<players::History>), "A player's finished matches, newest first, with ratings before and after for ranked ones.";
     get "/v1/players/{id}/ratings/{game}" => players::rating_history, id = getRatingHistory, tag = Players, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::RatingHistory>), "A player's rating after each ranked match of a game, oldest first.";
@@ -258,6 +267,9 @@ routes! {
     post "/v1/analysis" => analysis::position, id = analysePosition, tag = Analysis, 200, auth = true, body = Some(analysis::position_forms), query = Some(fields::<analysis::BudgetQuery>), reply = Json(of::<analysis::PositionAnalysis>), "The score and every best move of a position given by moves or by board and side. An exact answer is kept in the cache of solved positions shared by all instances, which answers the position and its symmetric images at once (`source`: `cache` or `search`); it changes no game, so it takes no Idempotency-Key. Refused (409 in_ranked_match) while the caller is seated in an active ranked match, and to anyone for a position of an active ranked match beyond the public opening (DISCS_PUBLIC_PLIES: 8 plies in Four in a Row, 12 in Reversi by default) or any position that can follow it, in any image of the board and, in Reversi, with the colours exchanged and the other side to move.";
     post "/v1/analysis/jobs" => analysis::create_job, id = createAnalysisJob, tag = Analysis, 202, auth = true, body = Some(analysis::position_forms), query = NONE, reply = Json(of::<service::analysis::jobs::JobView>), "Queue a deep analysis of a position (the body of POST /v1/analysis): any instance runs it in the background until its score is exact or its time cap (10 minutes by default) is spent (in Reversi it goes on to the exact solve however many squares are empty, where POST /v1/analysis gives an estimate above 26); a job whose instance dies is taken up by another one. A position already solved is answered from the shared cache at once (the job is done as it is queued). Refused (409 in_ranked_match) while the caller is seated in an active ranked match, and to anyone for a position of an active ranked match beyond the public opening (DISCS_PUBLIC_PLIES: 8 plies in Four in a Row, 12 in Reversi by default) or any position that can follow it, in any image of the board and, in Reversi, with the colours exchanged and the other side to move.";
     get "/v1/analysis/jobs/{job_id}" => analysis::get_job, id = getAnalysisJob, tag = Analysis, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::analysis::jobs::JobView>), "Your analysis job: queued, running (with its progress: nodes, elapsed_ms), done (with its result, exact or the best estimate at the cap) or failed. While its owner is seated in an active ranked match the job runs on, but its answer waits: 409 in_ranked_match until the match ends; likewise while its position is that of an active ranked match or can follow it.";
+    get "/v1/matches/{id}/proof" => matches::proof, id = proveMatch, tag = History, 200, auth = true, body = NONE, query = Some(fields::<matches::ProofQuery>), reply = Json(of::<service::history::MatchProof>), "A finished match's proof: its events with every field their hashes cover, chained from the first, and the inclusion of its last event in a signed checkpoint's Merkle tree (the latest, or `checkpoint`, one you hold). Check it offline with `discs verify-match`. 409 match_active while it is played, 409 not_checkpointed until a checkpoint covers it.";
+    get "/v1/checkpoints/latest" => history::latest, id = getLatestCheckpoint, tag = History, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<service::history::SignedCheckpoint>), "The latest signed checkpoint of the log: its size, Merkle root, time and the operator's Ed25519 signature (404 not_found before the first).";
+    get "/v1/checkpoints/{seq}" => history::get, id = getCheckpoint, tag = History, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<service::history::SignedCheckpoint>), "A signed checkpoint by its number.";
     get "/v1/matches/{id}/stream" => stream::stream, id = streamMatch, tag = Matches, 200, auth = true, body = NONE, query = NONE, reply = EventStream, "Server-sent events: each new event with the match view; resumable with Last-Event-ID.";
     get "/v1/admin/audits/ratings" => admin::audit_ratings, id = auditRatings, tag = Admin, 200, auth = true, body = NONE, query = Some(fields::<admin::AuditQuery>), reply = Json(of::<projections::audit::RatingsAudit>), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; a what-if without some players.";
     get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, id = explainRating, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::Explained>), "Admin: a player's rating step by step, each with its match and event positions, and log_check: whether the ratings recomputed from the log give the same steps (else the first diverging match).";
@@ -265,6 +277,7 @@ routes! {
     get "/v1/admin/queue/stats" => admin::queue_stats, id = getQueueStats, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::QueueStats>), "Admin: per pool, waiting tickets, wait and rating-gap percentiles, repeat-pair rate, waves run; and the allowed-gap schedule.";
     get "/v1/admin/players" => admin::find_players, id = findPlayers, tag = Admin, 200, auth = true, body = NONE, query = Some(fields::<admin::FindQuery>), reply = Json(of::<admin::Found>), "Admin: find players by name (a part of it, case aside; those it starts first; at most 20), each with whether they are banned.";
     post "/v1/admin/players/{id}/decisions" => admin::decide, id = decideOnPlayer, tag = Admin, 201, auth = true, body = Some(of::<admin::DecisionBody>), query = NONE, reply = Json(of::<admin::Decided>), "Admin: a decision on a flagged player, `cleared` or `banned` (with a reason), recorded as an event of the player's stream (`player-<id>`: `player_cleared`, `player_banned`); a banned player cannot queue, open or join a room until cleared.";
+    post "/v1/admin/players/{id}/close" => admin::close_player, id = closePlayerAccount, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<players::AccountClosed>), "Admin: close a player's account on their request (as `POST /v1/players/me/close` does: name erased, tokens ended, recorded outside the database); not your own.";
     post "/v1/admin/players/{id}/tokens/revoke" => admin::end_player_tokens, id = endPlayerTokens, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::PlayerTokensEnded>), "Admin: end every token of a player (refused at once by every instance); the player gets no new one.";
     post "/v1/admin/projections/{name}/rebuild" => admin::start_rebuild, id = rebuildProjection, tag = Admin, 202, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::RebuildStarted>), "Admin: rebuild a projection beside the live one and switch when caught up.";
     get "/v1/admin/projections/{name}" => admin::get_projection, id = getProjection, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::ProjectionStatus>), "Admin: a projection's checkpoint and its latest rebuild's progress.";

@@ -228,6 +228,84 @@ pub async fn end_my_tokens(
     .await
 }
 
+/// What closing an account does, and the confirmation that asks it.
+#[derive(Serialize, JsonSchema)]
+pub struct ClosingAsked {
+    /// Send it to `POST /v1/players/me/close` within 10 minutes.
+    confirmation: String,
+    expires_at: String,
+    /// The label your games, ratings and results will carry.
+    label: String,
+    /// What the closing does, in the request's language.
+    what_happens: String,
+}
+
+/// The confirmation of step one.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "CloseAccountRequest")]
+pub struct CloseBody {
+    #[schemars(length(min = 1, max = 4096))]
+    confirmation: String,
+}
+
+/// A closed account.
+#[derive(Serialize, JsonSchema)]
+pub struct AccountClosed {
+    player_id: PlayerId,
+    /// The anonymous label its games, ratings and results now carry.
+    label: String,
+    closed_at: String,
+}
+
+impl AccountClosed {
+    pub fn of(closed: &players::Closed) -> AccountClosed {
+        AccountClosed {
+            player_id: closed.player,
+            label: closed.label.clone(),
+            closed_at: closed.closed_at.format(&Rfc3339).unwrap_or_default(),
+        }
+    }
+}
+
+/// `POST /v1/players/me/closing`: step one of closing one's account.
+pub async fn ask_closing(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.player)?;
+    if auth.external {
+        return Err(Error::Forbidden(Refused::ExternalRefresh).into());
+    }
+    let (confirmation, expires) =
+        app.keys
+            .closing_confirmation(auth.player, auth.generation, app.now())?;
+    Ok(HttpResponse::Ok().json(ClosingAsked {
+        confirmation,
+        expires_at: expires.format(&Rfc3339).unwrap_or_default(),
+        label: players::closed_label(auth.player),
+        what_happens: crate::texts::note("account.closing", &[]),
+    }))
+}
+
+/// `POST /v1/players/me/close`: step two, with step one's confirmation.
+pub async fn close(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.player)?;
+    let body = input::json::<CloseBody>(&body)?;
+    if auth.external {
+        return Err(Error::Forbidden(Refused::ExternalRefresh).into());
+    }
+    app.keys.check_closing_confirmation(
+        &body.confirmation,
+        auth.player,
+        auth.generation,
+        app.now(),
+    )?;
+    let closed = players::close(&app, auth.player, app.now()).await?;
+    Ok(HttpResponse::Ok().json(AccountClosed::of(&closed)))
+}
+
 /// `GET /v1/players/{id}`.
 pub async fn get(
     app: web::Data<ApiState>,

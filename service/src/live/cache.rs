@@ -75,6 +75,21 @@ impl MatchCache {
         g.old.remove(&id);
     }
 
+    /// Forgets every match that names `player` (their account closed: the name must not be
+    /// shown again, from this instance's memory either).
+    pub fn forget_player(&self, player: PlayerId) {
+        let mut g = self.lock();
+        g.young.retain(|_, c| !c.names.contains_key(&player));
+        g.old.retain(|_, c| !c.names.contains_key(&player));
+    }
+
+    /// Forgets everything (a listener that may have missed a closing reconnected).
+    pub fn clear(&self) {
+        let mut g = self.lock();
+        g.young.clear();
+        g.old.clear();
+    }
+
     /// Entries held now (at most the capacity).
     pub fn len(&self) -> usize {
         let g = self.lock();
