@@ -191,7 +191,7 @@ fn note(seq: u64, size: u64, root: &str, time: &str) -> String {
 }
 
 /// Signs the head `head` as checkpoint `seq` at `at`.
-fn sign(key: &SigningKey, seq: u64, head: &TreeHead, at: OffsetDateTime) -> SignedCheckpoint {
+pub fn sign(key: &SigningKey, seq: u64, head: &TreeHead, at: OffsetDateTime) -> SignedCheckpoint {
     let time = at
         .replace_nanosecond(0)
         .unwrap_or(at)

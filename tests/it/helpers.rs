@@ -7,7 +7,7 @@ use discs::startup::Application;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use service::clock::ManualClock;
-use service::config::{DatabaseConfig, ServeConfig};
+use service::config::{DatabaseConfig, HistoryConfig, ServeConfig};
 use service::state::AppState;
 use time::{Duration, OffsetDateTime};
 
@@ -82,6 +82,21 @@ pub fn config(db_url: &str) -> ServeConfig {
         signups_per_minute: 1_000_000.0,
         no_workers: true,
         http_workers: Some(2),
+        history: history_of(db_url, defaults.history),
+        ..defaults
+    }
+}
+
+/// The signed checkpoints, their key and the ledger of closed accounts of the database at
+/// `db_url`, in a folder of its own (instances on the same database share it, as a cluster's
+/// would).
+pub fn history_of(db_url: &str, defaults: HistoryConfig) -> HistoryConfig {
+    let database = db_url.rsplit('/').next().unwrap_or("discs");
+    let dir = std::env::temp_dir().join("discs-tests").join(database);
+    HistoryConfig {
+        checkpoint_dir: Some(dir.join("checkpoints")),
+        checkpoint_key_file: Some(dir.join("checkpoint-key")),
+        closings_file: Some(dir.join("closed-accounts")),
         ..defaults
     }
 }

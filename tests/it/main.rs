@@ -8,6 +8,7 @@ mod errors;
 mod explorer;
 mod fairplay;
 mod helpers;
+mod history;
 mod jobs;
 mod lifecycle;
 mod limits;
