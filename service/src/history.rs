@@ -335,6 +335,72 @@ pub async fn recorded(pool: &Pool, seq: Option<i64>) -> Result<Option<String>, S
         .map(|r| r.get(0)))
 }
 
+/// That the log of checkpoint `to` extends the log of checkpoint `from`: both, and RFC 9162's
+/// consistency proof between their trees.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Consistency {
+    pub from: SignedCheckpoint,
+    pub to: SignedCheckpoint,
+    /// The proof's hashes, in hexadecimal (RFC 9162 §2.1.4).
+    pub proof: Vec<String>,
+}
+
+impl Consistency {
+    /// Checks it offline: both checkpoints are the operator's and the proof holds.
+    pub fn check(&self, operator: &VerifyingKey) -> Result<(), String> {
+        self.from.check(operator)?;
+        self.to.check(operator)?;
+        let proof: Vec<Hash> = self
+            .proof
+            .iter()
+            .map(|h| hash_from_hex(h).ok_or_else(|| format!("{h} is not a hash")))
+            .collect::<Result<_, _>>()?;
+        let (Some(a), Some(b)) = (self.from.root_hash(), self.to.root_hash()) else {
+            return Err("a root is not a hash".into());
+        };
+        if merkle::verify_consistency(self.from.size, self.to.size, &a, &b, &proof) {
+            Ok(())
+        } else {
+            Err(format!(
+                "checkpoint {} does not extend checkpoint {}",
+                self.to.seq, self.from.seq
+            ))
+        }
+    }
+}
+
+/// The consistency proof from recorded checkpoint `from` to recorded checkpoint `to`; `None`
+/// when either is not recorded or `from` is the later one.
+pub async fn consistency(
+    pool: &Pool,
+    log: &EventLog,
+    from: i64,
+    to: i64,
+) -> Result<Option<Consistency>, SignError> {
+    let (Some(a), Some(b)) = (
+        recorded(pool, Some(from)).await?,
+        recorded(pool, Some(to)).await?,
+    ) else {
+        return Ok(None);
+    };
+    let parse = |t: &str| {
+        serde_json::from_str::<SignedCheckpoint>(t)
+            .map_err(|e| SignError::Folder(format!("a recorded checkpoint does not parse: {e}")))
+    };
+    let (a, b) = (parse(&a)?, parse(&b)?);
+    if a.size > b.size {
+        return Ok(None);
+    }
+    let Some(proof) = log.consistency(a.size, b.size).await? else {
+        return Ok(None);
+    };
+    Ok(Some(Consistency {
+        from: a,
+        to: b,
+        proof: proof.iter().map(|h| to_hex(h)).collect(),
+    }))
+}
+
 /// Writes to `dir` every recorded checkpoint it lacks, each with its leaves, leaves first and
 /// each file whole or not at all (written aside, then renamed).
 pub async fn publish(pool: &Pool, log: &EventLog, dir: &Path) -> Result<usize, SignError> {

@@ -155,6 +155,20 @@ async fn signed_checkpoints_prove_a_match_and_catch_a_rewritten_event_that_every
         )
         .await;
     assert_eq!(not_in.status, StatusCode::CONFLICT, "{:?}", not_in.body);
+    // Checkpoint 2 extends checkpoint 1, provably.
+    let consistent: history::Consistency = serde_json::from_value(
+        app.get("/v1/checkpoints/2/consistency?from=1", "")
+            .await
+            .body,
+    )
+    .expect("a consistency proof");
+    consistent.check(&operator).expect("it holds");
+    let mut bent = consistent.clone();
+    bent.from = c2.clone();
+    bent.to = c1.clone();
+    assert!(bent.check(&operator).is_err());
+    let backwards = app.get("/v1/checkpoints/1/consistency?from=2", "").await;
+    assert_eq!(backwards.status, StatusCode::NOT_FOUND);
     // Another key is refused; a changed event breaks the proof.
     let stranger = ed25519_dalek::SigningKey::from_bytes(&[9; 32]).verifying_key();
     let refused = history::verify_match_proof(&proof, &stranger, None).expect_err("other key");

@@ -20,12 +20,40 @@ pub async fn get(
     _: ByAddress,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let seq: i64 = path
-        .parse()
+    one(&app, Some(seq_of(&path)?)).await
+}
+
+/// `GET /v1/checkpoints/{seq}/consistency?from=n`: the query.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FromQuery {
+    /// The earlier checkpoint, one you hold.
+    #[schemars(range(min = 1, max = 9_007_199_254_740_991u64))]
+    from: u64,
+}
+
+/// `GET /v1/checkpoints/{seq}/consistency?from=n`: that checkpoint `seq` extends checkpoint `n`.
+pub async fn consistency(
+    app: web::Data<ApiState>,
+    _: ByAddress,
+    path: web::Path<String>,
+    query: Result<web::Query<FromQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    let query = query.map_err(crate::input::query_error)?;
+    let to = seq_of(&path)?;
+    let from = i64::try_from(query.from).unwrap_or(i64::MAX);
+    let answer = service::history::consistency(&app.pool, &app.log, from, to)
+        .await
+        .map_err(unexpected)?
+        .ok_or(Error::NotFound(Missing::Checkpoint))?;
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+fn seq_of(path: &str) -> Result<i64, Error> {
+    path.parse()
         .ok()
         .filter(|n| *n >= 1)
-        .ok_or_else(|| Error::from(Invalid::Id(path.into_inner())))?;
-    one(&app, Some(seq)).await
+        .ok_or_else(|| Error::from(Invalid::Id(path.to_owned())))
 }
 
 async fn one(app: &ApiState, seq: Option<i64>) -> Result<HttpResponse, ApiError> {

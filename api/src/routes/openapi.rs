@@ -123,6 +123,10 @@ fn path_parameter(name: &str, generator: &mut SchemaGenerator) -> Value {
         "code" => json!({"type": "string", "pattern": "^[ABCDEFGHJKMNPQRSTUVWXYZ2-9]{6}$",
                          "description": "a room's invite code"}),
         "name" => reference(PROJECTION_NAME),
+        "seq" => {
+            json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": 9_007_199_254_740_991u64,
+                        "description": "a checkpoint's number"})
+        }
         other => unreachable!("path parameter `{other}` has no schema"),
     }
 }
