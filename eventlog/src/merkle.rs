@@ -54,7 +54,7 @@ fn cover(lo: u64, hi: u64, out: &mut Vec<(u32, u64)>) {
     if n == 0 {
         return;
     }
-    if n.is_power_of_two() && lo % n == 0 {
+    if n.is_power_of_two() && lo.is_multiple_of(n) {
         out.push((n.trailing_zeros(), lo >> n.trailing_zeros()));
         return;
     }
@@ -66,7 +66,7 @@ fn cover(lo: u64, hi: u64, out: &mut Vec<(u32, u64)>) {
 /// The tree hash of the leaves `[lo, hi)` (`lo` aligned as a left subtree of the tree is).
 fn range_hash(nodes: &impl Nodes, lo: u64, hi: u64) -> Option<Hash> {
     let n = hi - lo;
-    if n.is_power_of_two() && lo % n == 0 {
+    if n.is_power_of_two() && lo.is_multiple_of(n) {
         return nodes.node(n.trailing_zeros(), lo >> n.trailing_zeros());
     }
     let k = split(n);

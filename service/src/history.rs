@@ -266,8 +266,8 @@ pub async fn checkpoint_now(
     };
     let published = read_folder(&history.dir)
         .map_err(SignError::Folder)?
-        .into_iter()
-        .filter_map(|(_, c)| c.ok())
+        .into_values()
+        .filter_map(Result::ok)
         .max_by_key(|c| c.seq);
     let last = [recorded, published]
         .into_iter()
@@ -610,14 +610,14 @@ pub async fn verify_folder(
             report.problems.push(e);
             continue;
         }
-        if let Some(before) = good.last() {
-            if c.size < before.size || c.time < before.time {
-                report.problems.push(format!(
+        if let Some(before) = good.last()
+            && (c.size < before.size || c.time < before.time)
+        {
+            report.problems.push(format!(
                     "checkpoint {} ({} events, {}) is out of order: checkpoint {} before it has {} events, {}",
                     c.seq, c.size, c.time, before.seq, before.size, before.time
                 ));
-                continue;
-            }
+            continue;
         }
         good.push(c.clone());
     }
@@ -668,27 +668,26 @@ pub async fn verify_folder(
         bytes.clear();
         canonical::event_bytes(&e.content(), &mut bytes);
         let hash = canonical::chain_hash(&e.prev_hash, &bytes);
-        if first_difference.is_none() {
-            if let Some(p) = published.as_ref().and_then(|p| p.get(walked as usize)) {
-                if p.hash != hash || p.stream != e.stream || p.version != e.version {
-                    first_difference = Some(format!(
-                        "event {} of the log (stream {} version {}, position {}) differs from the \
+        if first_difference.is_none()
+            && let Some(p) = published.as_ref().and_then(|p| p.get(walked as usize))
+            && (p.hash != hash || p.stream != e.stream || p.version != e.version)
+        {
+            first_difference = Some(format!(
+                "event {} of the log (stream {} version {}, position {}) differs from the \
                          published one ({} version {}, hash {}): {}",
-                        walked,
-                        e.stream,
-                        e.version,
-                        e.position,
-                        p.stream,
-                        p.version,
-                        to_hex(&p.hash),
-                        if p.stream == e.stream && p.version == e.version {
-                            "it was rewritten"
-                        } else {
-                            "an event was removed, inserted or moved here"
-                        }
-                    ));
+                walked,
+                e.stream,
+                e.version,
+                e.position,
+                p.stream,
+                p.version,
+                to_hex(&p.hash),
+                if p.stream == e.stream && p.version == e.version {
+                    "it was rewritten"
+                } else {
+                    "an event was removed, inserted or moved here"
                 }
-            }
+            ));
         }
         db_tree.push(merkle::leaf_hash(&hash));
         walked += 1;

@@ -24,7 +24,7 @@ pub fn read_hex(file: &Path, what: &str, min: usize) -> anyhow::Result<Option<Ve
 
 /// Bytes written in hexadecimal (either case); `None` for anything else.
 pub fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())
