@@ -9,8 +9,8 @@
 //! restore-drill check --record FILE [--record FILE ...] --snapshot FILE --closed FILE
 //! ```
 //!
-//! `load` runs `--pairs` pairs of players (signed up once, kept in `--players`): half play
-//! ranked Four in a Row (the queue, then the match), half play room matches, random legal moves
+//! `load` runs `--pairs` pairs of players (signed up once, kept in `--players`): the first pair
+//! plays ranked Four in a Row (the queue, then the match), the others room matches, random legal moves
 //! to the end, again and again for `--secs`; every acknowledged move is appended to `--record`
 //! as a JSON line `{"match_id","version","move","acked_at"}`. `snapshot` waits until every
 //! projection has caught up with the log, then writes the projections' tables (sorted rows).
@@ -83,20 +83,6 @@ enum Step {
         closed: PathBuf,
     },
 }
-
-/// The projections' tables, compared row by row (sorted) before the mistake and after the
-/// restore and a rebuild.
-const PROJECTION_TABLES: [&str; 9] = [
-    "ratings",
-    "rating_points",
-    "match_history",
-    "leaderboard",
-    "queue_tickets",
-    "queue_pairs",
-    "explorer_moves",
-    "explorer_games",
-    "explorer_ratings",
-];
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
@@ -385,7 +371,8 @@ async fn load(base: &str, secs: u64, record: &Path, pairs: usize, players: &Path
             let mut rng = SplitMix64(k as u64 + 1 + secs * 1000);
             let mut games = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                if k % 2 == 0 {
+                // One pair queues (two pairs in one pool could be paired across).
+                if k == 0 {
                     ranked_game(&http, &base, &a, &b, &mut rng, &recorder).await?;
                 } else {
                     room_game(&http, &base, &a, &b, &mut rng, &recorder).await?;
@@ -454,31 +441,26 @@ async fn connect(url: &str) -> Result<tokio_postgres::Client> {
 /// The projections' rows, sorted; first waiting (when `settle`) until every projection has
 /// caught up with the log.
 async fn snapshot(url: &str, settle: bool) -> Result<BTreeMap<String, Vec<String>>> {
+    use projections::{Projection, Runner};
     let client = connect(url).await?;
     if settle {
+        let runner = Runner::new(eventlog::EventLog::new(database::connect(url, 2).await?));
         let started = Instant::now();
-        loop {
-            let behind: i64 = client
-                .query_one(
-                    "SELECT count(*) FROM projection_checkpoints p \
-                     WHERE (p.tx, p.position) < (SELECT (e.tx::text::bigint, e.position) FROM events e \
-                         WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot()) \
-                         ORDER BY e.tx DESC, e.position DESC LIMIT 1)",
-                    &[],
-                )
-                .await?
-                .get(0);
-            if behind == 0 {
-                break;
+        for p in Projection::ALL {
+            let last = runner.last_committed(p).await?;
+            while Some(runner.checkpoint(p).await?.0) < last {
+                if started.elapsed() > Duration::from_secs(60) {
+                    bail!(
+                        "the projection {} is still behind the log after 60 s",
+                        p.name()
+                    );
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            if started.elapsed() > Duration::from_secs(60) {
-                bail!("{behind} projections still behind the log after 60 s");
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
     let mut out = BTreeMap::new();
-    for table in PROJECTION_TABLES {
+    for table in Projection::ALL.iter().flat_map(|p| p.tables()) {
         let mut rows: Vec<String> = client
             .query(&format!("SELECT t::text FROM {table} t"), &[])
             .await
@@ -487,7 +469,7 @@ async fn snapshot(url: &str, settle: bool) -> Result<BTreeMap<String, Vec<String
             .map(|r| r.get(0))
             .collect();
         rows.sort();
-        out.insert(table.to_owned(), rows);
+        out.insert((*table).to_owned(), rows);
     }
     Ok(out)
 }

@@ -289,7 +289,7 @@ fn checkpoint(db: DatabaseConfig, config: HistoryConfig) -> anyhow::Result<()> {
             log.pool(),
             &log,
             &history,
-            time::OffsetDateTime::now_utc(),
+            &service::clock::SystemClock,
         )
         .await?;
         match signed {

@@ -309,6 +309,23 @@ impl EventLog {
             .collect()
     }
 
+    /// The tree's leaves `[from, to)` as its tiles hold them ([`merkle::leaf_hash`]es of the
+    /// events' chain hashes, as they were when the tree grew).
+    pub async fn tree_leaves(&self, from: u64, to: u64) -> Result<Vec<Hash>, Error> {
+        let client = self.pool.get().await?;
+        let keys: Vec<(u32, u64)> = (from / TILE..to.div_ceil(TILE)).map(|i| (0, i)).collect();
+        let tiles = read_tiles_exact(&client, &keys).await?;
+        (from..to)
+            .map(|i| {
+                tiles
+                    .get(&(0, i / TILE))
+                    .and_then(|t| t.get((i % TILE) as usize))
+                    .copied()
+                    .ok_or_else(|| Error::Corrupt(format!("no tile holds leaf {i}")))
+            })
+            .collect()
+    }
+
     /// An event's place in the tree and the proof that it is there in the tree of `size`
     /// leaves: `(leaf index, audit path)`. `None` when the event is not among those leaves.
     pub async fn inclusion(

@@ -253,10 +253,20 @@ pub async fn checkpoint_now(
     pool: &Pool,
     log: &EventLog,
     history: &History,
-    at: OffsetDateTime,
+    clock: &dyn crate::clock::Clock,
 ) -> Result<Option<SignedCheckpoint>, SignError> {
     let head = grow(log).await?;
-    let client = pool.get().await?;
+    // One signer at a time, across instances: each reads the last checkpoint, and the time,
+    // after the one before it recorded its own.
+    let mut client = pool.get().await?;
+    let client = client.transaction().await?;
+    client
+        .execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('log_checkpoints', 0))",
+            &[],
+        )
+        .await?;
+    let at = clock.now();
     let last_recorded = client.query_opt(LAST_SIGNED, &[]).await?;
     let recorded: Option<SignedCheckpoint> = match &last_recorded {
         Some(row) => Some(serde_json::from_str(row.get::<_, &str>(5)).map_err(|e| {
@@ -317,7 +327,7 @@ pub async fn checkpoint_now(
             signed = Some(checkpoint);
         }
     }
-    drop(client);
+    client.commit().await?;
     publish(pool, log, &history.dir).await?;
     Ok(signed)
 }
@@ -413,7 +423,7 @@ pub async fn publish(pool: &Pool, log: &EventLog, dir: &Path) -> Result<usize, S
         .await?;
     drop(client);
     make_folder(dir).map_err(|e| SignError::Folder(format!("{}: {e}", dir.display())))?;
-    let mut previous = Checkpoint::START;
+    let mut previous = (Checkpoint::START, 0u64);
     let mut written = 0;
     for row in rows {
         let seq: i64 = row.get(0);
@@ -422,9 +432,32 @@ pub async fn publish(pool: &Pool, log: &EventLog, dir: &Path) -> Result<usize, S
             position: row.get(2),
         };
         let json: &str = row.get(3);
+        let size = serde_json::from_str::<SignedCheckpoint>(json)
+            .map(|c| c.size)
+            .map_err(|e| SignError::Folder(format!("checkpoint {seq} does not parse: {e}")))?;
         let file = dir.join(checkpoint_name(seq as u64));
         if !file.exists() {
-            let leaves = log.leaves_between(previous, cursor).await?;
+            // The events as the log holds them now must be those the tree took in.
+            let leaves = log.leaves_between(previous.0, cursor).await?;
+            let tree = log.tree_leaves(previous.1, size).await?;
+            let held: Vec<Hash> = leaves.iter().map(|l| merkle::leaf_hash(&l.hash)).collect();
+            if held != tree {
+                let at = held
+                    .iter()
+                    .zip(&tree)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(held.len().min(tree.len()));
+                return Err(SignError::Diverged {
+                    seq: seq as u64,
+                    size,
+                    why: format!(
+                        "its event {} is not in the log as the tree took it in (the log holds {} of its {} events)",
+                        previous.1 + at as u64,
+                        held.len(),
+                        tree.len()
+                    ),
+                });
+            }
             let mut text = String::with_capacity(leaves.len() * 120);
             for leaf in &leaves {
                 text.push_str(&format!(
@@ -439,7 +472,7 @@ pub async fn publish(pool: &Pool, log: &EventLog, dir: &Path) -> Result<usize, S
             write_whole(&file, format!("{json}\n").as_bytes()).map_err(io)?;
             written += 1;
         }
-        previous = cursor;
+        previous = (cursor, size);
     }
     Ok(written)
 }
@@ -941,7 +974,7 @@ pub async fn run_forever(
     mut stopping: tokio::sync::watch::Receiver<bool>,
 ) {
     loop {
-        match checkpoint_now(&pool, &log, &history, clock.now()).await {
+        match checkpoint_now(&pool, &log, &history, clock.as_ref()).await {
             Ok(Some(c)) => tracing::info!(seq = c.seq, size = c.size, "signed a checkpoint"),
             Ok(None) => {}
             Err(e) => tracing::error!(error = %e, "no checkpoint signed"),

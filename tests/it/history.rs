@@ -16,7 +16,7 @@ async fn checkpoint(app: &TestApp) -> Option<SignedCheckpoint> {
         &app.state.pool,
         &app.state.log,
         &app.state.history,
-        app.state.now(),
+        app.state.clock.as_ref(),
     )
     .await
     .expect("a checkpoint is signed")
@@ -226,7 +226,7 @@ async fn signed_checkpoints_prove_a_match_and_catch_a_rewritten_event_that_every
         &app.state.pool,
         &app.state.log,
         &app.state.history,
-        app.state.now(),
+        app.state.clock.as_ref(),
     )
     .await;
     assert!(
