@@ -151,8 +151,11 @@ async fn rate(
     Ok(before)
 }
 
-/// Adds the batch's counts; answers the groups (position, ranked, band, month) where a move has
-/// now been played more than twice [`GAMES_KEPT`] times: those whose games may want trimming.
+/// Adds the batch's counts; answers the groups (position, ranked, band, month) the batch
+/// touched: those whose games may want trimming. Every one of them, whatever its moves' counts:
+/// a group trimmed only when one move passed a count would keep, under many small batches,
+/// games that one batch over the same events trims (a group's games are its moves' together),
+/// and a rebuild would no longer equal the projection it replaces (the restore drill found it).
 async fn write_moves(
     client: &impl GenericClient,
     counts: HashMap<(Uuid, bool, i16, Date, String), Counts>,
@@ -214,7 +217,6 @@ async fn write_moves(
         .await?;
     let mut crowded: Vec<(Uuid, bool, i16, Date)> = rows
         .iter()
-        .filter(|r| i64::from(r.get::<_, i32>(4)) > 2 * GAMES_KEPT)
         .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
         .collect();
     crowded.sort_unstable();

@@ -267,20 +267,35 @@ async fn erase(
     let label = closed_label(player);
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
-    let changed = tx
-        .execute(
-            "UPDATE players SET name = $2, closed_at = $3 \
-             WHERE player_id = $1 AND closed_at IS NULL",
-            &[&player.as_uuid(), &label, &at],
+    let name = tx
+        .query_opt(
+            "SELECT name FROM players WHERE player_id = $1 AND closed_at IS NULL FOR UPDATE",
+            &[&player.as_uuid()],
         )
         .await
         .map_err(unexpected)?;
-    if changed == 0 {
+    let Some(name) = name.map(|r| r.get::<_, String>(0)) else {
         return Ok(None);
-    }
+    };
+    tx.execute(
+        "UPDATE players SET name = $2, closed_at = $3 WHERE player_id = $1",
+        &[&player.as_uuid(), &label, &at],
+    )
+    .await
+    .map_err(unexpected)?;
+    // The player's own stored answers go; their opponents' (a match view names both seats)
+    // keep answering a retry, with the label where the name was.
     tx.execute(
         "DELETE FROM idempotency_keys WHERE player_id = $1",
         &[&player.as_uuid()],
+    )
+    .await
+    .map_err(unexpected)?;
+    tx.execute(
+        "UPDATE idempotency_keys \
+            SET body = replace(body::text, to_jsonb($1::text)::text, to_jsonb($2::text)::text)::jsonb \
+          WHERE strpos(body::text, to_jsonb($1::text)::text) > 0",
+        &[&name, &label],
     )
     .await
     .map_err(unexpected)?;

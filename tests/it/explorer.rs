@@ -383,3 +383,61 @@ async fn a_popular_position_keeps_its_last_games_and_is_trimmed() {
         .get(0);
     assert!((8..=16).contains(&kept), "{kept}");
 }
+
+/// Games that reach the explorer one at a time keep exactly what a rebuild over the same events
+/// keeps: a position's games are trimmed to its last and highest-rated ones whatever its moves'
+/// counts (the restore drill found 3 extra rows where no single move was played 17 times).
+#[tokio::test]
+async fn games_that_come_one_by_one_keep_what_a_rebuild_keeps() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    for i in 0..20 {
+        let id = app.room_match(&ada, &bob, "four_in_a_row").await;
+        let view = app.view(&ada, &id).await;
+        let first = if view["seats"][0]["player_id"] == json!(ada.id) {
+            &ada
+        } else {
+            &bob
+        };
+        let column = (1 + i % 4).to_string();
+        let played = app.play(first, &id, &column).await;
+        assert_eq!(played.status, StatusCode::OK, "{:?}", played.body);
+        let resigned = app
+            .post(
+                &format!("/v1/matches/{id}/resign"),
+                &first.token,
+                json!({"expected_version": played.body["version"]}),
+            )
+            .await;
+        assert_eq!(resigned.status, StatusCode::OK, "{:?}", resigned.body);
+        app.project().await;
+    }
+    let before = crate::ranked::dump(&app.db_url, "explorer_games").await;
+    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let most: i64 = client
+        .query_one(
+            "SELECT max(n) FROM (SELECT count(*) AS n FROM explorer_games \
+             GROUP BY position, ranked, band, month) g",
+            &[],
+        )
+        .await
+        .expect("counted")
+        .get(0);
+    // Room games are unrated: they all weigh the same, so the highest rated are the last too.
+    assert_eq!(
+        most,
+        projections::explorer::GAMES_KEPT,
+        "the start keeps 8 of 20"
+    );
+    let p = projections::Projection::Explorer;
+    let id = projections::rebuild::register(&app.state.projections, p)
+        .await
+        .expect("registered");
+    projections::rebuild::rebuild(&app.state.projections, p, id, |_| {})
+        .await
+        .expect("rebuilt");
+    assert_eq!(
+        crate::ranked::dump(&app.db_url, "explorer_games").await,
+        before
+    );
+}

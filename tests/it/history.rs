@@ -362,6 +362,22 @@ async fn a_closed_account_is_erased_from_every_answer_and_closed_again_after_a_r
         me.body
     );
     let room = finished_match(&app, &zep, &bob).await;
+    // A move of Bob's with an Idempotency-Key: its stored answer (a match view) names both seats.
+    let keyed = app.room_match(&bob, &zep, "four_in_a_row").await;
+    let view = app.view(&bob, &keyed).await;
+    let bob_first = view["seats"][0]["player_id"] == json!(bob.id);
+    if !bob_first {
+        assert_eq!(app.play(&zep, &keyed, "1").await.status, StatusCode::OK);
+    }
+    let stored = app.keyed_move(&bob, &keyed, "4", "bob-move-key-0001").await;
+    assert_eq!(stored.status, StatusCode::OK, "{:?}", stored.body);
+    assert!(stored.body.to_string().contains(name));
+    app.post(
+        &format!("/v1/matches/{keyed}/resign"),
+        &bob.token,
+        json!({"expected_version": stored.body["version"]}),
+    )
+    .await;
     app.project().await;
     checkpoint(&app).await.expect("signed");
 
@@ -464,6 +480,14 @@ async fn a_closed_account_is_erased_from_every_answer_and_closed_again_after_a_r
     );
     // Erased from the database, not hidden: no table holds the name.
     assert!(!database_text(&app).await.contains("Zephyrine"));
+    // Bob's retry still gets his stored answer, with the label.
+    let retried = app.keyed_move(&bob, &keyed, "4", "bob-move-key-0001").await;
+    assert_eq!(retried.status, StatusCode::OK, "{:?}", retried.body);
+    assert!(
+        retried.body.to_string().contains(&label),
+        "{:?}",
+        retried.body
+    );
     // Every chain and checkpoint still verifies, and a new checkpoint extends the old ones.
     assert!(app.state.log.verify_all().await.expect("audit").is_ok());
     checkpoint(&app).await;

@@ -419,7 +419,7 @@ async fn league(app: &TestApp, n: usize) -> Vec<Player> {
 }
 
 /// Every row of a table as text, in a stable order.
-async fn dump(url: &str, table: &str) -> Vec<String> {
+pub async fn dump(url: &str, table: &str) -> Vec<String> {
     let client = eventlog::testing::raw_client(url).await;
     let rows = client
         .query(
