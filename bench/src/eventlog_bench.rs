@@ -88,6 +88,19 @@ enum Command {
         #[arg(long, default_value_t = 2_000)]
         players: usize,
     },
+    /// Bulk-load streams with valid hash chains, then time what signed checkpoints cost
+    /// (issue 45): growing the Merkle tree over the whole log, signing and publishing a
+    /// checkpoint, a match's inclusion proof, a checkpoint after a burst of new events, and
+    /// `discs verify --checkpoints` over the whole log.
+    Checkpoints {
+        #[arg(long, default_value_t = 25_000)]
+        streams: usize,
+        #[arg(long, default_value_t = 40)]
+        events_per_stream: usize,
+        /// Inclusion proofs asked.
+        #[arg(long, default_value_t = 200)]
+        proofs: usize,
+    },
     /// Bulk-load whole ranked games, rebuild the `explorer` projection from position 0 (the
     /// ingest rate), measure its tables, then time `GET /v1/explorer` through the real server at
     /// the opening position and at ply 10 under every combination of filters.
@@ -166,6 +179,11 @@ async fn run(cli: &Cli, url: &str) -> Result<()> {
                 verify,
             } => bench_replay(url, streams, events_per_stream, batch, verify).await?,
             Command::Rebuild { streams, players } => bench_rebuild(url, streams, players).await?,
+            Command::Checkpoints {
+                streams,
+                events_per_stream,
+                proofs,
+            } => bench_checkpoints(url, streams, events_per_stream, proofs).await?,
             Command::Explorer {
                 games,
                 players,
@@ -262,6 +280,108 @@ async fn bench_appends(
     );
     pool.close();
     Ok(())
+}
+
+async fn bench_checkpoints(
+    url: &str,
+    streams: usize,
+    events_per_stream: usize,
+    proofs: usize,
+) -> Result<()> {
+    use service::history;
+    let client = raw_client(url).await?;
+    let loaded = load(&client, streams, events_per_stream, streams * 2).await?;
+    client.batch_execute("VACUUM (ANALYZE) events").await?;
+    let pool = database::connect(url, 4).await?;
+    let log = EventLog::new(pool.clone());
+    let dir = std::env::temp_dir().join(format!("discs-bench-checkpoints-{}", Uuid::new_v4()));
+    let config = service::config::HistoryConfig {
+        checkpoint_dir: Some(dir.join("checkpoints")),
+        checkpoint_key: Some("42".repeat(32)),
+        checkpoint_key_file: None,
+        checkpoint_interval: 60,
+        closings_file: Some(dir.join("closed-accounts")),
+    };
+    let db = service::config::ServeConfig::defaults(url)?.db;
+    let signer = history::History::from_config(&config, &db)?;
+    let clock = service::clock::SystemClock;
+    let started = Instant::now();
+    let head = history::grow(&log).await?;
+    let grow_s = started.elapsed().as_secs_f64();
+    anyhow::ensure!(
+        head.size == loaded,
+        "the tree holds {} of {loaded}",
+        head.size
+    );
+    println!(
+        "checkpoints grow events={loaded} seconds={grow_s:.2} events_per_s={:.0}",
+        loaded as f64 / grow_s
+    );
+    let started = Instant::now();
+    let first = history::checkpoint_now(&pool, &log, &signer, &clock)
+        .await?
+        .context("signed")?;
+    println!(
+        "checkpoints sign_and_publish size={} seconds={:.2} (the leaves file of every event)",
+        first.size,
+        started.elapsed().as_secs_f64()
+    );
+    // Proofs of random matches' last events against that checkpoint.
+    let ends: Vec<i64> = client
+        .query(
+            "SELECT max(position) FROM events GROUP BY stream_id ORDER BY random() LIMIT $1",
+            &[&(proofs as i64)],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut times = Vec::new();
+    for position in ends {
+        let started = Instant::now();
+        let (leaf, path) = log
+            .inclusion(position, first.size)
+            .await?
+            .context("a proof")?;
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        anyhow::ensure!(leaf < first.size && !path.is_empty());
+    }
+    times.sort_by(f64::total_cmp);
+    let q = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
+    println!(
+        "checkpoints inclusion_proof n={} p50_ms={:.1} p99_ms={:.1} max_ms={:.1}",
+        times.len(),
+        q(0.5),
+        q(0.99),
+        q(1.0)
+    );
+    // A burst of new events, then the next checkpoint: what the signer does each interval.
+    let more = load_from(&client, streams, 250, events_per_stream, 500).await?;
+    let started = Instant::now();
+    let next = history::checkpoint_now(&pool, &log, &signer, &clock)
+        .await?
+        .context("signed")?;
+    println!(
+        "checkpoints next new_events={more} seconds={:.3}",
+        started.elapsed().as_secs_f64()
+    );
+    anyhow::ensure!(next.size == loaded + more);
+    let started = Instant::now();
+    let report = history::verify_folder(&log, &signer_dir(&dir), &signer.public_key()).await?;
+    let verify_s = started.elapsed().as_secs_f64();
+    anyhow::ensure!(report.is_ok(), "{:?}", report.problems);
+    println!(
+        "checkpoints verify events={} checkpoints={} seconds={verify_s:.2} events_per_s={:.0}",
+        report.events,
+        report.checkpoints,
+        report.events as f64 / verify_s
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+fn signer_dir(dir: &std::path::Path) -> std::path::PathBuf {
+    dir.join("checkpoints")
 }
 
 async fn bench_replay(
@@ -634,6 +754,18 @@ async fn load(
     events_per_stream: usize,
     players: usize,
 ) -> Result<u64> {
+    load_from(client, 0, streams, events_per_stream, players).await
+}
+
+/// [`load`] of the streams numbered `first..first + streams`.
+async fn load_from(
+    client: &Client,
+    first: usize,
+    streams: usize,
+    events_per_stream: usize,
+    players: usize,
+) -> Result<u64> {
+    let streams = first + streams;
     let player_pool = u32::try_from(players.max(2) & !1).unwrap_or(u32::MAX - 1);
     const GROUP: usize = 1000;
     let columns = [
@@ -652,7 +784,7 @@ async fn load(
     let mut loaded = 0_u64;
     let mut heads: Vec<(String, i64, Hash)> = Vec::with_capacity(streams);
     let mut bytes = Vec::with_capacity(256);
-    for group in (0..streams).step_by(GROUP) {
+    for group in (first..streams).step_by(GROUP) {
         let ids: Vec<usize> = (group..(group + GROUP).min(streams)).collect();
         let names: Vec<String> = ids
             .iter()
