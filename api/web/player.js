@@ -1,7 +1,8 @@
 // A player's page (`/players/<id>`): their rating in each game of the catalogue (provisional
-// marked) with its chart, and their match history linking to the replays.
+// marked) with its chart, and their match history linking to the replays; on one's own page,
+// closing one's account (two steps: what it does, then the confirmation).
 
-import { catalogue, path } from './api.js';
+import { catalogue, me, path } from './api.js';
 import { ratingChart } from './chart.js';
 import { h } from './dom.js';
 import { lang, t } from './texts.js';
@@ -15,7 +16,7 @@ export async function show(view, id) {
   if (!c || view.left) return;
   const ratings = h('section', { id: 'ratings' }, h('h2', { text: t('player.ratings') }));
   const history = h('section', { id: 'history' }, h('h2', { text: t('player.history') }));
-  frame(profile.name, ratings, history);
+  frame(profile.name, ratings, history, id === me() ? closing(view) : null);
   // The charts' points, every game at once; a game whose points fail says so in its place.
   const articles = c.games.map((game) => {
     const r = profile.ratings[game.id];
@@ -42,4 +43,26 @@ export async function show(view, id) {
       h('td', {}, m.opponent.player_id ? h('a', { href: `/players/${m.opponent.player_id}` }, m.opponent.name ?? '?') : t('match.cpu')),
       h('td', { text: resultName[m.result] || m.result }),
       h('td', { text: m.rating_after === null ? '' : `${Math.round(m.rating_before)} → ${Math.round(m.rating_after)}` }))))));
+}
+
+/** Closing one's account: step one asks the server what it does and for a confirmation (valid
+ * ten minutes), shown with a second button; step two sends it. The token is then forgotten. */
+function closing(view) {
+  const area = h('div', { id: 'closing-steps' });
+  const ask = h('button', { type: 'button', id: 'close-account', onclick: async () => {
+    const asked = await view.attempt(() => view.call('POST', '/v1/players/me/closing'), area);
+    if (!asked) return;
+    const confirm = h('button', { type: 'button', id: 'confirm-close', onclick: async () => {
+      const closed = await view.attempt(() => view.call('POST', '/v1/players/me/close', { confirmation: asked.confirmation }), area);
+      if (!closed) return;
+      localStorage.removeItem('discs.token');
+      area.replaceChildren(h('p', { id: 'account-closed', role: 'status', text: t('account.closed', { label: closed.label }) }),
+        h('p', {}, h('a', { href: '/' }, t('account.home'))));
+      ask.remove();
+    } }, t('account.confirm'));
+    const cancel = h('button', { type: 'button', onclick: () => area.replaceChildren() }, t('account.cancel'));
+    area.replaceChildren(h('p', { id: 'closing-what', text: asked.what_happens }),
+      h('p', { text: t('account.label', { label: asked.label }) }), confirm, ' ', cancel);
+  } }, t('account.close'));
+  return h('section', { id: 'account' }, h('h2', { text: t('account.heading') }), ask, area);
 }

@@ -565,6 +565,9 @@ async fn explorer_latency(url: &str, games: usize, requests: usize) -> Result<()
         anon_per_second: 1e9,
         anon_burst: 1e9,
         signups_per_minute: 1e6,
+        history: ServeConfig::defaults(url)?
+            .history
+            .under(&std::env::temp_dir().join("discs-bench-explorer")),
         ..ServeConfig::defaults(url)?
     };
     let app = discs::startup::Application::build(config).await?;

@@ -61,6 +61,10 @@ where
         anon_per_second: 1e9,
         anon_burst: 1e9,
         signups_per_minute: 1_000_000.0,
+        history: defaults
+            .history
+            .clone()
+            .under(&std::env::temp_dir().join("discs-bench").join(&name)),
         ..defaults
     };
     change(&mut config);

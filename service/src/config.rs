@@ -204,6 +204,18 @@ pub struct HistoryConfig {
 }
 
 impl HistoryConfig {
+    /// These settings with the folder, the key file and the ledger all under `dir`: for
+    /// instances embedded in tests and benches, which must never publish into the operator's
+    /// default folder.
+    pub fn under(self, dir: &std::path::Path) -> HistoryConfig {
+        HistoryConfig {
+            checkpoint_dir: Some(dir.join("checkpoints")),
+            checkpoint_key_file: Some(dir.join("checkpoint-key")),
+            closings_file: Some(dir.join("closed-accounts")),
+            ..self
+        }
+    }
+
     /// The checkpoint folder, the key file and the ledger, defaults resolved beside `db`'s data
     /// folder.
     pub fn paths(&self, db: &DatabaseConfig) -> (PathBuf, PathBuf, PathBuf) {

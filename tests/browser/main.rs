@@ -956,3 +956,51 @@ async fn the_explorer_is_clicked_through_three_plies_in_both_languages() {
     })
     .await;
 }
+
+/// Closing one's account from one's own page, in Portuguese: what it does, the confirmation,
+/// then the name gone from the API's answers and the token forgotten.
+#[tokio::test]
+async fn a_player_closes_their_account_from_their_page_in_two_steps() {
+    run("closing", |site| async move {
+        let w = site.window("pt-BR,pt").await;
+        let (id, _) = sign_up(&site, &w, "Quitéria Fontes").await;
+        // Another player's page offers no closing.
+        let other = site.post("/v1/players", "", json!({"name": "Outro"})).await;
+        let other_id = other["player_id"].as_str().expect("an id").to_owned();
+        let other_token = other["token"].as_str().expect("a token").to_owned();
+        w.goto(&format!("{}/players/{other_id}", site.base)).await;
+        w.wait("document.querySelector('#ratings') !== null").await;
+        assert_eq!(
+            w.eval("return document.querySelector('#close-account') === null")
+                .await,
+            json!(true)
+        );
+        w.goto(&format!("{}/players/{id}", site.base)).await;
+        w.wait("document.querySelector('#close-account')").await;
+        w.click("#close-account").await;
+        let what = w
+            .wait("document.querySelector('#closing-what')?.textContent")
+            .await;
+        assert!(
+            what.as_str()
+                .is_some_and(|t| t.starts_with("O seu nome é apagado")),
+            "{what}"
+        );
+        w.click("#confirm-close").await;
+        let closed = w
+            .wait("document.querySelector('#account-closed')?.textContent")
+            .await;
+        let profile = site.get(&format!("/v1/players/{id}"), &other_token).await;
+        let label = profile["name"].as_str().expect("a label");
+        assert!(label.starts_with("closed-"), "{profile}");
+        assert!(
+            closed.as_str().is_some_and(|t| t.contains(label)),
+            "{closed}"
+        );
+        assert_eq!(
+            w.eval("return localStorage.getItem('discs.token')").await,
+            Value::Null
+        );
+    })
+    .await;
+}

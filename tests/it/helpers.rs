@@ -92,13 +92,7 @@ pub fn config(db_url: &str) -> ServeConfig {
 /// would).
 pub fn history_of(db_url: &str, defaults: HistoryConfig) -> HistoryConfig {
     let database = db_url.rsplit('/').next().unwrap_or("discs");
-    let dir = std::env::temp_dir().join("discs-tests").join(database);
-    HistoryConfig {
-        checkpoint_dir: Some(dir.join("checkpoints")),
-        checkpoint_key_file: Some(dir.join("checkpoint-key")),
-        closings_file: Some(dir.join("closed-accounts")),
-        ..defaults
-    }
+    defaults.under(&std::env::temp_dir().join("discs-tests").join(database))
 }
 
 /// The application on a fresh database.
