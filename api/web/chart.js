@@ -1,5 +1,7 @@
 // The rating chart: an SVG of a player's rating after each rated match of one game, its
 // deviation as a band, one point per match linking to it (`svg[data-chart="rating"]`, `[data-match]`).
+// A chart with points is a labelled group, not an image: an image cannot hold links (axe-core's
+// nested-interactive); each link is named by its point's rating and date.
 
 import { h } from './dom.js';
 import { lang, t } from './texts.js';
@@ -11,7 +13,7 @@ const PAD = 36;
 /** The chart of `points` (oldest first) for the game `game` named `name`. */
 export function ratingChart(game, name, points) {
   const svg = h('svg', {
-    'data-chart': 'rating', 'data-game': game, viewBox: `0 0 ${W} ${H}`, role: 'img',
+    'data-chart': 'rating', 'data-game': game, viewBox: `0 0 ${W} ${H}`, role: points.length ? 'group' : 'img',
     'aria-label': t('player.chart', { game: name }), class: 'chart',
   });
   if (!points.length) {
@@ -33,8 +35,10 @@ export function ratingChart(game, name, points) {
     h('text', { x: 4, y: y(hi) + 4, class: 'axis', text: Math.round(hi) }),
     h('text', { x: 4, y: y(lo), class: 'axis', text: Math.round(lo) }),
   );
-  points.forEach((p, i) => svg.append(h('a', { svg: true, href: `/matches/${p.match_id}`, 'data-match': p.match_id },
-    h('circle', { cx: x(i), cy: y(p.rating), r: 5, class: 'point' },
-      h('title', { text: `${Math.round(p.rating)} ±${Math.round(p.deviation)} · ${new Date(p.at).toLocaleString(lang)}` })))));
+  points.forEach((p, i) => {
+    const said = `${Math.round(p.rating)} ±${Math.round(p.deviation)} · ${new Date(p.at).toLocaleString(lang)}`;
+    svg.append(h('a', { svg: true, href: `/matches/${p.match_id}`, 'data-match': p.match_id, 'aria-label': said },
+      h('circle', { cx: x(i), cy: y(p.rating), r: 5, class: 'point' }, h('title', { text: said }))));
+  });
   return svg;
 }

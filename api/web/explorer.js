@@ -123,7 +123,7 @@ function movesTable(moves, open) {
 }
 
 function gameList(kind, title, list) {
-  return h('section', { 'data-games': kind }, h('h3', { text: title }),
+  return h('section', { 'data-games': kind }, h('h2', { text: title }),
     list.length ? h('ul', {}, list.map((g) => h('li', {}, h('a', { href: `/matches/${g.match_id}` }, `${g.month} · ${Math.round(g.rating)}`))))
       : h('p', { text: t('explorer.no_games') }));
 }

@@ -1004,3 +1004,122 @@ async fn a_player_closes_their_account_from_their_page_in_two_steps() {
     })
     .await;
 }
+
+/// axe-core 4.14.1 (`npm pack axe-core@4.14.1`, MPL-2.0, vendored as published): the
+/// accessibility rules a new user's checker runs.
+const AXE: &str = include_str!("axe.min.js");
+
+/// The serious and critical accessibility violations axe-core finds on the page as it is now,
+/// and any skipped heading level (`heading-order`, moderate to axe, but a page's outline is
+/// how a screen reader's user moves through it): `rule (impact): target, target …` for each.
+async fn axe_violations(w: &Session) -> Vec<String> {
+    w.eval(&format!("{AXE}\n;window.__axe = null; axe.run(document, {{resultTypes: ['violations']}}).then((r) => {{ window.__axe = r.violations; }}); return true;"))
+        .await;
+    let found = w.wait("window.__axe && JSON.stringify(window.__axe)").await;
+    let violations: Vec<Value> =
+        serde_json::from_str(found.as_str().unwrap_or("[]")).expect("axe's violations");
+    violations
+        .iter()
+        .filter(|v| {
+            matches!(v["impact"].as_str(), Some("serious" | "critical"))
+                || v["id"] == "heading-order"
+        })
+        .map(|v| {
+            let targets: Vec<String> = v["nodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|n| n["target"].to_string())
+                .collect();
+            format!("{} ({}): {}", v["id"], v["impact"], targets.join(", "))
+        })
+        .collect()
+}
+
+/// Every page of the site, in English and in Portuguese, has no serious or critical
+/// accessibility violation by axe-core: the home page, play, a match, a player, a leaderboard,
+/// the admin page, a room, the explorer, and a page that does not exist.
+#[tokio::test]
+async fn every_page_in_both_languages_passes_axe_core() {
+    run("axe", |site| async move {
+        // A ranked game played to its end through the API: a player with a rating chart and a
+        // history, a finished match's replay, an explorer with games.
+        let mut players = Vec::new();
+        for name in ["Ranked One", "Ranked Two"] {
+            let p = site.post("/v1/players", "", json!({ "name": name })).await;
+            let token = p["token"].as_str().expect("a token").to_owned();
+            let t = site
+                .post("/v1/queue", &token, json!({"game": "four_in_a_row"}))
+                .await;
+            assert_eq!(t["status"], "waiting", "{t}");
+            players.push((p["player_id"].as_str().expect("an id").to_owned(), token));
+        }
+        site.project().await;
+        let state = site.state.lock().expect("not poisoned").clone();
+        service::ranked::run_waves(&state).await.expect("a wave");
+        let slot = eventlog::testing::raw_client(&site.db.url)
+            .await
+            .query_one(
+                "SELECT match_id::text FROM queue_slots WHERE player_id = $1::text::uuid",
+                &[&players[0].0],
+            )
+            .await
+            .expect("a slot");
+        let ranked: String = slot.get(0);
+        let view = site.get(&format!("/v1/matches/{ranked}"), &players[0].1).await;
+        let first = usize::from(view["seats"][0]["player_id"] != json!(players[0].0));
+        for (k, mv) in ["4", "1", "4", "1", "4", "1", "4"].into_iter().enumerate() {
+            let (_, token) = &players[(first + k) % 2];
+            let played = site
+                .post(&format!("/v1/matches/{ranked}/moves"), token, json!({ "move": mv }))
+                .await;
+            assert!(played["version"].is_number(), "{played}");
+        }
+        site.project().await;
+        let rated = players[0].0.clone();
+        let mut failures = Vec::new();
+        for languages in ["en", "pt-BR,pt"] {
+            let w = site.window(languages).await;
+            let (id, _) = sign_up(&site, &w, &format!("Axe {}", &languages[..2])).await;
+            let match_id = start_solo(&site, &w, "four_in_a_row").await;
+            w.goto(&format!("{}/play", site.base)).await;
+            w.wait("document.querySelector('#room button[type=submit]')")
+                .await;
+            w.click("#room button[type=submit]").await;
+            let code = w
+                .wait("location.pathname.startsWith('/rooms/') && document.querySelector('#room-link') && location.pathname.split('/')[2]")
+                .await;
+            let code = code.as_str().expect("a room code").to_owned();
+            for page in [
+                "/".to_owned(),
+                "/play".to_owned(),
+                format!("/matches/{match_id}"),
+                format!("/matches/{ranked}"),
+                format!("/players/{id}"),
+                format!("/players/{rated}"),
+                "/explorer/four_in_a_row".to_owned(),
+                "/leaderboards/four_in_a_row".to_owned(),
+                "/admin".to_owned(),
+                format!("/rooms/{code}"),
+                "/explorer/reversi".to_owned(),
+                "/no-such-page".to_owned(),
+            ] {
+                if page == "/no-such-page" {
+                    // The server answers a path it has no page for with a problem; the site's
+                    // own not-found page is the client's, for a link it does not know.
+                    w.eval("history.pushState({}, '', '/no-such-page'); dispatchEvent(new PopStateEvent('popstate')); return true")
+                        .await;
+                } else {
+                    w.goto(&format!("{}{page}", site.base)).await;
+                }
+                w.wait("document.querySelector('#main h1') && !document.querySelector('#main .loading')")
+                    .await;
+                for v in axe_violations(&w).await {
+                    failures.push(format!("{languages} {page}: {v}"));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    })
+    .await;
+}
