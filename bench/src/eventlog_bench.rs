@@ -318,7 +318,7 @@ async fn bench_checkpoints(
         loaded as f64 / grow_s
     );
     let started = Instant::now();
-    let first = history::checkpoint_now(&pool, &log, &signer, &clock)
+    let first = history::checkpoint_committed(&pool, &log, &signer, &clock)
         .await?
         .context("signed")?;
     println!(
@@ -358,7 +358,7 @@ async fn bench_checkpoints(
     // A burst of new events, then the next checkpoint: what the signer does each interval.
     let more = load_from(&client, streams, 250, events_per_stream, 500).await?;
     let started = Instant::now();
-    let next = history::checkpoint_now(&pool, &log, &signer, &clock)
+    let next = history::checkpoint_committed(&pool, &log, &signer, &clock)
         .await?
         .context("signed")?;
     println!(

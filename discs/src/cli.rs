@@ -285,7 +285,7 @@ fn checkpoint(db: DatabaseConfig, config: HistoryConfig) -> anyhow::Result<()> {
     runtime.block_on(async {
         let log = open_log(&db).await?;
         let history = service::history::History::from_config(&config, &db)?;
-        let signed = service::history::checkpoint_now(
+        let signed = service::history::checkpoint_committed(
             log.pool(),
             &log,
             &history,

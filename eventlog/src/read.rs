@@ -102,6 +102,17 @@ const READ_ALL_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id
     ORDER BY e.tx, e.position \
     LIMIT $3";
 
+/// [`READ_ALL_AFTER`] without the horizon: every event this statement's snapshot sees, in log
+/// order. Only for a reader of a prefix that the horizon once passed (the signed checkpoints):
+/// a transaction still running sorts after every event of such a prefix.
+const READ_VISIBLE_AFTER: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, e.version, \
+    e.event_id, e.event_type, e.schema_version, e.data, e.actor, e.recorded_at, e.prev_hash, \
+    e.hash \
+    FROM events e \
+    WHERE (e.tx, e.position) > ($1::bigint::text::xid8, $2::bigint) \
+    ORDER BY e.tx, e.position \
+    LIMIT $3";
+
 /// Sent right after a read on the same connection, so that it runs after the read's snapshot:
 /// the primary's WAL flush position (every commit the read saw is flushed below it), and
 /// whether a synchronous standby has flushed that far. `NULL` when there is nothing to wait
@@ -284,11 +295,33 @@ impl EventLog {
         &self,
         from: Checkpoint,
         batch: i64,
+        f: impl FnMut(&RecordedEvent),
+    ) -> Result<Checkpoint, Error> {
+        self.for_each_of(READ_ALL_AFTER, from, batch, f).await
+    }
+
+    /// [`EventLog::for_each_after`] over every event visible now, past the commit horizon too:
+    /// for a check of a prefix of the log that the horizon passed long ago (a signed
+    /// checkpoint's), which a transaction still running elsewhere must not cut short.
+    pub async fn for_each_visible_after(
+        &self,
+        from: Checkpoint,
+        batch: i64,
+        f: impl FnMut(&RecordedEvent),
+    ) -> Result<Checkpoint, Error> {
+        self.for_each_of(READ_VISIBLE_AFTER, from, batch, f).await
+    }
+
+    async fn for_each_of(
+        &self,
+        sql: &str,
+        from: Checkpoint,
+        batch: i64,
         mut f: impl FnMut(&RecordedEvent),
     ) -> Result<Checkpoint, Error> {
         let batch = batch.max(1);
         let client = self.pool.get().await?;
-        let statement = client.prepare_cached(READ_ALL_AFTER).await?;
+        let statement = client.prepare_cached(sql).await?;
         let mut checkpoint = from;
         loop {
             let rows = client

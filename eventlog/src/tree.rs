@@ -309,6 +309,17 @@ impl EventLog {
             .collect()
     }
 
+    /// Every event this moment's snapshot sees committed: the size the tree reaches once the
+    /// commit horizon has passed them all.
+    pub async fn committed_leaves(&self) -> Result<u64, Error> {
+        let client = self.pool.get().await?;
+        let n: i64 = client
+            .query_one("SELECT count(*) FROM events", &[])
+            .await?
+            .try_get(0)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     /// The tree's leaves `[from, to)` as its tiles hold them ([`merkle::leaf_hash`]es of the
     /// events' chain hashes, as they were when the tree grew).
     pub async fn tree_leaves(&self, from: u64, to: u64) -> Result<Vec<Hash>, Error> {

@@ -240,11 +240,47 @@ pub async fn grow(log: &EventLog) -> Result<TreeHead, eventlog::Error> {
     }
 }
 
+/// Grows the tree until it holds every event committed when called, waiting (polling every few
+/// milliseconds, up to 30 s) for the commit horizon to pass them: a transaction still running
+/// anywhere in the cluster holds it back. For `discs checkpoint` and the tests, which sign what
+/// they just wrote; the server's loop signs what is below the horizon and catches up next time.
+pub async fn grow_to_committed(log: &EventLog) -> Result<TreeHead, SignError> {
+    let target = log.committed_leaves().await?;
+    let mut pause = Duration::from_millis(1);
+    let mut waited = Duration::ZERO;
+    loop {
+        let head = grow(log).await?;
+        if head.size >= target {
+            return Ok(head);
+        }
+        if waited >= Duration::from_secs(30) {
+            return Err(SignError::Folder(format!(
+                "the tree holds {} of {target} committed events after 30 s: a transaction stays open",
+                head.size
+            )));
+        }
+        tokio::time::sleep(pause).await;
+        waited += pause;
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
 const LAST_SIGNED: &str =
     "SELECT seq, size, root, tx, position, note FROM log_checkpoints ORDER BY seq DESC LIMIT 1";
 
 const RECORD: &str = "INSERT INTO log_checkpoints (seq, size, root, tx, position, signed_at, note) \
     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (seq) DO NOTHING";
+
+/// [`checkpoint_now`] over every event committed when called ([`grow_to_committed`]).
+pub async fn checkpoint_committed(
+    pool: &Pool,
+    log: &EventLog,
+    history: &History,
+    clock: &dyn crate::clock::Clock,
+) -> Result<Option<SignedCheckpoint>, SignError> {
+    grow_to_committed(log).await?;
+    checkpoint_now(pool, log, history, clock).await
+}
 
 /// Grows the tree and, when it holds events no checkpoint covers, signs a new checkpoint,
 /// records it and publishes it (with every recorded checkpoint the folder lacks). `None` when
@@ -725,7 +761,7 @@ pub async fn verify_folder(
         db_tree.push(merkle::leaf_hash(&hash));
         walked += 1;
     };
-    log.for_each_after(Checkpoint::START, 5_000, &mut on_event)
+    log.for_each_visible_after(Checkpoint::START, 5_000, &mut on_event)
         .await?;
     report.events = walked;
     if let Some(d) = first_difference {

@@ -12,7 +12,7 @@ use service::history::{self, MatchProof, SignedCheckpoint};
 use crate::helpers::{Player, TestApp, spawn_app};
 
 async fn checkpoint(app: &TestApp) -> Option<SignedCheckpoint> {
-    history::checkpoint_now(
+    history::checkpoint_committed(
         &app.state.pool,
         &app.state.log,
         &app.state.history,
