@@ -273,10 +273,7 @@ impl Auth {
     }
 }
 
-/// Our HS256 secret: the configured one, or the one kept in `file` (mode 0600, hexadecimal),
-/// generated there at the first start by whichever instance gets there first. The database
-/// never holds it: a secret an earlier version kept in `server_secrets` is moved to the file
-/// (so its tokens stay valid) and deleted from the table.
+/// The token secret's name in messages.
 const TOKEN_SECRET: &str = "token secret";
 
 /// How long a confirmation to close an account is valid.
@@ -285,6 +282,10 @@ pub const CLOSING_MINUTES: i64 = 10;
 /// The audience of those confirmations (never `discs`, the bearer tokens').
 const CLOSING_AUDIENCE: &str = "discs:close-account";
 
+/// Our HS256 secret: the configured one, or the one kept in `file` (mode 0600, hexadecimal),
+/// generated there at the first start by whichever instance gets there first. The database
+/// never holds it: a secret an earlier version kept in `server_secrets` is moved to the file
+/// (so its tokens stay valid) and deleted from the table.
 pub async fn load_secret(
     pool: &deadpool_postgres::Pool,
     configured: Option<&str>,
@@ -300,23 +301,14 @@ pub async fn load_secret(
     if let Some(secret) = read_hex(file, TOKEN_SECRET, 32)? {
         return Ok(secret);
     }
-    let client = pool.get().await?;
-    let legacy: Option<Vec<u8>> = client
-        .query_opt(
-            "SELECT secret FROM server_secrets WHERE name = 'jwt_hs256'",
-            &[],
-        )
-        .await?
-        .map(|row| row.get(0));
+    let legacy = service::secrets::legacy_token_secret(pool).await?;
     let secret = match &legacy {
         Some(s) => s.clone(),
         None => service::secrets::random::<32>()?.to_vec(),
     };
     let secret = service::secrets::write_new(file, TOKEN_SECRET, &secret)?;
     if legacy.is_some() {
-        client
-            .execute("DELETE FROM server_secrets WHERE name = 'jwt_hs256'", &[])
-            .await?;
+        service::secrets::forget_legacy_token_secret(pool).await?;
         tracing::info!(file = %file.display(), "the token secret moved out of the database");
     }
     Ok(secret)

@@ -70,7 +70,8 @@ pub use deadpool_postgres::Pool;
 pub use error::{AppendError, Error};
 pub use heads::{HeadAppend, HeadArguments, HeadBatch};
 pub use read::{
-    Checkpoint, RecordedEvent, count_of_type, first_events, last_of_types, last_position,
+    Checkpoint, RecordedEvent, count_of_type, first_events, first_values, last_of_types,
+    last_position,
 };
 pub use tree::{Leaf, TreeHead};
 pub use verify::{BrokenLink, ChainReport, LinkProblem};

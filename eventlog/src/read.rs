@@ -344,6 +344,13 @@ const FIRST_EVENTS: &str = "SELECT e.position, e.tx::text::bigint, e.stream_id, 
     e.hash \
     FROM events e WHERE e.stream_id = ANY($1) AND e.version = 1";
 
+const FIRST_VALUES: &str = "SELECT s.stream_id, m.v FROM unnest($1::text[], $2::int8[]) \
+    AS s(stream_id, n) \
+    CROSS JOIN LATERAL (SELECT e.data->>$4::text AS v, e.version FROM events e \
+      WHERE e.stream_id = s.stream_id AND e.event_type = $3::text \
+      ORDER BY e.version LIMIT s.n) m \
+    ORDER BY s.stream_id, m.version";
+
 const COUNT_OF_TYPE: &str = "SELECT e.stream_id, count(*) FROM events e \
     WHERE e.stream_id = ANY($1) AND e.event_type = $2 GROUP BY e.stream_id";
 
@@ -362,6 +369,23 @@ pub async fn first_events(
 ) -> Result<Vec<RecordedEvent>, Error> {
     let rows = client.query(FIRST_EVENTS, &[&streams]).await?;
     rows.iter().map(event_from_row).collect()
+}
+
+/// The first `limits[i]` events of type `event_type` of each of `streams[i]`, by version: the
+/// text of each one's `data` field `key` (`None` where it has none), as `(stream, value)`, by
+/// stream then version. What the history and the explorer fold of a match's moves, each
+/// stream's read stopping at its limit.
+pub async fn first_values(
+    client: &impl GenericClient,
+    streams: &[String],
+    limits: &[i64],
+    event_type: &str,
+    key: &str,
+) -> Result<Vec<(String, Option<String>)>, Error> {
+    let rows = client
+        .query(FIRST_VALUES, &[&streams, &limits, &event_type, &key])
+        .await?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
 /// How many events of `event_type` each of `streams` holds (streams with none are absent).

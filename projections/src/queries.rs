@@ -402,3 +402,70 @@ pub async fn ratings_before(
         .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3))))
         .collect())
 }
+
+/// A projection's checkpoint, `(tx, position)` in the log's order (for a replica's read that
+/// must not be behind the primary's).
+pub async fn position_of(
+    client: &impl GenericClient,
+    projection: crate::Projection,
+) -> Result<(i64, i64), Error> {
+    let row = client
+        .query_one(
+            "SELECT tx, position FROM projection_checkpoints WHERE name = $1",
+            &[&projection.name()],
+        )
+        .await?;
+    Ok((row.get(0), row.get(1)))
+}
+
+/// Of the matches `(player, match)`, those the player's history shows ended before `before`
+/// (the room purge: a room whose last match ended long ago).
+pub async fn ended_before(
+    client: &impl GenericClient,
+    pairs: &[(Uuid, Uuid)],
+    before: OffsetDateTime,
+) -> Result<Vec<Uuid>, Error> {
+    let players: Vec<Uuid> = pairs.iter().map(|p| p.0).collect();
+    let matches: Vec<Uuid> = pairs.iter().map(|p| p.1).collect();
+    let rows = client
+        .query(
+            "SELECT h.match_id FROM unnest($1::uuid[], $2::uuid[]) AS w(player_id, match_id) \
+             JOIN match_history h ON h.player_id = w.player_id AND h.match_id = w.match_id \
+             WHERE h.ended_at < $3",
+            &[&players, &matches, &before],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// Claims the oldest finished match waiting for its move-quality assessment (the history
+/// projection's outbox, `move_quality_pending`) that no live lease holds, leasing it until
+/// `lease_until`: its id and how often it was claimed, this time included.
+pub async fn claim_assessment(
+    client: &impl GenericClient,
+    now: OffsetDateTime,
+    lease_until: OffsetDateTime,
+) -> Result<Option<(Uuid, i32)>, Error> {
+    let row = client
+        .query_opt(
+            "UPDATE move_quality_pending p SET lease_until = $2, attempts = p.attempts + 1 \
+             FROM (SELECT match_id FROM move_quality_pending \
+                   WHERE lease_until IS NULL OR lease_until < $1 \
+                   ORDER BY queued_at LIMIT 1 FOR UPDATE SKIP LOCKED) c \
+             WHERE p.match_id = c.match_id RETURNING p.match_id, p.attempts",
+            &[&now, &lease_until],
+        )
+        .await?;
+    Ok(row.map(|r| (r.get(0), r.get(1))))
+}
+
+/// Takes a match off the assessments' outbox (its assessment is stored, or given up).
+pub async fn settle_assessment(client: &impl GenericClient, match_id: Uuid) -> Result<(), Error> {
+    client
+        .execute(
+            "DELETE FROM move_quality_pending WHERE match_id = $1",
+            &[&match_id],
+        )
+        .await?;
+    Ok(())
+}

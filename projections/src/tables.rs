@@ -248,23 +248,12 @@ pub(crate) async fn moves_of(
 ) -> Result<HashMap<Uuid, Vec<String>>, Error> {
     let streams: Vec<String> = finished.iter().map(|f| f.match_id.stream()).collect();
     let needed: Vec<i64> = finished.iter().map(|f| plies(f.game) as i64).collect();
-    let rows = client
-        .query(
-            "SELECT s.stream_id, m.mv FROM unnest($1::text[], $2::int8[]) AS s(stream_id, n) \
-             CROSS JOIN LATERAL (SELECT e.data->>'move' AS mv, e.version FROM events e \
-               WHERE e.stream_id = s.stream_id AND e.event_type = 'move_played' \
-               ORDER BY e.version LIMIT s.n) m \
-             ORDER BY s.stream_id, m.version",
-            &[&streams, &needed],
-        )
-        .await?;
+    let rows = eventlog::first_values(client, &streams, &needed, "move_played", "move").await?;
     let mut moves: HashMap<Uuid, Vec<String>> = HashMap::new();
-    for r in rows {
-        let stream: String = r.get(0);
+    for (stream, mv) in rows {
         let Some(id) = MatchId::of_stream(&stream) else {
             continue;
         };
-        let mv: Option<String> = r.get(1);
         moves.entry(id.as_uuid()).or_default().extend(mv);
     }
     Ok(moves)

@@ -366,14 +366,9 @@ impl Replicas {
 /// A projection's checkpoint, `(tx, position)` in the log's order.
 async fn checkpoint(log: &EventLog, projection: Projection) -> Result<(i64, i64), Error> {
     let client = log.pool().get().await.map_err(crate::error::unexpected)?;
-    let row = client
-        .query_one(
-            "SELECT tx, position FROM projection_checkpoints WHERE name = $1",
-            &[&projection.name()],
-        )
+    projections::queries::position_of(&client, projection)
         .await
-        .map_err(crate::error::unexpected)?;
-    Ok((row.get(0), row.get(1)))
+        .map_err(crate::error::unexpected)
 }
 
 #[cfg(test)]

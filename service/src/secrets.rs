@@ -79,3 +79,27 @@ pub fn write_new(file: &Path, what: &str, secret: &[u8]) -> anyhow::Result<Vec<u
         Err(e) => anyhow::bail!("cannot write the {what} {}: {e}", file.display()),
     }
 }
+
+/// The token secret an earlier version kept in the table `server_secrets`, if it is still there
+/// (to be moved to its file once, so that its tokens stay valid).
+pub async fn legacy_token_secret(
+    pool: &deadpool_postgres::Pool,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let client = pool.get().await?;
+    Ok(client
+        .query_opt(
+            "SELECT secret FROM server_secrets WHERE name = 'jwt_hs256'",
+            &[],
+        )
+        .await?
+        .map(|row| row.get(0)))
+}
+
+/// Deletes that secret from the database, once it is in its file.
+pub async fn forget_legacy_token_secret(pool: &deadpool_postgres::Pool) -> anyhow::Result<()> {
+    let client = pool.get().await?;
+    client
+        .execute("DELETE FROM server_secrets WHERE name = 'jwt_hs256'", &[])
+        .await?;
+    Ok(())
+}

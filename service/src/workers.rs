@@ -192,14 +192,28 @@ pub async fn purge_answers(app: &AppState) -> Result<u64, Error> {
 pub async fn purge_rooms(app: &AppState) -> Result<u64, Error> {
     let before = app.now() - app.rooms_kept;
     let client = app.pool.get().await.map_err(unexpected)?;
+    // The rooms old enough whose match is no longer played, then those of them whose match
+    // ended long enough ago by the history projection; a room that started another match in
+    // between keeps it (the delete names the match it looked at).
+    let idle = client
+        .query(
+            "SELECT r.host, r.match_id FROM rooms r WHERE r.created_at < $1 \
+               AND r.match_id IS NOT NULL \
+               AND NOT EXISTS (SELECT 1 FROM match_work w WHERE w.match_id = r.match_id)",
+            &[&before],
+        )
+        .await
+        .map_err(unexpected)?;
+    let pairs: Vec<(uuid::Uuid, uuid::Uuid)> = idle.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let ended = projections::queries::ended_before(&client, &pairs, before)
+        .await
+        .map_err(unexpected)?;
     client
         .execute(
-            "DELETE FROM rooms r WHERE r.created_at < $1 AND (r.match_id IS NULL OR ( \
-                 NOT EXISTS (SELECT 1 FROM match_work w WHERE w.match_id = r.match_id) \
-                 AND EXISTS (SELECT 1 FROM match_history h \
-                             WHERE h.player_id = r.host AND h.match_id = r.match_id \
-                               AND h.ended_at < $1)))",
-            &[&before],
+            "DELETE FROM rooms r WHERE r.created_at < $1 \
+               AND (r.match_id IS NULL OR (r.match_id = ANY($2) \
+                 AND NOT EXISTS (SELECT 1 FROM match_work w WHERE w.match_id = r.match_id)))",
+            &[&before, &ended],
         )
         .await
         .map_err(unexpected)

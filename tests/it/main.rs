@@ -16,6 +16,7 @@ mod live;
 mod matches;
 mod openapi;
 mod outage;
+mod ownership;
 mod players;
 mod races;
 mod ranked;

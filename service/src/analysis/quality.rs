@@ -73,23 +73,14 @@ pub enum Outcome {
 pub async fn assess_next(app: &AppState) -> Result<Option<(MatchId, Outcome)>, Error> {
     let now = app.now();
     let client = app.pool.get().await.map_err(unexpected)?;
-    let row = client
-        .query_opt(
-            "UPDATE move_quality_pending p SET lease_until = $2, attempts = p.attempts + 1 \
-             FROM (SELECT match_id FROM move_quality_pending \
-                   WHERE lease_until IS NULL OR lease_until < $1 \
-                   ORDER BY queued_at LIMIT 1 FOR UPDATE SKIP LOCKED) c \
-             WHERE p.match_id = c.match_id RETURNING p.match_id, p.attempts",
-            &[&now, &(now + LEASE)],
-        )
+    let claimed = projections::queries::claim_assessment(&client, now, now + LEASE)
         .await
         .map_err(unexpected)?;
     drop(client);
-    let Some(row) = row else {
+    let Some((id, attempts)) = claimed else {
         return Ok(None);
     };
-    let id = MatchId::from_uuid(row.get(0));
-    let attempts: i32 = row.get(1);
+    let id = MatchId::from_uuid(id);
     let outcome = if attempts > MAX_ATTEMPTS {
         tracing::warn!(match_id = %id, attempts, "move quality assessment given up");
         settle(app, id, None).await?;
@@ -300,12 +291,9 @@ async fn settle(app: &AppState, id: MatchId, summary: Option<Summary<'_>>) -> Re
         .await
         .map_err(unexpected)?;
     }
-    tx.execute(
-        "DELETE FROM move_quality_pending WHERE match_id = $1",
-        &[&match_id],
-    )
-    .await
-    .map_err(unexpected)?;
+    projections::queries::settle_assessment(&tx, match_id)
+        .await
+        .map_err(unexpected)?;
     tx.commit().await.map_err(unexpected)
 }
 
