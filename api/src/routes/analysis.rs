@@ -1,13 +1,7 @@
-//! Analysis: the exact (or, out of budget, estimated) score and best moves of any position, and
-//! a finished match judged ply by ply (SPEC §6).
-//!
-//! The searches are pure ([`domain::analysis`]) and run on a blocking thread, so a long solve
-//! never holds up the async workers. Their time budget lives here: a timer sets the search's stop
-//! flag when `budget_ms` runs out (the domain reads no clock), and so does a dropped request.
+//! Analysis over HTTP: the question parsed (a position by its moves or board, a time budget),
+//! the answer told (scores, best moves, proven outcomes, withheld plies). What is asked and how
+//! it is answered is the core's: `service::analysis::asked`.
 
-use service::checks;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
@@ -15,29 +9,22 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use domain::analysis::{
-    Analyser, Analysis, AnalysisError, game_positions, position_after, proven_outcome,
-};
+use domain::analysis::{Analysis, position_after, proven_outcome};
 use domain::fairplay;
 use domain::games::{AnyPosition, GameId, Side};
-use domain::ids::{JobId, PlayerId};
-use domain::search::Limits;
+use domain::ids::JobId;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::error::unexpected;
 use crate::idempotency;
 use crate::input;
 use crate::state::ApiState;
-use service::Error;
-use service::analysis::boundary::{self, Boundary};
+use service::analysis::asked;
 use service::analysis::jobs;
-use service::analysis::searches::StopOnDrop;
-use service::analysis::solved::{self, Source};
+use service::analysis::solved::Source;
+use service::checks;
 use service::live::answers::Body;
-use service::live::play;
-use service::reasons::{Active, Invalid};
-use service::state::AppState;
+use service::reasons::Invalid;
 
 /// `budget_ms` when the client names none, for one position.
 const DEFAULT_BUDGET_MS: u64 = 2_000;
@@ -45,9 +32,6 @@ const DEFAULT_BUDGET_MS: u64 = 2_000;
 const DEFAULT_MATCH_BUDGET_MS: u64 = 5_000;
 /// The most a client may ask for.
 const MAX_BUDGET_MS: u64 = 30_000;
-/// Each position of a match analysis gets at most this many nodes, so that one hard opening
-/// position cannot eat the budget of all the others.
-const MATCH_PLY_NODES: u64 = 2_000_000;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -263,31 +247,7 @@ pub async fn position(
     let budget = query.budget(DEFAULT_BUDGET_MS)?;
     let body = input::body(payload).await?;
     let pos = input::json::<PositionBody>(&body)?.position()?;
-    if pos.outcome().is_some() {
-        return Err(AnalysisError::Finished.into());
-    }
-    let boundary = guarded(&app, auth.player, &pos).await?;
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let (analysis, source) = match solved::lookup(&client, &boundary, &pos).await? {
-        Some(known) => (known, Source::Cache),
-        None => {
-            drop(client);
-            let threads = app.searches.analysis_threads();
-            let analysis = budgeted(&app, auth.player, budget, move |stop| {
-                let limits = Limits {
-                    threads,
-                    ..Limits::stoppable(u64::MAX, Some(stop))
-                };
-                Analyser::new().analyse(&pos, &limits)
-            })
-            .await??;
-            if analysis.exact {
-                let client = app.pool.get().await.map_err(unexpected)?;
-                solved::store(&client, &pos, &analysis, app.now()).await?;
-            }
-            (analysis, Source::Search)
-        }
-    };
+    let (analysis, source) = asked::position(&app, auth.player, pos, budget).await?;
     let Analysis {
         score,
         best_moves,
@@ -313,99 +273,65 @@ pub async fn of_match(
 ) -> Result<HttpResponse, ApiError> {
     let query = query.map_err(input::query_error)?;
     let budget = query.budget(DEFAULT_MATCH_BUDGET_MS)?;
-    let loaded = play::open(&app, auth.player, &path).await?;
-    let m = loaded.get()?;
-    if !m.is_finished() {
-        return Err(Error::MatchActive(Active::Analysis).into());
-    }
-    let (game, moves, match_id) = (m.game, m.moves.clone(), loaded.id);
-    // The record was replayed from the log: a move that does not replay is a broken log.
-    let (before, end) = game_positions(game, &moves).map_err(unexpected)?;
-    let mut positions: Vec<AnyPosition> = before.iter().map(|(pos, _)| *pos).collect();
-    positions.push(end);
-    // Through the fair-play boundary: nothing for a seated player beyond the public opening,
-    // and no value of a position within a live ranked match's reach.
-    boundary::refuse_seated(&app, auth.player).await?;
-    let boundary = boundary::load(&app, game, end.ply()).await?;
-    let withheld: Vec<bool> = positions.iter().map(|p| boundary.withholds(p)).collect();
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let known = solved::lookup_all(&client, &boundary, &positions).await?;
-    drop(client);
-    let cached: Vec<bool> = known.iter().map(Option::is_some).collect();
-    let threads = app.searches.analysis_threads();
-    let judged = budgeted(&app, auth.player, budget, move |stop| {
-        let per_ply = Limits {
-            threads,
-            ..Limits::stoppable(MATCH_PLY_NODES, Some(stop))
+    let judged = asked::of_match(&app, auth.player, &path, budget).await?;
+    let plies = judged.plies.into_iter().map(ply_json).collect();
+    Ok(HttpResponse::Ok().json(MatchAnalysis {
+        plies,
+        jobs: judged.jobs,
+    }))
+}
+
+/// A judged ply as the API tells it: without its values where they are withheld.
+fn ply_json(ply: asked::JudgedPly) -> PlyJudged {
+    let asked::JudgedPly {
+        judgement: p,
+        before,
+        after,
+        cached,
+        withheld,
+    } = ply;
+    if withheld {
+        return PlyJudged {
+            ply: p.ply,
+            mv: p.mv,
+            score_before: None,
+            score_after: None,
+            best_moves: Vec::new(),
+            exact: false,
+            quality: None,
+            outcome: None,
+            critical: false,
+            source: Source::Search,
+            withheld: Some(Withheld::LiveRankedPosition),
         };
-        Analyser::new().analyse_game(game, &moves, &per_ply, &known)
-    })
-    .await?
-    .map_err(unexpected)?;
-    // What was solved now goes into the cache; what is still inexact is owed a deeper search.
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let solved_now: Vec<_> = (judged.before.iter().zip(&cached))
-        .filter(|(_, cached)| !**cached)
-        .map(|(verdict, _)| verdict.clone())
-        .collect();
-    solved::store_all(&client, &solved_now, app.now()).await?;
-    drop(client);
-    let owed: Vec<(JobId, AnyPosition)> = (judged.before.iter().enumerate())
-        .filter(|(i, (_, verdict))| !verdict.exact && !withheld[*i])
-        .map(|(i, (pos, _))| (jobs::match_job_id(match_id.as_uuid(), i + 1), *pos))
-        .collect();
-    let jobs = jobs::queue_missing(&app, auth.player, &owed).await?;
-    let plies = (judged.plies.into_iter().zip(cached).zip(&before))
-        .enumerate()
-        .map(|(i, ((p, cached), (pos, _)))| {
-            if withheld[i] || withheld[i + 1] {
-                return PlyJudged {
-                    ply: p.ply,
-                    mv: p.mv,
-                    score_before: None,
-                    score_after: None,
-                    best_moves: Vec::new(),
-                    exact: false,
-                    quality: None,
-                    outcome: None,
-                    critical: false,
-                    source: Source::Search,
-                    withheld: Some(Withheld::LiveRankedPosition),
-                };
-            }
-            PlyJudged {
-                outcome: {
-                    // The position after the move, told from the mover's side.
-                    let after = &positions[i + 1];
-                    proven_outcome(after, p.score_after, p.exact).map(|o| {
-                        let o = if p.exact || after.side_to_move() == pos.side_to_move() {
-                            o
-                        } else {
-                            -o
-                        };
-                        ProvenOutcome::of_sign(o)
-                    })
-                },
-                ply: p.ply,
-                quality: p
-                    .exact
-                    .then(|| MoveQuality::of(fairplay::quality(p.score_before, p.score_after))),
-                critical: p.exact && fairplay::is_critical(pos, p.best_moves.len()),
-                mv: p.mv,
-                score_before: Some(p.score_before),
-                score_after: Some(p.score_after),
-                best_moves: p.best_moves,
-                exact: p.exact,
-                source: if cached {
-                    Source::Cache
-                } else {
-                    Source::Search
-                },
-                withheld: None,
-            }
-        })
-        .collect();
-    Ok(HttpResponse::Ok().json(MatchAnalysis { plies, jobs }))
+    }
+    PlyJudged {
+        // The position after the move, told from the mover's side.
+        outcome: proven_outcome(&after, p.score_after, p.exact).map(|o| {
+            let o = if p.exact || after.side_to_move() == before.side_to_move() {
+                o
+            } else {
+                -o
+            };
+            ProvenOutcome::of_sign(o)
+        }),
+        ply: p.ply,
+        quality: p
+            .exact
+            .then(|| MoveQuality::of(fairplay::quality(p.score_before, p.score_after))),
+        critical: p.exact && fairplay::is_critical(&before, p.best_moves.len()),
+        mv: p.mv,
+        score_before: Some(p.score_before),
+        score_after: Some(p.score_after),
+        best_moves: p.best_moves,
+        exact: p.exact,
+        source: if cached {
+            Source::Cache
+        } else {
+            Source::Search
+        },
+        withheld: None,
+    }
 }
 
 /// `POST /v1/analysis/jobs`: queues a search of a position (the body of `POST /v1/analysis`)
@@ -419,11 +345,7 @@ pub async fn create_job(
     let (app, auth) = (&app, &auth);
     idempotency::command(app, auth, &req, payload, |command_id, body| async move {
         let pos = input::json::<PositionBody>(&body)?.position()?;
-        if pos.outcome().is_some() {
-            return Err(AnalysisError::Finished.into());
-        }
-        guarded(app, auth.player, &pos).await?;
-        let job = jobs::queue(app, auth.player, JobId::from_uuid(command_id), &pos).await?;
+        let job = asked::queue_job(app, auth.player, JobId::from_uuid(command_id), pos).await?;
         Ok((StatusCode::ACCEPTED, Body::of(&told(job))?))
     })
     .await
@@ -436,28 +358,8 @@ pub async fn get_job(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id: JobId = checks::id(&path)?;
-    let job = jobs::own(&app, auth.player, id).await?;
-    // A job queued before a ranked match keeps running; its answer waits for the match's end,
-    // and for the end of any live ranked match its position can follow.
-    boundary::refuse_seated(&app, auth.player).await?;
-    if job.result.is_some()
-        && let Some(pos) = domain::boundary::position_of_key(&job.key)
-    {
-        boundary::refuse_position(&app, &pos).await?;
-    }
+    let job = asked::job(&app, auth.player, id).await?;
     Ok(HttpResponse::Ok().json(told(job)))
-}
-
-/// The fair-play boundary for a question about `pos` asked by `player`: refused to a player
-/// seated in a live ranked match (`in_ranked_match`), and to anyone
-/// where `pos` is a live ranked position or can follow one (`in_ranked_match.position`).
-async fn guarded(app: &AppState, player: PlayerId, pos: &AnyPosition) -> Result<Boundary, Error> {
-    boundary::refuse_seated(app, player).await?;
-    let boundary = boundary::load(app, pos.game(), pos.ply()).await?;
-    if boundary.withholds(pos) {
-        return Err(Error::LivePosition);
-    }
-    Ok(boundary)
 }
 
 /// A job as its asker reads it: why it failed, in their language.
@@ -468,36 +370,4 @@ fn told(mut job: jobs::JobView) -> jobs::JobView {
         job.error = Some(crate::texts::failure(lang, failure.code(), &[attempts]));
     }
     job
-}
-
-/// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed. When the
-/// instance already runs as many searches as it allows, the answer is a 429 at once.
-async fn budgeted<T, F>(
-    app: &AppState,
-    player: PlayerId,
-    budget: Duration,
-    search: F,
-) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    F: FnOnce(&AtomicBool) -> T + Send + 'static,
-{
-    let _slot = app.searches.for_analysis(player).await?;
-    tracing::info!(
-        budget_ms = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
-        "analysis search started"
-    );
-    let stop = Arc::new(AtomicBool::new(false));
-    let guard = StopOnDrop(Arc::clone(&stop));
-    let flag = Arc::clone(&stop);
-    let mut task = tokio::task::spawn_blocking(move || search(&flag));
-    let out = tokio::select! {
-        out = &mut task => out,
-        () = tokio::time::sleep(budget) => {
-            stop.store(true, Ordering::Relaxed);
-            task.await
-        }
-    };
-    drop(guard);
-    out.map_err(unexpected)
 }

@@ -4,6 +4,7 @@
 //! goes through (`boundary`), the move quality of finished ranked matches (`quality`) and the
 //! engine-assistance evidence read from it (`fair`).
 
+pub mod asked;
 pub mod boundary;
 pub mod fair;
 pub mod jobs;
