@@ -54,7 +54,7 @@ pub struct External {
 impl External {
     /// The issuer `DISCS_JWT_PUBLIC_KEY_FILE` and its companions name, if any; refuses a key
     /// without an issuer, an unreadable key and an unknown role.
-    pub fn from_config(config: &service::config::AuthConfig) -> anyhow::Result<Option<External>> {
+    pub fn from_config(config: &crate::config::AuthConfig) -> anyhow::Result<Option<External>> {
         let Some(path) = &config.jwt_public_key_file else {
             return Ok(None);
         };

@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod catalogue;
+pub mod config;
 pub mod error;
 pub mod exposition;
 pub mod extract;

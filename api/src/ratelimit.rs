@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use std::net::{IpAddr, Ipv6Addr};
 
+use crate::config::Cidr;
 use actix_web::HttpRequest;
 use service::Error;
-use service::config::Cidr;
 
 use crate::error::ApiError;
 

@@ -25,7 +25,7 @@ pub struct ApiState {
     /// Other calls without a token, per client address.
     pub anonymous: Arc<RateLimiter<IpAddr>>,
     /// The reverse proxies whose `X-Forwarded-For` names the client ([`crate::ratelimit::client_key`]).
-    pub trusted_proxies: Arc<[service::config::Cidr]>,
+    pub trusted_proxies: Arc<[crate::config::Cidr]>,
     /// The players' token generations, for revocation ([`crate::tokens`]).
     pub generations: Arc<crate::tokens::Generations>,
 }

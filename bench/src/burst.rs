@@ -27,10 +27,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
+use discs::config::ServeConfig;
 use eventlog::{Checkpoint, EventLog};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use service::config::ServeConfig;
 use tokio::sync::Mutex;
 
 mod in_process;
@@ -116,8 +116,8 @@ async fn main() -> Result<()> {
             cli.players,
             cli.within,
             cli.pools,
-            defaults.wave_interval_ms,
-            defaults.wave_trigger,
+            defaults.core.wave_interval_ms,
+            defaults.core.wave_trigger,
         );
         run(cli, &http, &server.base, &server.db_url).await
     })

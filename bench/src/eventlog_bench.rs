@@ -302,7 +302,7 @@ async fn bench_checkpoints(
         checkpoint_interval: 60,
         closings_file: Some(dir.join("closed-accounts")),
     };
-    let db = service::config::ServeConfig::defaults(url)?.db;
+    let db = discs::config::ServeConfig::defaults(url)?.core.db;
     let signer = history::History::from_config(&config, &db)?;
     let clock = service::clock::SystemClock;
     let started = Instant::now();
@@ -556,19 +556,26 @@ async fn bench_explorer(url: &str, games: usize, players: usize, requests: usize
 /// `GET /v1/explorer` through the real server on the bench's database: at the start and at ply
 /// 10 of a loaded game of each kind, under every combination of the filters, one client.
 async fn explorer_latency(url: &str, games: usize, requests: usize) -> Result<()> {
-    use service::config::ServeConfig;
+    use discs::config::ServeConfig;
+    let defaults = ServeConfig::defaults(url)?;
     let config = ServeConfig {
-        addr: "127.0.0.1:0".into(),
-        no_workers: true,
-        rate_per_second: 1e9,
-        rate_burst: 1e9,
-        anon_per_second: 1e9,
-        anon_burst: 1e9,
-        signups_per_minute: 1e6,
-        history: ServeConfig::defaults(url)?
-            .history
-            .under(&std::env::temp_dir().join("discs-bench-explorer")),
-        ..ServeConfig::defaults(url)?
+        core: service::config::CoreConfig {
+            no_workers: true,
+            history: defaults
+                .core
+                .history
+                .under(&std::env::temp_dir().join("discs-bench-explorer")),
+            ..defaults.core
+        },
+        edge: api::config::EdgeConfig {
+            addr: "127.0.0.1:0".into(),
+            rate_per_second: 1e9,
+            rate_burst: 1e9,
+            anon_per_second: 1e9,
+            anon_burst: 1e9,
+            signups_per_minute: 1e6,
+            ..defaults.edge
+        },
     };
     let app = discs::startup::Application::build(config).await?;
     let base = format!("http://127.0.0.1:{}", app.port());

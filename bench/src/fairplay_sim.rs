@@ -76,7 +76,7 @@ async fn main() -> Result<()> {
     in_process::with_server_configured(
         &cli.database_url,
         "discs_fairplay",
-        |c| c.quality_ply_nodes = QualityNodes::all(nodes),
+        |c| c.core.quality_ply_nodes = QualityNodes::all(nodes),
         |server| async move {
             let http = reqwest::Client::new();
             let base = server.base.as_str();

@@ -5,8 +5,10 @@
 use std::future::Future;
 
 use anyhow::{Context, Result};
+use api::config::EdgeConfig;
+use discs::config::ServeConfig;
 use discs::startup::Application;
-use service::config::{DatabaseConfig, PlayConfig, ServeConfig};
+use service::config::{CoreConfig, DatabaseConfig, PlayConfig};
 
 /// The running server as a bench sees it.
 pub struct Server {
@@ -46,26 +48,32 @@ where
     let db_url = eventlog::testing::url_for(admin_url, &name);
     let defaults = ServeConfig::defaults(&db_url)?;
     let mut config = ServeConfig {
-        addr: "127.0.0.1:0".into(),
-        db: DatabaseConfig {
-            pool_size: 32,
-            ..defaults.db
+        core: CoreConfig {
+            db: DatabaseConfig {
+                pool_size: 32,
+                ..defaults.core.db
+            },
+            play: PlayConfig {
+                presence_seconds: 3600,
+                return_seconds: 3600,
+                ..defaults.core.play
+            },
+            history: defaults
+                .core
+                .history
+                .clone()
+                .under(&std::env::temp_dir().join("discs-bench").join(&name)),
+            ..defaults.core
         },
-        play: PlayConfig {
-            presence_seconds: 3600,
-            return_seconds: 3600,
-            ..defaults.play
+        edge: EdgeConfig {
+            addr: "127.0.0.1:0".into(),
+            rate_per_second: 1e9,
+            rate_burst: 1e9,
+            anon_per_second: 1e9,
+            anon_burst: 1e9,
+            signups_per_minute: 1_000_000.0,
+            ..defaults.edge
         },
-        rate_per_second: 1e9,
-        rate_burst: 1e9,
-        anon_per_second: 1e9,
-        anon_burst: 1e9,
-        signups_per_minute: 1_000_000.0,
-        history: defaults
-            .history
-            .clone()
-            .under(&std::env::temp_dir().join("discs-bench").join(&name)),
-        ..defaults
     };
     change(&mut config);
     let app = Application::build(config)

@@ -9,8 +9,11 @@ use clap::{CommandFactory, Parser, Subcommand};
 use domain::games::{AnyPosition, GameId, PerftMode, Side, split_moves};
 
 use api::auth::{Keys, Role};
+use api::config::AuthConfig;
 use api::error::ApiError;
-use service::config::{AuthConfig, DatabaseConfig, HistoryConfig, ProjectionConfig, ServeConfig};
+use service::config::{DatabaseConfig, HistoryConfig, ProjectionConfig};
+
+use crate::config::ServeConfig;
 
 use crate::startup::Application;
 
@@ -247,8 +250,8 @@ fn repair_work(mut config: ServeConfig) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         // The application without its listener's traffic or workers: only its state is used.
-        config.addr = "127.0.0.1:0".into();
-        config.no_workers = true;
+        config.edge.addr = "127.0.0.1:0".into();
+        config.core.no_workers = true;
         let app = Application::build(config).await?;
         let report = service::workers::repair_work(&app.state())
             .await

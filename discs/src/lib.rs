@@ -2,4 +2,5 @@
 //! the background work, and a graceful shutdown) and the operator CLI (`cli`) over it.
 
 pub mod cli;
+pub mod config;
 pub mod startup;

@@ -15,6 +15,7 @@ use actix_web::{App, HttpResponse, HttpServer, web};
 use futures_util::FutureExt;
 use tracing::Instrument;
 
+use crate::config::ServeConfig;
 use api::auth::Keys;
 use api::error::ApiError;
 use api::lang::Lang;
@@ -25,7 +26,6 @@ use api::{requests, routes};
 use service::analysis::queue::Jobs;
 use service::analysis::searches::Searches;
 use service::clock::{Clock, SystemClock};
-use service::config::ServeConfig;
 use service::history::History;
 use service::live::cache::MatchCache;
 use service::live::commit::Committer;
@@ -62,14 +62,14 @@ impl Application {
     ) -> anyhow::Result<Application> {
         // The catalogue's texts are data files: a build with one that does not parse never serves.
         api::texts::check()?;
-        if config.idempotency_hours < 24 {
+        if config.core.idempotency_hours < 24 {
             anyhow::bail!(
                 "DISCS_IDEMPOTENCY_HOURS must be at least 24 (the API promises a day), not {}",
-                config.idempotency_hours
+                config.core.idempotency_hours
             );
         }
-        let url = database::locate(&config.db.url, &config.db.data_dir()).await?;
-        let pool = database::connect(&url, config.db.pool_size).await?;
+        let url = database::locate(&config.core.db.url, &config.core.db.data_dir()).await?;
+        let pool = database::connect(&url, config.core.db.pool_size).await?;
         database::migrate(&pool).await?;
         let (stop, stopping) = watch::channel(false);
         let state = app_state(&config, &url, pool.clone(), clock, stopping)?;
@@ -84,13 +84,19 @@ impl Application {
         let edge = ApiState {
             app: state.clone(),
             keys: keys(&config, &pool).await?,
-            limiter: Arc::new(RateLimiter::new(config.rate_per_second, config.rate_burst)),
-            signups: Arc::new(RateLimiter::new(
-                config.signups_per_minute / 60.0,
-                config.signups_per_minute,
+            limiter: Arc::new(RateLimiter::new(
+                config.edge.rate_per_second,
+                config.edge.rate_burst,
             )),
-            anonymous: Arc::new(RateLimiter::new(config.anon_per_second, config.anon_burst)),
-            trusted_proxies: config.trusted_proxies.clone().into(),
+            signups: Arc::new(RateLimiter::new(
+                config.edge.signups_per_minute / 60.0,
+                config.edge.signups_per_minute,
+            )),
+            anonymous: Arc::new(RateLimiter::new(
+                config.edge.anon_per_second,
+                config.edge.anon_burst,
+            )),
+            trusted_proxies: config.edge.trusted_proxies.clone().into(),
             generations: Generations::new(pool.clone()),
         };
         tokio::spawn(Arc::clone(&edge.generations).listen(
@@ -98,12 +104,12 @@ impl Application {
             state.cache.clone(),
             state.stopping.clone(),
         ));
-        let listener = TcpListener::bind(&config.addr)
-            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
+        let listener = TcpListener::bind(&config.edge.addr)
+            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.edge.addr))?;
         let port = listener.local_addr()?.port();
         let server = http_server(&config, edge.clone(), listener)?;
         let background = spawn_background(&config, &state).await;
-        tracing::info!(addr = %config.addr, port, "discs is serving");
+        tracing::info!(addr = %config.edge.addr, port, "discs is serving");
         Ok(Application {
             port,
             server,
@@ -111,7 +117,7 @@ impl Application {
             edge,
             stop,
             background,
-            grace: Duration::from_secs(config.shutdown_seconds),
+            grace: Duration::from_secs(config.edge.shutdown_seconds),
         })
     }
 
@@ -200,10 +206,11 @@ impl Application {
 /// The token keys: the server's secret (configured, or generated once into its file, never
 /// kept in the database) and an external issuer's, if configured.
 async fn keys(config: &ServeConfig, pool: &deadpool_postgres::Pool) -> anyhow::Result<Keys> {
-    let file = secret_file(&config.auth, &config.db);
-    let secret = api::auth::load_secret(pool, config.auth.jwt_secret.as_deref(), &file).await?;
-    let external = api::auth::External::from_config(&config.auth)?;
-    Keys::new(&secret, external, config.auth.token_days)
+    let file = secret_file(&config.edge.auth, &config.core.db);
+    let secret =
+        api::auth::load_secret(pool, config.edge.auth.jwt_secret.as_deref(), &file).await?;
+    let external = api::auth::External::from_config(&config.edge.auth)?;
+    Keys::new(&secret, external, config.edge.auth.token_days)
 }
 
 /// The application's shared state on `pool`.
@@ -214,45 +221,46 @@ fn app_state(
     clock: Arc<dyn Clock>,
     stopping: watch::Receiver<bool>,
 ) -> anyhow::Result<AppState> {
-    let live = &config.live;
+    let live = &config.core.live;
     let searches = config
+        .core
         .searches
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
     Ok(AppState {
         log: eventlog::EventLog::new(pool.clone()),
         projections: projections::Runner::new(eventlog::EventLog::new(pool.clone()))
-            .with_explorer_plies(config.projections.explorer_plies),
+            .with_explorer_plies(config.core.projections.explorer_plies),
         pool,
         clock,
-        play: config.play,
-        answers_kept: time::Duration::hours(i64::from(config.idempotency_hours)),
-        rooms_kept: time::Duration::hours(i64::from(config.room_idle_hours)),
+        play: config.core.play,
+        answers_kept: time::Duration::hours(i64::from(config.core.idempotency_hours)),
+        rooms_kept: time::Duration::hours(i64::from(config.core.room_idle_hours)),
         cache: Arc::new(MatchCache::new(live.match_cache)),
         committer: Committer::new(database::settings(url)?, live.committers),
         live: Arc::new(Live::new(live.streams_per_player, live.max_streams)),
         waves: Arc::new(tokio::sync::Notify::new()),
         wave_schedule: service::ranked::WaveSchedule {
-            interval: Duration::from_millis(config.wave_interval_ms),
-            trigger: config.wave_trigger,
+            interval: Duration::from_millis(config.core.wave_interval_ms),
+            trigger: config.core.wave_trigger,
         },
         // The waves' own connections: a burst of requests queueing for the shared pool does
         // not hold back the wave that would pair them.
         wave_pool: database::pool(database::settings(url)?, 2)?,
         jobs: Arc::new(Jobs::new(
-            Duration::from_secs(config.analysis_job_seconds),
-            config.jobs_per_player,
-            time::Duration::hours(i64::from(config.job_keep_hours)),
-            time::Duration::days(i64::from(config.solved_keep_days)),
-            config.quality_ply_nodes,
+            Duration::from_secs(config.core.analysis_job_seconds),
+            config.core.jobs_per_player,
+            time::Duration::hours(i64::from(config.core.job_keep_hours)),
+            time::Duration::days(i64::from(config.core.solved_keep_days)),
+            config.core.quality_ply_nodes,
         )),
         metrics: Arc::new(Metrics::default()),
-        replicas: Replicas::from_config(&config.replicas)?.map(Arc::new),
+        replicas: Replicas::from_config(&config.core.replicas)?.map(Arc::new),
         searches: Arc::new(Searches::new(
             searches,
-            config.search_queue,
-            config.analyses_per_player as usize,
+            config.core.search_queue,
+            config.core.analyses_per_player as usize,
         )),
-        history: Arc::new(History::from_config(&config.history, &config.db)?),
+        history: Arc::new(History::from_config(&config.core.history, &config.core.db)?),
         stopping,
     })
 }
@@ -292,10 +300,10 @@ fn http_server(
             }))
     })
     .listen(listener)?;
-    if let Some(n) = config.http_workers {
+    if let Some(n) = config.edge.http_workers {
         server = server.workers(n);
     }
-    server = server.shutdown_timeout(config.shutdown_seconds);
+    server = server.shutdown_timeout(config.edge.shutdown_seconds);
     Ok(server.disable_signals().run())
 }
 
@@ -306,7 +314,7 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
     tokio::spawn(service::live::fanout::run_tail(
         state.log.clone(),
         state.live.clone(),
-        Duration::from_millis(config.live.log_poll_ms),
+        Duration::from_millis(config.core.live.log_poll_ms),
     ));
     if let Some(replicas) = &state.replicas {
         // Not a worker: reads need the rotation even where tests drive the workers by hand.
@@ -317,10 +325,10 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
         );
     }
     let mut background = Vec::new();
-    if config.no_workers {
+    if config.core.no_workers {
         return background;
     }
-    let interval = Duration::from_millis(config.worker_interval_ms);
+    let interval = Duration::from_millis(config.core.worker_interval_ms);
     background.push(tokio::spawn(workers::repair_then_run(
         state.clone(),
         interval,
@@ -351,7 +359,7 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
 /// Where the generated token secret is kept: `DISCS_JWT_SECRET_FILE`, or `jwt-secret` beside the
 /// private cluster's data folder.
 pub fn secret_file(
-    auth: &service::config::AuthConfig,
+    auth: &api::config::AuthConfig,
     db: &service::config::DatabaseConfig,
 ) -> std::path::PathBuf {
     auth.jwt_secret_file
@@ -364,6 +372,6 @@ pub fn secret_file(
 pub async fn server_secret(database_url: &str) -> anyhow::Result<Vec<u8>> {
     let config = ServeConfig::from_env(database_url)?;
     let pool = database::connect(database_url, 4).await?;
-    let file = secret_file(&config.auth, &config.db);
-    api::auth::load_secret(&pool, config.auth.jwt_secret.as_deref(), &file).await
+    let file = secret_file(&config.edge.auth, &config.core.db);
+    api::auth::load_secret(&pool, config.edge.auth.jwt_secret.as_deref(), &file).await
 }

@@ -54,18 +54,14 @@ fn explorer_plies(raw: &str) -> Result<projections::explorer::Plies, String> {
     )?))
 }
 
-/// Everything `discs serve` needs; each flag also reads a `DISCS_*` variable.
+/// What the application core needs to serve (the HTTP edge's own settings are `api::config`'s);
+/// each flag also reads a `DISCS_*` variable.
 #[derive(Clone, Debug, Args)]
-pub struct ServeConfig {
-    /// Address to listen on.
-    #[arg(long, env = "DISCS_ADDR", default_value = "127.0.0.1:8080")]
-    pub addr: String,
+pub struct CoreConfig {
     #[command(flatten)]
     pub db: DatabaseConfig,
     #[command(flatten)]
     pub projections: ProjectionConfig,
-    #[command(flatten)]
-    pub auth: AuthConfig,
     #[command(flatten)]
     pub play: PlayConfig,
     #[command(flatten)]
@@ -74,12 +70,6 @@ pub struct ServeConfig {
     pub replicas: ReplicaConfig,
     #[command(flatten)]
     pub history: HistoryConfig,
-    /// State-changing calls allowed per second and player (sustained), whatever token they use.
-    #[arg(long, env = "DISCS_RATE_PER_SECOND", default_value_t = 50.0, value_parser = positive)]
-    pub rate_per_second: f64,
-    /// Burst of state-changing calls allowed per player.
-    #[arg(long, env = "DISCS_RATE_BURST", default_value_t = 100.0, value_parser = one_or_more)]
-    pub rate_burst: f64,
     /// CPU searches (moves of levels 3–5, analyses and analysis jobs) this instance runs at once (default: one
     /// per core); analyses never take the last one.
     #[arg(long, env = "DISCS_SEARCHES", value_parser = between::<1, 1_024>)]
@@ -119,21 +109,6 @@ pub struct ServeConfig {
     /// last match ended, in hours; older ones are purged by the background work.
     #[arg(long, env = "DISCS_ROOM_IDLE_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=8_760))]
     pub room_idle_hours: u32,
-    /// Calls without a token (the games' catalogue, the API documents, `/metrics`; not the
-    /// health probes) allowed per second and client address (sustained).
-    #[arg(long, env = "DISCS_ANON_PER_SECOND", default_value_t = 20.0, value_parser = positive)]
-    pub anon_per_second: f64,
-    /// Burst of calls without a token allowed per client address.
-    #[arg(long, env = "DISCS_ANON_BURST", default_value_t = 40.0, value_parser = one_or_more)]
-    pub anon_burst: f64,
-    /// The reverse proxies in front of this server (addresses or CIDR blocks, comma-separated):
-    /// only from them is `X-Forwarded-For` read, for the per-address limits. Empty: the
-    /// connection's peer is the client.
-    #[arg(long, env = "DISCS_TRUSTED_PROXIES", value_delimiter = ',', value_parser = Cidr::parse)]
-    pub trusted_proxies: Vec<Cidr>,
-    /// Sign-ups (`POST /v1/players`) allowed per minute and client address (also the burst).
-    #[arg(long, env = "DISCS_SIGNUPS_PER_MINUTE", default_value_t = 20.0, value_parser = one_or_more)]
-    pub signups_per_minute: f64,
     /// How often background work (timeouts, presence, CPU moves) is looked for, in milliseconds.
     #[arg(long, env = "DISCS_WORKER_INTERVAL_MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(10..=3_600_000))]
     pub worker_interval_ms: u64,
@@ -146,34 +121,27 @@ pub struct ServeConfig {
     /// Do not run background workers in this process (tests drive them by hand).
     #[arg(long, env = "DISCS_NO_WORKERS")]
     pub no_workers: bool,
-    /// HTTP worker threads (default: one per core).
-    #[arg(long, env = "DISCS_HTTP_WORKERS", value_parser = between::<1, 1_024>)]
-    pub http_workers: Option<usize>,
-    /// On SIGTERM or SIGINT, how long requests in flight (and the background pass under way)
-    /// may take to finish, in seconds.
-    #[arg(long, env = "DISCS_SHUTDOWN_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=3_600))]
-    pub shutdown_seconds: u64,
 }
 
-impl ServeConfig {
+impl CoreConfig {
     /// The shipped defaults (each flag's default value), with `database_url`, read from nothing
     /// else: no argument, no variable of the environment. Instances embedded in tests and
     /// benches start from these and change what they need, so a new setting is declared once.
     /// The settings `discs serve` would read from this environment (its `DISCS_*` variables),
     /// on `database_url`: for tools that work beside a running server.
-    pub fn from_env(database_url: &str) -> anyhow::Result<ServeConfig> {
+    pub fn from_env(database_url: &str) -> anyhow::Result<CoreConfig> {
         use clap::{Command, FromArgMatches};
-        let command = ServeConfig::augment_args(Command::new("discs"));
+        let command = CoreConfig::augment_args(Command::new("discs"));
         let matches = command.try_get_matches_from(["discs", "--database-url", database_url])?;
-        Ok(ServeConfig::from_arg_matches(&matches)?)
+        Ok(CoreConfig::from_arg_matches(&matches)?)
     }
 
-    pub fn defaults(database_url: &str) -> anyhow::Result<ServeConfig> {
+    pub fn defaults(database_url: &str) -> anyhow::Result<CoreConfig> {
         use clap::{Command, FromArgMatches};
         let command =
-            ServeConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
+            CoreConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
         let matches = command.try_get_matches_from(["discs", "--database-url", database_url])?;
-        Ok(ServeConfig::from_arg_matches(&matches)?)
+        Ok(CoreConfig::from_arg_matches(&matches)?)
     }
 }
 
@@ -232,89 +200,6 @@ impl HistoryConfig {
                 .unwrap_or_else(|| beside("closed-accounts")),
         )
     }
-}
-
-/// A block of addresses (`10.0.0.0/8`, `::1/128`; an address alone is its own block).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cidr {
-    base: std::net::IpAddr,
-    prefix: u8,
-}
-
-impl Cidr {
-    /// Parses `address[/prefix]`.
-    pub fn parse(raw: &str) -> Result<Cidr, String> {
-        let raw = raw.trim();
-        let (addr, prefix) = match raw.split_once('/') {
-            Some((addr, prefix)) => (addr, Some(prefix)),
-            None => (raw, None),
-        };
-        let base: std::net::IpAddr = addr
-            .parse()
-            .map_err(|_| format!("`{raw}` is not an address or a CIDR block"))?;
-        let most = if base.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            None => most,
-            Some(p) => p
-                .parse::<u8>()
-                .ok()
-                .filter(|p| *p <= most)
-                .ok_or_else(|| format!("`{raw}`: the prefix must be 0 to {most}"))?,
-        };
-        Ok(Cidr { base, prefix })
-    }
-
-    /// Whether `ip` is in the block.
-    pub fn contains(&self, ip: std::net::IpAddr) -> bool {
-        use std::net::IpAddr;
-        match (self.base, ip) {
-            (IpAddr::V4(b), IpAddr::V4(a)) => {
-                let mask = u32::MAX
-                    .checked_shl(32 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u32::from(b) & mask == u32::from(a) & mask
-            }
-            (IpAddr::V6(b), IpAddr::V6(a)) => {
-                let mask = u128::MAX
-                    .checked_shl(128 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u128::from(b) & mask == u128::from(a) & mask
-            }
-            _ => false,
-        }
-    }
-}
-
-/// Token signing and checking.
-#[derive(Clone, Debug, Args)]
-pub struct AuthConfig {
-    /// HS256 secret for our own tokens (at least 32 bytes); when absent, the one kept in
-    /// `DISCS_JWT_SECRET_FILE` (generated there at the first start), never in the database.
-    #[arg(long, env = "DISCS_JWT_SECRET", hide_env_values = true)]
-    pub jwt_secret: Option<String>,
-    /// Where the generated HS256 secret is kept (mode 0600, hexadecimal): by default
-    /// `jwt-secret` beside the private cluster's data folder (`~/.local/share/discs/jwt-secret`).
-    /// Instances on one machine share it; instances on several share this file or
-    /// `DISCS_JWT_SECRET`.
-    #[arg(long, env = "DISCS_JWT_SECRET_FILE")]
-    pub jwt_secret_file: Option<PathBuf>,
-    /// PEM public key (RSA or EC P-256) of an external issuer whose RS256/ES256 tokens are
-    /// accepted too.
-    #[arg(long, env = "DISCS_JWT_PUBLIC_KEY_FILE")]
-    pub jwt_public_key_file: Option<PathBuf>,
-    /// The `iss` the external issuer's tokens must carry (required with its key).
-    #[arg(long, env = "DISCS_JWT_ISSUER")]
-    pub jwt_issuer: Option<String>,
-    /// The `aud` the external issuer's tokens must carry.
-    #[arg(long, env = "DISCS_JWT_AUDIENCE", default_value = "discs")]
-    pub jwt_audience: String,
-    /// The role of every external issuer's token (`player` or `admin`): a role claim in
-    /// those tokens is not trusted.
-    #[arg(long, env = "DISCS_JWT_EXTERNAL_ROLE", default_value = "player")]
-    pub jwt_external_role: String,
-    /// Lifetime of issued tokens, in days.
-    #[arg(long, env = "DISCS_TOKEN_DAYS", default_value_t = 365, value_parser = clap::value_parser!(i64).range(1..=3_650))]
-    pub token_days: i64,
 }
 
 /// The live path: committing, caching, following the log, streaming.
@@ -467,7 +352,7 @@ fn per_game<const MIN: usize, const MAX: usize>(
 
 /// A whole number from `MIN` to `MAX`: a bound on what a setting may ask of the machine (and
 /// on the arithmetic it goes into).
-fn between<const MIN: usize, const MAX: usize>(raw: &str) -> Result<usize, String> {
+pub fn between<const MIN: usize, const MAX: usize>(raw: &str) -> Result<usize, String> {
     match raw.trim().parse::<usize>() {
         Ok(n) if (MIN..=MAX).contains(&n) => Ok(n),
         Ok(n) => Err(format!("{n} is outside the allowed range, {MIN} to {MAX}")),
@@ -476,7 +361,7 @@ fn between<const MIN: usize, const MAX: usize>(raw: &str) -> Result<usize, Strin
 }
 
 /// A rate above zero.
-fn positive(raw: &str) -> Result<f64, String> {
+pub fn positive(raw: &str) -> Result<f64, String> {
     match raw.trim().parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
         _ => Err(format!("`{raw}` is not a number above 0")),
@@ -484,7 +369,7 @@ fn positive(raw: &str) -> Result<f64, String> {
 }
 
 /// A bucket size or a rate per minute: at least 1.
-fn one_or_more(raw: &str) -> Result<f64, String> {
+pub fn one_or_more(raw: &str) -> Result<f64, String> {
     match raw.trim().parse::<f64>() {
         Ok(x) if x >= 1.0 && x.is_finite() => Ok(x),
         _ => Err(format!("`{raw}` is not a number of at least 1")),
@@ -535,22 +420,6 @@ mod tests {
     use time::{Duration, OffsetDateTime};
 
     #[test]
-    fn the_shipped_defaults_come_from_the_flags_declarations() {
-        let c = ServeConfig::defaults("postgres://db.example/discs_x").expect("they parse");
-        assert_eq!(c.db.url, "postgres://db.example/discs_x");
-        assert_eq!((c.addr.as_str(), c.db.pool_size), ("127.0.0.1:8080", 16));
-        assert_eq!(
-            (c.play.leaves_per_match, c.play.leave_refill_seconds),
-            (5, 300)
-        );
-        assert_eq!((c.live.committers, c.live.match_cache), (2, 100_000));
-        assert_eq!((c.rate_per_second, c.anon_burst), (50.0, 40.0));
-        assert!(!c.no_workers && c.http_workers.is_none() && c.searches.is_none());
-        assert_eq!(c.play.public_plies.of(GameId::FourInARow), 8);
-        assert_eq!(c.play.public_plies.of(GameId::Reversi), 12);
-    }
-
-    #[test]
     fn the_public_opening_is_set_per_game() {
         let p = PublicPlies::parse(" reversi = 20 ").expect("it parses");
         assert_eq!((p.of(GameId::FourInARow), p.of(GameId::Reversi)), (8, 20));
@@ -586,16 +455,13 @@ mod tests {
     fn out_of_range_values_are_refused_naming_their_variable() {
         use clap::{Command, FromArgMatches};
         let command =
-            ServeConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
+            CoreConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
         for (flag, value, variable) in [
             ("--worker-interval-ms", "5", "DISCS_WORKER_INTERVAL_MS"),
             ("--wave-trigger", "1", "DISCS_WAVE_TRIGGER"),
             ("--committers", "0", "DISCS_COMMITTERS"),
-            ("--rate-per-second", "0", "DISCS_RATE_PER_SECOND"),
-            ("--anon-burst", "0.5", "DISCS_ANON_BURST"),
             ("--db-pool-size", "2", "DISCS_DB_POOL_SIZE"),
             // Above the upper bounds: no setting overflows the arithmetic it goes into.
-            ("--token-days", "9223372036854775807", "DISCS_TOKEN_DAYS"),
             (
                 "--idempotency-hours",
                 "4294967295",
@@ -613,7 +479,7 @@ mod tests {
                 .clone()
                 .try_get_matches_from(["discs", flag, value])
                 .expect_err(flag);
-            let with_env = ServeConfig::augment_args(Command::new("discs"));
+            let with_env = CoreConfig::augment_args(Command::new("discs"));
             assert_eq!(
                 variable_of(&error, &with_env).as_deref(),
                 Some(variable),
@@ -623,28 +489,8 @@ mod tests {
         let fine = command
             .try_get_matches_from(["discs", "--worker-interval-ms", "10", "--wave-trigger", "2"])
             .expect("the least allowed values");
-        let c = ServeConfig::from_arg_matches(&fine).expect("a config");
+        let c = CoreConfig::from_arg_matches(&fine).expect("a config");
         assert_eq!((c.worker_interval_ms, c.wave_trigger), (10, 2));
-    }
-
-    #[test]
-    fn cidr_blocks_hold_their_addresses() {
-        let block = Cidr::parse("10.1.0.0/16").expect("a block");
-        assert!(block.contains("10.1.200.3".parse().expect("ip")));
-        assert!(!block.contains("10.2.0.1".parse().expect("ip")));
-        assert!(!block.contains("::ffff:10.1.0.1".parse().expect("ip")));
-        let one = Cidr::parse("::1").expect("an address");
-        assert!(
-            one.contains("::1".parse().expect("ip")) && !one.contains("::2".parse().expect("ip"))
-        );
-        assert!(
-            Cidr::parse("0.0.0.0/0")
-                .expect("all")
-                .contains("8.8.8.8".parse().expect("ip"))
-        );
-        for bad in ["10.0.0.0/33", "nonsense", "::1/129", "10.0.0.0/"] {
-            assert!(Cidr::parse(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

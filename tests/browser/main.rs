@@ -131,9 +131,9 @@ async fn serve(
     (oneshot::Sender<()>, tokio::task::JoinHandle<()>),
 ) {
     let mut config = helpers::config(db_url);
-    config.addr = format!("127.0.0.1:{port}");
-    config.no_workers = false;
-    config.shutdown_seconds = 1;
+    config.edge.addr = format!("127.0.0.1:{port}");
+    config.core.no_workers = false;
+    config.edge.shutdown_seconds = 1;
     let app = Application::build(config)
         .await
         .expect("the application builds");

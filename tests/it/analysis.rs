@@ -489,7 +489,7 @@ async fn an_instance_busy_with_analyses_refuses_one_more_with_a_429() {
 #[tokio::test]
 async fn a_player_with_an_analysis_running_gets_429_for_another_one() {
     // Room for three analyses on the instance: the limit met is the player's.
-    let app = spawn_app_with(|c| c.searches = Some(4)).await;
+    let app = spawn_app_with(|c| c.core.searches = Some(4)).await;
     let ada = app.player("Ada").await;
     let bob = app.player("Bob").await;
     let ada_id = PlayerId::from_uuid(ada.id.parse().expect("a player id"));

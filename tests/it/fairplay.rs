@@ -163,7 +163,7 @@ async fn ranked_game(
 
 #[tokio::test]
 async fn an_engine_relayed_into_ranked_games_is_flagged_and_honest_players_are_not() {
-    let app = spawn_app_with(|c| c.quality_ply_nodes = QualityNodes::all(ENGINE_NODES)).await;
+    let app = spawn_app_with(|c| c.core.quality_ply_nodes = QualityNodes::all(ENGINE_NODES)).await;
     let admin = app.admin("Warden").await;
     let mut honest = Vec::new();
     for (i, level) in [1u8, 1, 2, 2, 3, 3].into_iter().enumerate() {

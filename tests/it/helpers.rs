@@ -3,11 +3,13 @@
 
 use std::sync::Arc;
 
+use api::config::EdgeConfig;
+use discs::config::ServeConfig;
 use discs::startup::Application;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use service::clock::ManualClock;
-use service::config::{DatabaseConfig, HistoryConfig, ServeConfig};
+use service::config::{CoreConfig, DatabaseConfig, HistoryConfig};
 use service::state::AppState;
 use time::{Duration, OffsetDateTime};
 
@@ -70,20 +72,25 @@ pub fn init_logs() {
 pub fn config(db_url: &str) -> ServeConfig {
     let defaults = ServeConfig::defaults(db_url).expect("the shipped defaults");
     ServeConfig {
-        addr: "127.0.0.1:0".into(),
-        db: DatabaseConfig {
-            pool_size: 8,
-            ..defaults.db
+        core: CoreConfig {
+            db: DatabaseConfig {
+                pool_size: 8,
+                ..defaults.core.db
+            },
+            no_workers: true,
+            history: history_of(db_url, defaults.core.history),
+            ..defaults.core
         },
-        rate_per_second: 1000.0,
-        rate_burst: 1000.0,
-        anon_per_second: 1e9,
-        anon_burst: 1e9,
-        signups_per_minute: 1_000_000.0,
-        no_workers: true,
-        http_workers: Some(2),
-        history: history_of(db_url, defaults.history),
-        ..defaults
+        edge: EdgeConfig {
+            addr: "127.0.0.1:0".into(),
+            rate_per_second: 1000.0,
+            rate_burst: 1000.0,
+            anon_per_second: 1e9,
+            anon_burst: 1e9,
+            signups_per_minute: 1_000_000.0,
+            http_workers: Some(2),
+            ..defaults.edge
+        },
     }
 }
 

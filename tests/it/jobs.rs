@@ -257,7 +257,7 @@ async fn a_job_whose_instances_keep_dying_fails_after_its_last_attempt() {
 
 #[tokio::test]
 async fn a_job_at_its_time_cap_answers_with_its_best_estimate() {
-    let app = spawn_app_with(|c| c.analysis_job_seconds = 1).await;
+    let app = spawn_app_with(|c| c.core.analysis_job_seconds = 1).await;
     let ada = app.player("Ada").await;
     // The empty board: far beyond a second.
     let id = job_id(
@@ -288,7 +288,7 @@ async fn a_job_at_its_time_cap_answers_with_its_best_estimate() {
 
 #[tokio::test]
 async fn a_running_job_gives_way_to_an_analysis_and_resumes_to_the_same_answer() {
-    let app = spawn_app_with(|c| c.searches = Some(2)).await;
+    let app = spawn_app_with(|c| c.core.searches = Some(2)).await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
     let (body, score) = solver_line(L2_R1, 7);
     let id = job_id(&app.queue_job(&ada, body).await);
@@ -506,7 +506,7 @@ fn mirrored(body: &Value) -> Value {
 
 #[tokio::test]
 async fn a_players_open_jobs_are_capped_and_a_position_searched_already_is_joined() {
-    let app = spawn_app_with(|c| c.jobs_per_player = 2).await;
+    let app = spawn_app_with(|c| c.core.jobs_per_player = 2).await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
     let (first, score) = solver_line(L2_R1, 5);
     let (second, _) = solver_line(L2_R1, 6);

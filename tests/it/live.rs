@@ -431,7 +431,7 @@ async fn a_stream_on_one_instance_sees_moves_made_on_another() {
 async fn open_streams_are_capped_per_player() {
     let db = eventlog::testing::TestDb::migrated(2).await;
     let mut cfg = config(&db.url);
-    cfg.live.streams_per_player = 2;
+    cfg.core.live.streams_per_player = 2;
     let app = spawn_on(&db.url, cfg).await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
     let id = app.room_match(&ada, &bob, "four_in_a_row").await;
@@ -463,7 +463,7 @@ async fn open_streams_are_capped_per_player() {
 async fn a_seated_player_gets_a_stream_on_their_match_whatever_the_instances_cap() {
     let db = eventlog::testing::TestDb::migrated(2).await;
     let mut cfg = config(&db.url);
-    cfg.live.max_streams = 1;
+    cfg.core.live.max_streams = 1;
     let app = spawn_on(&db.url, cfg).await;
     let (ada, bob, cy) = (
         app.player("Ada").await,

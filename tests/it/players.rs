@@ -135,7 +135,7 @@ async fn expired_malformed_forged_unsigned_and_foreign_tokens_get_401() {
         r#gen: 0,
     };
     let config = crate::helpers::config(&app.db_url);
-    let file = discs::startup::secret_file(&config.auth, &config.db);
+    let file = discs::startup::secret_file(&config.edge.auth, &config.core.db);
     let secret = api::auth::load_secret(&app.state.pool, None, &file)
         .await
         .expect("the secret");
@@ -215,8 +215,8 @@ async fn the_generated_secret_survives_a_restart_and_works_on_another_instance()
 async fn three_calls_app() -> (crate::helpers::TestApp, eventlog::testing::TestDb) {
     let db = eventlog::testing::TestDb::migrated(2).await;
     let mut config = crate::helpers::config(&db.url);
-    config.rate_per_second = 0.01;
-    config.rate_burst = 3.0;
+    config.edge.rate_per_second = 0.01;
+    config.edge.rate_burst = 3.0;
     (crate::helpers::spawn_on(&db.url, config).await, db)
 }
 
@@ -294,7 +294,7 @@ async fn a_fresh_token_shares_its_players_rate_limit() {
 async fn sign_ups_beyond_the_limit_per_address_get_429_with_retry_after() {
     let db = eventlog::testing::TestDb::migrated(2).await;
     let mut config = crate::helpers::config(&db.url);
-    config.signups_per_minute = 2.0;
+    config.edge.signups_per_minute = 2.0;
     let app = crate::helpers::spawn_on(&db.url, config).await;
     app.player("Ada").await;
     app.player("Bob").await;
@@ -337,8 +337,9 @@ async fn an_external_issuers_es256_tokens_are_accepted_when_its_key_is_configure
     let db = eventlog::testing::TestDb::migrated(2).await;
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
     let mut config = crate::helpers::config(&db.url);
-    config.auth.jwt_public_key_file = Some(format!("{fixtures}/issuer-es256-public.pem").into());
-    config.auth.jwt_issuer = Some("https://id.example".into());
+    config.edge.auth.jwt_public_key_file =
+        Some(format!("{fixtures}/issuer-es256-public.pem").into());
+    config.edge.auth.jwt_issuer = Some("https://id.example".into());
     let app = crate::helpers::spawn_on(&db.url, config).await;
     let ada = app.player("Ada").await;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
@@ -450,8 +451,8 @@ async fn a_sign_up_retried_with_its_idempotency_key_finds_the_player_it_created(
 #[tokio::test]
 async fn calls_without_a_token_beyond_the_limit_per_address_get_429_but_probes_do_not() {
     let app = crate::helpers::spawn_app_with(|c| {
-        c.anon_per_second = 0.01;
-        c.anon_burst = 2.0;
+        c.edge.anon_per_second = 0.01;
+        c.edge.anon_burst = 2.0;
     })
     .await;
     let get = |path: &str| app.send(app.http.get(format!("{}{path}", app.base)));
@@ -494,8 +495,8 @@ async fn behind_a_trusted_proxy_sign_ups_count_per_forwarded_address() {
     let sign_up = sign_up_forwarded;
     // The tests' client connects from 127.0.0.1: here it is the trusted proxy.
     let app = crate::helpers::spawn_app_with(|c| {
-        c.signups_per_minute = 1.0;
-        c.trusted_proxies = vec![service::config::Cidr::parse("127.0.0.0/8").expect("a block")];
+        c.edge.signups_per_minute = 1.0;
+        c.edge.trusted_proxies = vec![api::config::Cidr::parse("127.0.0.0/8").expect("a block")];
     })
     .await;
     assert_eq!(
@@ -517,7 +518,7 @@ async fn behind_a_trusted_proxy_sign_ups_count_per_forwarded_address() {
     assert_eq!(sign_up(&app, "2001:db8::2").await.code(), "rate_limited");
 
     // Without trusted proxies the header is not read: every caller here is 127.0.0.1.
-    let plain = crate::helpers::spawn_app_with(|c| c.signups_per_minute = 1.0).await;
+    let plain = crate::helpers::spawn_app_with(|c| c.edge.signups_per_minute = 1.0).await;
     assert_eq!(
         sign_up(&plain, "203.0.113.5").await.status,
         StatusCode::CREATED
@@ -542,7 +543,7 @@ async fn the_token_secret_leaves_the_database_for_a_file_only_its_owner_reads() 
     let dir = std::env::temp_dir().join(format!("discs-secret-{}", uuid::Uuid::new_v4()));
     let file = dir.join("jwt-secret");
     let mut config = crate::helpers::config(&db.url);
-    config.auth.jwt_secret_file = Some(file.clone());
+    config.edge.auth.jwt_secret_file = Some(file.clone());
     let app = crate::helpers::spawn_on(&db.url, config.clone()).await;
 
     let kept = std::fs::read_to_string(&file).expect("the secret's file");
@@ -592,7 +593,7 @@ async fn the_token_secret_leaves_the_database_for_a_file_only_its_owner_reads() 
     let fresh_db = eventlog::testing::TestDb::migrated(2).await;
     let fresh_file = dir.join("fresh").join("jwt-secret");
     let mut config = crate::helpers::config(&fresh_db.url);
-    config.auth.jwt_secret_file = Some(fresh_file.clone());
+    config.edge.auth.jwt_secret_file = Some(fresh_file.clone());
     let fresh = crate::helpers::spawn_on(&fresh_db.url, config).await;
     let kept = std::fs::read_to_string(&fresh_file).expect("generated");
     assert_eq!(kept.trim().len(), 64);

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use reqwest::StatusCode;
 
-use service::config::ServeConfig;
+use discs::config::ServeConfig;
 use service::replicas::{Replicas, Route};
 
 use crate::helpers::{Private, TestApp, config, free_port, spawn_on};
@@ -155,16 +155,16 @@ fn database_on(server: &str, port: u16) -> String {
 /// (`Replicas::measure`) besides once at start.
 fn reading_from(primary: &str, standby: &str) -> ServeConfig {
     let mut c = config(primary);
-    c.replicas.urls = vec![standby.to_owned()];
-    c.replicas.replica_max_lag_ms = 3_600_000;
-    c.replicas.replica_max_lag_bytes = 1 << 30;
-    c.replicas.replica_poll_ms = 3_600_000;
+    c.core.replicas.urls = vec![standby.to_owned()];
+    c.core.replicas.replica_max_lag_ms = 3_600_000;
+    c.core.replicas.replica_max_lag_bytes = 1 << 30;
+    c.core.replicas.replica_poll_ms = 3_600_000;
     c
 }
 
 /// A `Replicas` over `url` with these limits, measured once against `app`'s primary.
 async fn measured(app: &TestApp, url: &str, max_lag_ms: u64, max_lag_bytes: u64) -> Replicas {
-    let mut c = reading_from(&app.db_url, url).replicas;
+    let mut c = reading_from(&app.db_url, url).core.replicas;
     c.replica_max_lag_ms = max_lag_ms;
     c.replica_max_lag_bytes = max_lag_bytes;
     let replicas = Replicas::from_config(&c)
