@@ -67,27 +67,10 @@ async fn play(
             events.push(event);
         }
     }
-    let new: Vec<NewEvent> = events
+    let typed = events
         .iter()
-        .map(|e: &MatchEvent| NewEvent {
-            event_type: e.event_type().to_owned(),
-            schema_version: e.schema_version(),
-            data: e.data(),
-            actor: None,
-            recorded_at: at,
-        })
-        .collect();
-    let _appended = log
-        .append(
-            Uuid::from_u128(0xc0de_0000 + n),
-            StreamAppend {
-                stream: id.stream(),
-                expected_version: 0,
-                events: new,
-            },
-        )
-        .await
-        .expect("appended");
+        .map(|e: &MatchEvent| (e.event_type(), e.schema_version(), e.data()));
+    append(log, 0xc0de_0000 + n, id.stream(), typed, at).await;
     id
 }
 
@@ -208,23 +191,37 @@ async fn the_explorer_counts_each_move_for_the_side_that_played_it() {
 }
 
 async fn ticket(log: &EventLog, n: u128, events: &[TicketEvent], at: OffsetDateTime) {
-    let new: Vec<NewEvent> = events
+    let typed = events
         .iter()
-        .map(|e| NewEvent {
-            event_type: e.event_type().to_owned(),
-            schema_version: TicketEvent::SCHEMA_VERSION,
-            data: e.data(),
+        .map(|e| (e.event_type(), TicketEvent::SCHEMA_VERSION, e.data()));
+    let stream = format!("ticket-{}", Uuid::from_u128(0x71c0_0000 + n));
+    append(log, 0x7e7e_0000 + n, stream, typed, at).await;
+}
+
+/// Appends a new stream's events `(type, schema version, data)` as command `command`.
+async fn append<'a>(
+    log: &EventLog,
+    command: u128,
+    stream: String,
+    events: impl Iterator<Item = (&'a str, i16, serde_json::Value)>,
+    at: OffsetDateTime,
+) {
+    let events = events
+        .map(|(event_type, schema_version, data)| NewEvent {
+            event_type: event_type.to_owned(),
+            schema_version,
+            data,
             actor: None,
             recorded_at: at,
         })
         .collect();
     let _appended = log
         .append(
-            Uuid::from_u128(0x7e7e_0000 + n),
+            Uuid::from_u128(command),
             StreamAppend {
-                stream: format!("ticket-{}", Uuid::from_u128(0x71c0_0000 + n)),
+                stream,
                 expected_version: 0,
-                events: new,
+                events,
             },
         )
         .await

@@ -123,28 +123,6 @@ pub struct CoreConfig {
     pub no_workers: bool,
 }
 
-impl CoreConfig {
-    /// The shipped defaults (each flag's default value), with `database_url`, read from nothing
-    /// else: no argument, no variable of the environment. Instances embedded in tests and
-    /// benches start from these and change what they need, so a new setting is declared once.
-    /// The settings `discs serve` would read from this environment (its `DISCS_*` variables),
-    /// on `database_url`: for tools that work beside a running server.
-    pub fn from_env(database_url: &str) -> anyhow::Result<CoreConfig> {
-        use clap::{Command, FromArgMatches};
-        let command = CoreConfig::augment_args(Command::new("discs"));
-        let matches = command.try_get_matches_from(["discs", "--database-url", database_url])?;
-        Ok(CoreConfig::from_arg_matches(&matches)?)
-    }
-
-    pub fn defaults(database_url: &str) -> anyhow::Result<CoreConfig> {
-        use clap::{Command, FromArgMatches};
-        let command =
-            CoreConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
-        let matches = command.try_get_matches_from(["discs", "--database-url", database_url])?;
-        Ok(CoreConfig::from_arg_matches(&matches)?)
-    }
-}
-
 /// Signed checkpoints of the log and the ledger of closed accounts, both kept outside the
 /// database (`service::history`).
 #[derive(Clone, Debug, Args)]

@@ -161,6 +161,18 @@ pub async fn end_tokens(
 ) -> Result<u32, Error> {
     let tx = client.transaction().await.map_err(unexpected)?;
     exists(&tx, player).await?;
+    let generation = next_generation(&tx, player, at).await?;
+    tx.commit().await.map_err(unexpected)?;
+    Ok(generation)
+}
+
+/// Raises `player`'s token generation by one in `tx` and tells every instance on
+/// [`TOKENS_CHANNEL`] when `tx` commits; the new generation.
+async fn next_generation(
+    tx: &deadpool_postgres::Transaction<'_>,
+    player: PlayerId,
+    at: OffsetDateTime,
+) -> Result<u32, Error> {
     let row = tx
         .query_one(
             "INSERT INTO token_generations AS t (player_id, generation, changed_at) \
@@ -178,7 +190,6 @@ pub async fn end_tokens(
     )
     .await
     .map_err(unexpected)?;
-    tx.commit().await.map_err(unexpected)?;
     Ok(u32::try_from(row.get::<_, i32>(0)).unwrap_or(0))
 }
 
@@ -299,21 +310,7 @@ async fn erase(
     )
     .await
     .map_err(unexpected)?;
-    tx.execute(
-        "INSERT INTO token_generations AS t (player_id, generation, changed_at) \
-         VALUES ($1, 1, $2) \
-         ON CONFLICT (player_id) DO UPDATE \
-             SET generation = t.generation + 1, changed_at = EXCLUDED.changed_at",
-        &[&player.as_uuid(), &at],
-    )
-    .await
-    .map_err(unexpected)?;
-    tx.execute(
-        "SELECT pg_notify($1, $2)",
-        &[&TOKENS_CHANNEL, &player.to_string()],
-    )
-    .await
-    .map_err(unexpected)?;
+    next_generation(&tx, player, at).await?;
     tx.commit().await.map_err(unexpected)?;
     app.cache.forget_player(player);
     Ok(Some(Closed {
