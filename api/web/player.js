@@ -56,6 +56,10 @@ function closing(view) {
       const closed = await view.attempt(() => view.call('POST', '/v1/players/me/close', { confirmation: asked.confirmation }), area);
       if (!closed) return;
       localStorage.removeItem('discs.token');
+      // The page, and the header's link to it, no longer show the name: the label now.
+      document.querySelector('#main h1').textContent = closed.label;
+      document.title = `${closed.label} · discs`;
+      document.querySelector('#top a[href^="/players/"]')?.remove();
       area.replaceChildren(h('p', { id: 'account-closed', role: 'status', text: t('account.closed', { label: closed.label }) }),
         h('p', {}, h('a', { href: '/' }, t('account.home'))));
       ask.remove();

@@ -1001,6 +1001,12 @@ async fn a_player_closes_their_account_from_their_page_in_two_steps() {
             w.eval("return localStorage.getItem('discs.token')").await,
             Value::Null
         );
+        // The page says the label, not the name, and no longer links to a profile of one's own.
+        assert_eq!(
+            w.eval("return [document.querySelector('#main h1').textContent, document.querySelector('#top a[href^=\"/players/\"]') === null]")
+                .await,
+            json!([label, true])
+        );
     })
     .await;
 }
