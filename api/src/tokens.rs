@@ -94,6 +94,13 @@ impl Generations {
         }
     }
 
+    /// Drops `player`'s cached generation at once, on this instance (the others drop it when
+    /// they hear the change): the instance that ended a player's tokens refuses them from its
+    /// next request on.
+    pub fn forget_player(&self, player: PlayerId) {
+        self.forget(&player.to_string());
+    }
+
     fn forget_all(&self) {
         self.heard.fetch_add(1, Ordering::AcqRel);
         self.lock().clear();

@@ -336,6 +336,7 @@ pub async fn close_player(
         return Err(Invalid::OwnAccount.into());
     }
     let closed = service::players::close(&app, player, app.now()).await?;
+    app.generations.forget_player(player);
     tracing::info!(%player, admin = %auth.player, "an admin closed an account");
     Ok(HttpResponse::Ok().json(super::players::AccountClosed::of(&closed)))
 }

@@ -303,6 +303,7 @@ pub async fn close(
         app.now(),
     )?;
     let closed = players::close(&app, auth.player, app.now()).await?;
+    app.generations.forget_player(auth.player);
     Ok(HttpResponse::Ok().json(AccountClosed::of(&closed)))
 }
 
