@@ -86,12 +86,8 @@ pub async fn explore(
     pos: &AnyPosition,
     filter: &Filter,
 ) -> Result<Answer, Error> {
-    let next_ply = pos.ply() + 1;
-    boundary::refuse_seated(app, player).await?;
-    let boundary = boundary::load(app, pos.game(), next_ply).await?;
-    if boundary.withholds(pos) {
-        return Err(Error::LivePosition);
-    }
+    // The answer tells the values after each move: one ply deeper than the position.
+    let boundary = boundary::guard(app, player, pos, pos.ply() + 1).await?;
     let (key, symmetry) = pos.canonical();
     let id: Uuid = explorer::position_id(&key);
     let stats = app

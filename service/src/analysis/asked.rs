@@ -16,7 +16,7 @@ use domain::games::AnyPosition;
 use domain::ids::{JobId, PlayerId};
 use domain::search::Limits;
 
-use super::boundary::{self, Boundary};
+use super::boundary;
 use super::jobs::{self, JobView};
 use super::searches::StopOnDrop;
 use super::solved::{self, Source};
@@ -29,18 +29,6 @@ use crate::state::AppState;
 /// position cannot eat the budget of all the others.
 const MATCH_PLY_NODES: u64 = 2_000_000;
 
-/// The fair-play boundary for a question about `pos` asked by `player`: refused to a player
-/// seated in a live ranked match (`in_ranked_match`), and to anyone where `pos` is a live
-/// ranked position or can follow one.
-async fn guarded(app: &AppState, player: PlayerId, pos: &AnyPosition) -> Result<Boundary, Error> {
-    boundary::refuse_seated(app, player).await?;
-    let boundary = boundary::load(app, pos.game(), pos.ply()).await?;
-    if boundary.withholds(pos) {
-        return Err(Error::LivePosition);
-    }
-    Ok(boundary)
-}
-
 /// The score and best moves of `pos` (a game not over): from the cache of solved positions, or
 /// searched within `budget` (stored when exact).
 pub async fn position(
@@ -52,7 +40,7 @@ pub async fn position(
     if pos.outcome().is_some() {
         return Err(AnalysisError::Finished.into());
     }
-    let boundary = guarded(app, player, &pos).await?;
+    let boundary = boundary::guard(app, player, &pos, pos.ply()).await?;
     let client = app.pool.get().await.map_err(unexpected)?;
     if let Some(known) = solved::lookup(&client, &boundary, &pos).await? {
         return Ok((known, Source::Cache));
@@ -168,7 +156,7 @@ pub async fn queue_job(
     if pos.outcome().is_some() {
         return Err(AnalysisError::Finished.into());
     }
-    guarded(app, player, &pos).await?;
+    boundary::guard(app, player, &pos, pos.ply()).await?;
     jobs::queue(app, player, id, &pos).await
 }
 

@@ -108,6 +108,24 @@ pub async fn refuse_position(app: &AppState, pos: &AnyPosition) -> Result<(), Er
 /// asked: the public opening too, whose exact values (Four in a Row's outcome book) would help
 /// in the player's own game as much as later ones. A player's latest ranked match is the one
 /// their queue slot points to.
+/// The boundary for a question about `pos` asked by `player`, whose answer reaches positions up
+/// to ply `deepest`: refused to a player seated in a live ranked match (`in_ranked_match`), and
+/// to anyone where `pos` is a live ranked position or can follow one (`LivePosition`); else the
+/// boundary, to withhold what lies deeper.
+pub async fn guard(
+    app: &AppState,
+    player: PlayerId,
+    pos: &AnyPosition,
+    deepest: u32,
+) -> Result<Boundary, Error> {
+    refuse_seated(app, player).await?;
+    let boundary = load(app, pos.game(), deepest).await?;
+    if boundary.withholds(pos) {
+        return Err(Error::LivePosition);
+    }
+    Ok(boundary)
+}
+
 pub async fn refuse_seated(app: &AppState, player: PlayerId) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
