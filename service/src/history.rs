@@ -310,11 +310,12 @@ pub async fn checkpoint_now(
         })?),
         None => None,
     };
-    let published = read_folder(&history.dir)
+    // The newest checkpoint of the folder that reads: one file parsed, not all of them.
+    let published = folder_seqs(&history.dir)
         .map_err(SignError::Folder)?
-        .into_values()
-        .filter_map(Result::ok)
-        .max_by_key(|c| c.seq);
+        .into_iter()
+        .rev()
+        .find_map(|seq| read_checkpoint(&history.dir, seq).ok());
     let last = [recorded, published]
         .into_iter()
         .flatten()
@@ -453,12 +454,12 @@ pub async fn publish(pool: &Pool, log: &EventLog, dir: &Path) -> Result<usize, S
     let client = pool.get().await?;
     let rows = client
         .query(
-            "SELECT seq, tx, position, note FROM log_checkpoints ORDER BY seq",
+            "SELECT seq, tx, position, size FROM log_checkpoints ORDER BY seq",
             &[],
         )
         .await?;
-    drop(client);
     make_folder(dir).map_err(|e| SignError::Folder(format!("{}: {e}", dir.display())))?;
+    let present = folder_seqs(dir).map_err(SignError::Folder)?;
     let mut previous = (Checkpoint::START, 0u64);
     let mut written = 0;
     for row in rows {
@@ -467,12 +468,13 @@ pub async fn publish(pool: &Pool, log: &EventLog, dir: &Path) -> Result<usize, S
             tx: row.get(1),
             position: row.get(2),
         };
-        let json: &str = row.get(3);
-        let size = serde_json::from_str::<SignedCheckpoint>(json)
-            .map(|c| c.size)
-            .map_err(|e| SignError::Folder(format!("checkpoint {seq} does not parse: {e}")))?;
-        let file = dir.join(checkpoint_name(seq as u64));
-        if !file.exists() {
+        let size = u64::try_from(row.get::<_, i64>(3)).unwrap_or(0);
+        if !present.contains(&(seq as u64)) {
+            let json: String = client
+                .query_one("SELECT note FROM log_checkpoints WHERE seq = $1", &[&seq])
+                .await?
+                .get(0);
+            let file = dir.join(checkpoint_name(seq as u64));
             // The events as the log holds them now must be those the tree took in.
             let leaves = log.leaves_between(previous.0, cursor).await?;
             let tree = log.tree_leaves(previous.1, size).await?;
@@ -540,27 +542,38 @@ fn leaves_name(seq: u64) -> String {
 /// The checkpoints in `dir` by the number in their file name, each parsed or the reason it
 /// does not parse. An empty list for a folder that does not exist.
 pub fn read_folder(dir: &Path) -> Result<BTreeMap<u64, Result<SignedCheckpoint, String>>, String> {
-    let mut out = BTreeMap::new();
+    Ok(folder_seqs(dir)?
+        .into_iter()
+        .map(|seq| (seq, read_checkpoint(dir, seq)))
+        .collect())
+}
+
+/// The numbers of the checkpoint files in `dir`, by their names alone (none for a folder that
+/// does not exist).
+fn folder_seqs(dir: &Path) -> Result<std::collections::BTreeSet<u64>, String> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
         Err(e) => return Err(format!("{}: {e}", dir.display())),
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(seq) = name
-            .strip_prefix("checkpoint-")
-            .and_then(|n| n.strip_suffix(".json"))
-            .and_then(|n| n.parse::<u64>().ok())
-        else {
-            continue;
-        };
-        let parsed = std::fs::read_to_string(entry.path())
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<SignedCheckpoint>(&t).map_err(|e| e.to_string()));
-        out.insert(seq, parsed);
-    }
-    Ok(out)
+    Ok(entries
+        .flatten()
+        .filter_map(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .strip_prefix("checkpoint-")
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+        .collect())
+}
+
+/// Checkpoint `seq` of `dir`, parsed, or why it does not read.
+fn read_checkpoint(dir: &Path, seq: u64) -> Result<SignedCheckpoint, String> {
+    std::fs::read_to_string(dir.join(checkpoint_name(seq)))
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str::<SignedCheckpoint>(&t).map_err(|e| e.to_string()))
 }
 
 /// A published leaf: the event's chain hash, its version and stream.
