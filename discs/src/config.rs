@@ -63,7 +63,7 @@ mod tests {
 
     #[test]
     fn out_of_range_values_are_refused_naming_their_variable() {
-        use clap::Command;
+        use clap::{Command, FromArgMatches};
         let command =
             ServeConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
         for (flag, value, variable) in [
@@ -101,5 +101,10 @@ mod tests {
                 "{flag}"
             );
         }
+        let fine = command
+            .try_get_matches_from(["discs", "--worker-interval-ms", "10", "--wave-trigger", "2"])
+            .expect("the least allowed values");
+        let c = ServeConfig::from_arg_matches(&fine).expect("a config");
+        assert_eq!((c.core.worker_interval_ms, c.core.wave_trigger), (10, 2));
     }
 }

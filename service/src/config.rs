@@ -430,48 +430,6 @@ mod tests {
     }
 
     #[test]
-    fn out_of_range_values_are_refused_naming_their_variable() {
-        use clap::{Command, FromArgMatches};
-        let command =
-            CoreConfig::augment_args(Command::new("discs")).mut_args(|a| a.env(None::<&str>));
-        for (flag, value, variable) in [
-            ("--worker-interval-ms", "5", "DISCS_WORKER_INTERVAL_MS"),
-            ("--wave-trigger", "1", "DISCS_WAVE_TRIGGER"),
-            ("--committers", "0", "DISCS_COMMITTERS"),
-            ("--db-pool-size", "2", "DISCS_DB_POOL_SIZE"),
-            // Above the upper bounds: no setting overflows the arithmetic it goes into.
-            (
-                "--idempotency-hours",
-                "4294967295",
-                "DISCS_IDEMPOTENCY_HOURS",
-            ),
-            ("--presence-seconds", "4294967295", "DISCS_PRESENCE_SECONDS"),
-            (
-                "--wave-interval-ms",
-                "18446744073709551615",
-                "DISCS_WAVE_INTERVAL_MS",
-            ),
-            ("--match-cache", "18446744073709551615", "DISCS_MATCH_CACHE"),
-        ] {
-            let error = command
-                .clone()
-                .try_get_matches_from(["discs", flag, value])
-                .expect_err(flag);
-            let with_env = CoreConfig::augment_args(Command::new("discs"));
-            assert_eq!(
-                variable_of(&error, &with_env).as_deref(),
-                Some(variable),
-                "{flag}"
-            );
-        }
-        let fine = command
-            .try_get_matches_from(["discs", "--worker-interval-ms", "10", "--wave-trigger", "2"])
-            .expect("the least allowed values");
-        let c = CoreConfig::from_arg_matches(&fine).expect("a config");
-        assert_eq!((c.worker_interval_ms, c.wave_trigger), (10, 2));
-    }
-
-    #[test]
     fn leaves_beyond_the_allowance_are_earned_with_the_match_time() {
         let play = PlayConfig {
             presence_seconds: 30,
