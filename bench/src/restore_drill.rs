@@ -181,6 +181,27 @@ async fn answered(make: impl Fn() -> reqwest::RequestBuilder, what: &str) -> Res
     bail!("{what}: no answer")
 }
 
+/// A POST by `who` with a fresh `Idempotency-Key` (the same one on every retry), until answered.
+async fn keyed(
+    http: &reqwest::Client,
+    url: String,
+    who: &Account,
+    body: Value,
+    what: &str,
+) -> Result<Value> {
+    let key = uuid::Uuid::now_v7().to_string();
+    answered(
+        || {
+            http.post(&url)
+                .bearer_auth(&who.token)
+                .header("idempotency-key", &key)
+                .json(&body)
+        },
+        what,
+    )
+    .await
+}
+
 struct Recorder {
     file: Mutex<std::fs::File>,
     acked: std::sync::atomic::AtomicU64,
@@ -234,18 +255,9 @@ async fn play_to_end(
             .get(rng.index(legal.len().max(1)))
             .cloned()
             .context("a legal move")?;
-        let key = uuid::Uuid::now_v7().to_string();
-        let version = view["version"].clone();
-        view = answered(
-            || {
-                http.post(format!("{base}/v1/matches/{match_id}/moves"))
-                    .bearer_auth(&who.token)
-                    .header("idempotency-key", &key)
-                    .json(&json!({"move": mv, "expected_version": version}))
-            },
-            "POST /v1/matches/{id}/moves",
-        )
-        .await?;
+        let body = json!({"move": mv, "expected_version": view["version"]});
+        let url = format!("{base}/v1/matches/{match_id}/moves");
+        view = keyed(http, url, who, body, "POST /v1/matches/{id}/moves").await?;
         record.ack(match_id, &view["version"], &mv);
     }
     Ok(())
@@ -261,14 +273,12 @@ async fn ranked_game(
 ) -> Result<()> {
     let mut tickets = Vec::new();
     for p in [a, b] {
-        let key = uuid::Uuid::now_v7().to_string();
-        let t = answered(
-            || {
-                http.post(format!("{base}/v1/queue"))
-                    .bearer_auth(&p.token)
-                    .header("idempotency-key", &key)
-                    .json(&json!({"game": "four_in_a_row"}))
-            },
+        let url = format!("{base}/v1/queue");
+        let t = keyed(
+            http,
+            url,
+            p,
+            json!({"game": "four_in_a_row"}),
             "POST /v1/queue",
         )
         .await?;
@@ -303,14 +313,12 @@ async fn room_game(
     rng: &mut SplitMix64,
     record: &Recorder,
 ) -> Result<()> {
-    let key = uuid::Uuid::now_v7().to_string();
-    let room = answered(
-        || {
-            http.post(format!("{base}/v1/rooms"))
-                .bearer_auth(&a.token)
-                .header("idempotency-key", &key)
-                .json(&json!({"game": "four_in_a_row"}))
-        },
+    let url = format!("{base}/v1/rooms");
+    let room = keyed(
+        http,
+        url,
+        a,
+        json!({"game": "four_in_a_row"}),
         "POST /v1/rooms",
     )
     .await?;
@@ -328,17 +336,8 @@ async fn room_game(
         "POST /v1/rooms/{code}/join",
     )
     .await?;
-    let key = uuid::Uuid::now_v7().to_string();
-    let started = answered(
-        || {
-            http.post(format!("{base}/v1/rooms/{room_id}/matches"))
-                .bearer_auth(&a.token)
-                .header("idempotency-key", &key)
-                .json(&json!({}))
-        },
-        "POST /v1/rooms/{id}/matches",
-    )
-    .await?;
+    let url = format!("{base}/v1/rooms/{room_id}/matches");
+    let started = keyed(http, url, a, json!({}), "POST /v1/rooms/{id}/matches").await?;
     let match_id = started["match_id"].as_str().context("a match")?.to_owned();
     play_to_end(http, base, &match_id, a, b, rng, record).await
 }
