@@ -52,6 +52,10 @@ $cluster backup full
 # The restore target: the database's clock, after every acknowledged move and before the closing.
 target="$(primary_psql -Atc 'SELECT now()')"
 echo "restore-drill target=$target"
+# The checkpoints published by then: what the restored log must extend. One signed later may
+# cover an event committed after the target (a ticket closed by the last wave, say), which the
+# restore drops on purpose; verify says so plainly, and the signer stops until an operator looks.
+cp -r "$DISCS_CHECKPOINT_DIR" "$work/checkpoints-at-target"
 "$drill" close --out "$work/closed.json"
 # The mistake: a superuser deletes every finished match's events (the append-only trigger
 # disabled for it) and drops the match history.
@@ -70,7 +74,7 @@ last_commit="$(sed -n 's/^last_commit=//p' "$work/restore.out")"
 
 # The log against the checkpoints signed before the mistake; the projections rebuilt from the
 # log; then the client's checks.
-"$discs" verify --checkpoints "$DISCS_CHECKPOINT_DIR"
+"$discs" verify --checkpoints "$work/checkpoints-at-target"
 "$discs" rebuild
 "$drill" check --record "$work/acked-1.jsonl" --record "$work/acked-2.jsonl" \
     --snapshot "$work/before.json" --closed "$work/closed.json"
