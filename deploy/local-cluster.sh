@@ -40,7 +40,9 @@
 # (127.0.0.1; 0.0.0.0 for every interface), HAProxy's discs port on DISCS_HTTP_BIND_ADDRESS
 # (127.0.0.1); etcd, which asks for no password, and the instances (behind HAProxy) stay on
 # 127.0.0.1. HAProxy names each client in X-Forwarded-For and the instances trust it alone
-# (DISCS_TRUSTED_PROXIES=127.0.0.1/32) for their per-address limits.
+# (DISCS_TRUSTED_PROXIES=127.0.0.1/32) for their per-address limits. HAProxy's statistics
+# (CSV at /stats;csv) answer on 127.0.0.1:DISCS_LB_STATS_PORT (8089): start returns once they
+# show every instance in rotation.
 #
 # PostgreSQL refuses to run as root: run as root, the nodes and etcd run as the `postgres` user,
 # their data under $DISCS_CLUSTER_DATA (/var/tmp/discs-cluster), a folder that must be that
@@ -83,6 +85,8 @@ replica_port="${DISCS_REPLICA_PORT:-5439}"
 lb_port="${DISCS_LB_PORT:-8090}"
 instances="${DISCS_INSTANCES:-2}"
 first_instance_port="${DISCS_FIRST_INSTANCE_PORT:-8091}"
+# HAProxy's own view of its servers (CSV at /stats;csv), on this machine only.
+lb_stats_port="${DISCS_LB_STATS_PORT:-8089}"
 # Patroni's leader key lives `ttl` seconds; the issue's drill wants a failover within ttl + 5 s.
 ttl="${DISCS_PATRONI_TTL:-10}"
 pg_bin="${DISCS_PG_BIN:-$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -1)}"
@@ -471,6 +475,15 @@ defaults
     timeout server 1h
     timeout check 1s
 
+# HAProxy's view of its servers, on this machine only: start reads it to wait until every discs
+# instance is in rotation (a server checked down before its instance was up stays out until the
+# next check says otherwise).
+listen stats
+    mode http
+    bind 127.0.0.1:$lb_stats_port
+    stats enable
+    stats uri /stats
+
 # The primary: whichever node Patroni's REST API calls primary. A node that stops being it is
 # marked down within two checks, and its sessions are cut.
 listen postgres_primary
@@ -580,7 +593,16 @@ start_discs() {
     # With no instance (DISCS_INSTANCES=0: the database side only) nothing can answer there.
     if [ "$instances" -gt 0 ]; then
         wait_for 30 "the discs load balancer" http_ok "http://$http_host:$lb_port/readyz"
+        wait_for 30 "HAProxy to put every discs instance in rotation" lb_all_up
     fi
+}
+
+# Whether HAProxy deems every discs instance up: as many servers of `discs` as instances, each UP
+# (the status is the CSV's 18th field).
+lb_all_up() {
+    curl -fsS --max-time 2 "http://127.0.0.1:$lb_stats_port/stats;csv" |
+        awk -F, -v want="$instances" '$1 == "discs" && $2 ~ /^discs[0-9]+$/ { n++; if ($18 == "UP") up++ }
+            END { exit !(n == want && up == want) }'
 }
 
 # The instances' signed checkpoints of the log, the key they sign with, and the ledger of closed
