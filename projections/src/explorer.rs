@@ -16,7 +16,7 @@ use domain::ratings::Score;
 
 use crate::facts::Finished;
 use crate::ledger::Ledger;
-use crate::{Error, tables};
+use crate::{Error, facts, standings};
 
 /// How many of the last and of the highest-rated games are kept per position, ranked or casual,
 /// band and month (and so the most an answer lists of each).
@@ -66,7 +66,7 @@ pub async fn apply(
         return Ok(());
     }
     let ratings = rate(client, finished).await?;
-    let moves = tables::moves_of(client, finished, |g| plies.of(g)).await?;
+    let moves = facts::moves_of(client, finished, |g| plies.of(g)).await?;
     type Key = (Uuid, bool, i16, Date, String);
     let mut counts: HashMap<Key, Counts> = HashMap::new();
     let mut games: Vec<(Uuid, bool, i16, Date, Uuid, f64, i64)> = Vec::new();
@@ -135,7 +135,7 @@ async fn rate(
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
-    let mut ledger: Ledger = tables::load_ledger(client, "explorer_ratings", &players).await?;
+    let mut ledger: Ledger = standings::load_ledger(client, "explorer_ratings", &players).await?;
     let mut steps = Vec::new();
     let before = finished
         .iter()
@@ -147,7 +147,7 @@ async fn rate(
             before
         })
         .collect();
-    tables::write_standings(client, "explorer_ratings", &ledger, &steps).await?;
+    standings::write_standings(client, "explorer_ratings", &ledger, &steps).await?;
     Ok(before)
 }
 

@@ -1,10 +1,12 @@
 //! The facts of finished matches, read from `match_created` and `match_ended` events: who sat
-//! where, who started, who won, and the positions of both events.
+//! where, who started, who won, and the positions of both events; and their first moves, from
+//! their `move_played` events.
 
 use std::collections::HashMap;
 
 use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, Seat};
@@ -151,4 +153,25 @@ pub fn reason_name(r: EndedBecause) -> &'static str {
         EndedBecause::NoMoves => "no_moves",
         EndedBecause::Resigned => "resigned",
     }
+}
+
+/// The first moves of these matches, by match, as their `move_played` events give them: as
+/// many as `plies` says for the game (the history: what their openings' names can depend on,
+/// `domain::openings::plies_needed`), each stream's read stopping there.
+pub(crate) async fn moves_of(
+    client: &impl GenericClient,
+    finished: &[Finished],
+    plies: impl Fn(GameId) -> usize,
+) -> Result<HashMap<Uuid, Vec<String>>, Error> {
+    let streams: Vec<String> = finished.iter().map(|f| f.match_id.stream()).collect();
+    let needed: Vec<i64> = finished.iter().map(|f| plies(f.game) as i64).collect();
+    let rows = eventlog::first_values(client, &streams, &needed, "move_played", "move").await?;
+    let mut moves: HashMap<Uuid, Vec<String>> = HashMap::new();
+    for (stream, mv) in rows {
+        let Some(id) = MatchId::of_stream(&stream) else {
+            continue;
+        };
+        moves.entry(id.as_uuid()).or_default().extend(mv);
+    }
+    Ok(moves)
 }

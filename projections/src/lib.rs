@@ -22,6 +22,7 @@ pub mod ledger;
 pub mod queries;
 pub mod rebuild;
 pub mod runner;
+mod standings;
 mod tables;
 
 pub use runner::{Batch, Hook, Runner, Stage};

@@ -2,22 +2,21 @@
 //! runner's transaction and writes with set-based statements (`unnest` of arrays), so a batch of
 //! thousands of events costs a handful of round trips.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
 use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use domain::games::GameId;
-use domain::ids::{MatchId, PlayerId, Seat};
+use domain::ids::Seat;
 use domain::matches::TurnSeconds;
-use domain::ratings::{Rating, Score, Standing};
+use domain::ratings::Score;
 use domain::tickets::TicketEvent;
 use eventlog::RecordedEvent;
 
 use crate::facts::{self, Finished};
 use crate::ledger::{Ledger, RatedStep};
-use crate::{Error, Projection};
+use crate::{Error, Projection, standings};
 
 /// Applies `events` (already filtered to the projection's types) to its tables.
 pub async fn apply(
@@ -30,13 +29,13 @@ pub async fn apply(
         Projection::Ratings => {
             let finished = facts::finished_in(client, events).await?;
             let (ledger, steps) = rate(client, "ratings", &finished).await?;
-            write_standings(client, "ratings", &ledger, &steps).await?;
+            standings::write_standings(client, "ratings", &ledger, &steps).await?;
             write_points(client, &steps).await
         }
         Projection::Leaderboards => {
             let finished = facts::finished_in(client, events).await?;
             let (ledger, steps) = rate(client, "leaderboard", &finished).await?;
-            write_standings(client, "leaderboard", &ledger, &steps).await
+            standings::write_standings(client, "leaderboard", &ledger, &steps).await
         }
         Projection::History => {
             let finished = facts::finished_in(client, events).await?;
@@ -65,121 +64,13 @@ async fn rate(
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
-    let mut ledger = load_ledger(client, table, &players).await?;
+    let mut ledger = standings::load_ledger(client, table, &players).await?;
     let steps = finished
         .iter()
         .filter_map(|f| ledger.apply(f))
         .flatten()
         .collect();
     Ok((ledger, steps))
-}
-
-/// The standings of `players` in `table` (a table with the columns of `ratings`); a player
-/// with none is a newcomer.
-pub(crate) async fn load_ledger(
-    client: &impl GenericClient,
-    table: &str,
-    players: &[Uuid],
-) -> Result<Ledger, Error> {
-    let mut ledger = Ledger::default();
-    if players.is_empty() {
-        return Ok(ledger);
-    }
-    let rows = client
-        .query(
-            &format!(
-                "SELECT player_id, game, rating, deviation, volatility, games, last_ended_at \
-                 FROM {table} WHERE player_id = ANY($1)"
-            ),
-            &[&players],
-        )
-        .await?;
-    for row in rows {
-        let game: String = row.get(1);
-        let Ok(game) = game.parse::<GameId>() else {
-            continue;
-        };
-        let games: i32 = row.get(5);
-        ledger.standings.insert(
-            (PlayerId::from_uuid(row.get(0)), game),
-            Standing {
-                rating: Rating {
-                    rating: row.get(2),
-                    deviation: row.get(3),
-                    volatility: row.get(4),
-                },
-                games: u32::try_from(games).unwrap_or(0),
-                last_ended_at: Some(row.get(6)),
-            },
-        );
-    }
-    Ok(ledger)
-}
-
-/// Upserts the final standing of every (player, game) that moved in this batch.
-pub(crate) async fn write_standings(
-    client: &impl GenericClient,
-    table: &str,
-    ledger: &Ledger,
-    steps: &[RatedStep],
-) -> Result<(), Error> {
-    let keys: BTreeMap<(Uuid, &'static str), Standing> = steps
-        .iter()
-        .map(|s| {
-            (
-                (s.player.as_uuid(), s.game.as_str()),
-                ledger.standing(s.player, s.game),
-            )
-        })
-        .collect();
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let mut cols = StandingColumns::default();
-    for ((player, game), s) in keys {
-        cols.player.push(player);
-        cols.game.push(game.to_owned());
-        cols.rating.push(s.rating.rating);
-        cols.deviation.push(s.rating.deviation);
-        cols.volatility.push(s.rating.volatility);
-        cols.games.push(i32::try_from(s.games).unwrap_or(i32::MAX));
-        cols.last
-            .push(s.last_ended_at.unwrap_or(OffsetDateTime::UNIX_EPOCH));
-    }
-    client
-        .execute(
-            &format!(
-                "INSERT INTO {table} (player_id, game, rating, deviation, volatility, games, \
-                 last_ended_at) \
-                 SELECT * FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[], \
-                   $5::float8[], $6::int4[], $7::timestamptz[]) \
-                 ON CONFLICT ON CONSTRAINT {table}_pkey DO UPDATE SET rating = excluded.rating, \
-                   deviation = excluded.deviation, volatility = excluded.volatility, \
-                   games = excluded.games, last_ended_at = excluded.last_ended_at"
-            ),
-            &[
-                &cols.player,
-                &cols.game,
-                &cols.rating,
-                &cols.deviation,
-                &cols.volatility,
-                &cols.games,
-                &cols.last,
-            ],
-        )
-        .await?;
-    Ok(())
-}
-
-#[derive(Default)]
-struct StandingColumns {
-    player: Vec<Uuid>,
-    game: Vec<String>,
-    rating: Vec<f64>,
-    deviation: Vec<f64>,
-    volatility: Vec<f64>,
-    games: Vec<i32>,
-    last: Vec<OffsetDateTime>,
 }
 
 /// Inserts every rating step of the batch (a second application would hit the primary key).
@@ -238,30 +129,9 @@ async fn write_points(client: &impl GenericClient, steps: &[RatedStep]) -> Resul
     Ok(())
 }
 
-/// The first moves of these matches, by match, as their `move_played` events give them: as
-/// many as `plies` says for the game (the history: what their openings' names can depend on,
-/// `domain::openings::plies_needed`), each stream's read stopping there.
-pub(crate) async fn moves_of(
-    client: &impl GenericClient,
-    finished: &[Finished],
-    plies: impl Fn(GameId) -> usize,
-) -> Result<HashMap<Uuid, Vec<String>>, Error> {
-    let streams: Vec<String> = finished.iter().map(|f| f.match_id.stream()).collect();
-    let needed: Vec<i64> = finished.iter().map(|f| plies(f.game) as i64).collect();
-    let rows = eventlog::first_values(client, &streams, &needed, "move_played", "move").await?;
-    let mut moves: HashMap<Uuid, Vec<String>> = HashMap::new();
-    for (stream, mv) in rows {
-        let Some(id) = MatchId::of_stream(&stream) else {
-            continue;
-        };
-        moves.entry(id.as_uuid()).or_default().extend(mv);
-    }
-    Ok(moves)
-}
-
 /// One row per human seat of every finished match.
 async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Result<(), Error> {
-    let moves = moves_of(client, finished, domain::openings::plies_needed).await?;
+    let moves = facts::moves_of(client, finished, domain::openings::plies_needed).await?;
     let mut opening_name: Vec<Option<String>> = Vec::new();
     let mut opening_line: Vec<Option<String>> = Vec::new();
     let mut player = Vec::new();
