@@ -2,6 +2,32 @@
 //! [`Quality`]), whether its position was [critical](is_critical), and what a player's critical
 //! positions say against their rating ([`evidence`], calibrated on the ladder). Which positions
 //! are kept from analysis while a ranked match is live is [`crate::boundary`]'s.
+//!
+//! # The engine-assistance model
+//! A critical position *i* has a chance share `c_i = best_i / legal_i`. A player plays its
+//! optimal move with probability `p_i = c_i + (1 − c_i) · s`, the skill `s` calibrated on the
+//! ladder's own players ([`Calibration`]) per cell of rating band ([`BAND_WIDTH`] points, the
+//! rating before the match) and phase of the game ([`PHASE_PLIES`] plies: the same player finds
+//! an early move far less often than a late one), as `Σ(optimal − c) / Σ(1 − c)` over every other
+//! player's critical positions of that game in the cell. Each player weighs at most
+//! [`MAX_PLAYER_GAMES`] games' worth, and games against one opponent share one game's weight
+//! ([`game_weights`]), so accounts made to play badly in a band among themselves cannot aim the
+//! expectation at its honest players. A cell starts from [`BAND_PRIOR`] pseudo-positions of the
+//! band's skill moved by the phase's difference from the whole ladder's; the skill stays below
+//! 0.99 (a perfect record is never what is expected). An uncertain rating (a newcomer's, or a
+//! player's who met stronger opponents than their level) takes the most skilled band within two
+//! deviations of it, so a rating that lags a player's skill does not make them a suspect.
+//!
+//! Two tests over a player's recent assessed ranked games of a game ([`evidence`]). The pooled
+//! score (Regan's), `z_pooled = (optimal − Σp) / sqrt(Σ p(1 − p))`, sees steady help. The games
+//! test sees help in some games only: each game was played by the player (each position optimal
+//! with `p_i`) or relayed from an engine (optimal with `q_i = max(p_i, ENGINE_HIT)`); the share
+//! of relayed games is fitted by maximum likelihood and `z_games = sqrt(2 · max L)`, which with
+//! no engine has the normal tail of `z_pooled`. The evidence names the fitted share and the games
+//! more likely relayed than not at that share. A flag takes `max(z_pooled, z_games)` against the
+//! bar of `projections::audit::FlagRules` (with a minimum of critical positions); the two tests
+//! together flag an honest player at most twice as often as one. The thinking times' coefficient
+//! of variation is reported, not used for the flag.
 
 use crate::games::AnyPosition;
 

@@ -1,4 +1,18 @@
 //! Reading the log: one stream by version, or everything in commit-safe global order.
+//!
+//! # Across a failover
+//! Every read waits until a synchronous standby holds what it returns (`confirm_replicated`):
+//! PostgreSQL shows a commit on the primary when the committing backend's wait for the standby is
+//! cut short (its postmaster killed, the query cancelled), and a reader that took such a commit
+//! would stream an event the promoted standby never had. The commit horizon then holds across
+//! the promotion: the standby replays every WAL record carrying an xid, and replay moves its next
+//! xid past each, so every transaction begun after the promotion has an `xid8` above every one
+//! the old primary logged, and a checkpoint `(tx, position)` taken before stays below everything
+//! written later. A transaction in flight at the failure is aborted on the new primary (no commit
+//! record), so the horizon never waits on it, and its `position` values (sequences are WAL-logged
+//! ahead) are never reused. Without the wait, a checkpoint past an unreplicated commit would pass
+//! an `xid8` the new primary hands out again, and the event written later with it would be
+//! skipped. With no synchronous standby configured, or on a standby, there is nothing to wait for.
 
 use std::collections::HashMap;
 use std::time::Duration;

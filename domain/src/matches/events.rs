@@ -2,7 +2,9 @@
 //!
 //! Events carry the facts (who moved, who won and why), so that projections never re-run the
 //! rules. Every payload has a schema version; [`MatchEvent::decode`] is the one place where an old
-//! version would be upcast to the current shape.
+//! version is upcast to the current shape: `match_created` is at version 2, which added `board`,
+//! and a version 1 payload is lifted by [`upcast_match_created_v1`] each time it is read (the log
+//! keeps it as written).
 
 use std::collections::BTreeMap;
 
