@@ -11,7 +11,7 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use service::live::answers::{self, Body, Key, KeyRecord, Stored};
+use service::answers::{self, Body, Key, KeyRecord, Stored};
 use service::reasons::Invalid;
 
 use crate::auth::Auth;

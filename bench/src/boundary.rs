@@ -65,7 +65,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
     let cli = Cli::parse();
-    let db = eventlog::testing::TestDb::migrated(4).await;
+    let db = database::testing::TestDb::migrated(4).await;
     let pool = database::connect(&db.url, 4).await?;
     let client = pool.get().await?;
     let mut rng = SplitMix64(20_261_204);

@@ -129,7 +129,7 @@ async fn main() -> Result<()> {
         .await
         .with_context(|| format!("create database {name}"))?;
     println!("database={name}");
-    let url = eventlog::testing::url_for(&cli.database_url, &name);
+    let url = database::testing::url_for(&cli.database_url, &name);
     let result = run(&cli, &url).await;
     if !cli.keep {
         admin

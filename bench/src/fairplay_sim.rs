@@ -80,7 +80,7 @@ async fn main() -> Result<()> {
         |server| async move {
             let http = reqwest::Client::new();
             let base = server.base.as_str();
-            let db = eventlog::testing::raw_client(&server.db_url).await;
+            let db = database::testing::raw_client(&server.db_url).await;
             // The evidence is read as the server reads it, through a pool's client.
             let pool = database::pool(server.db_url.parse()?, 1)?;
             let mut players = Vec::new();

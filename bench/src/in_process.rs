@@ -45,7 +45,7 @@ where
     Fut: Future<Output = Result<()>>,
 {
     let name = format!("{prefix}_{}", std::process::id());
-    let db_url = eventlog::testing::url_for(admin_url, &name);
+    let db_url = database::testing::url_for(admin_url, &name);
     let defaults = ServeConfig::defaults(&db_url)?;
     let mut config = ServeConfig {
         core: CoreConfig {
@@ -89,7 +89,7 @@ where
     })
     .await;
     handle.stop(true).await;
-    let admin = eventlog::testing::raw_client(admin_url).await;
+    let admin = database::testing::raw_client(admin_url).await;
     admin
         .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
         .await?;

@@ -7,6 +7,8 @@
 
 pub mod cluster;
 mod error;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -23,15 +23,19 @@ use api::ratelimit::RateLimiter;
 use api::state::ApiState;
 use api::tokens::Generations;
 use api::{requests, routes};
+use service::analysis::Analyses;
 use service::analysis::queue::Jobs;
-use service::analysis::searches::Searches;
 use service::clock::{Clock, SystemClock};
+use service::core::Core;
 use service::history::History;
+use service::live::LivePath;
 use service::live::cache::MatchCache;
 use service::live::commit::Committer;
 use service::live::fanout::Live;
 use service::metrics::Metrics;
+use service::ranked::Ranked;
 use service::replicas::Replicas;
+use service::searches::Searches;
 use service::state::AppState;
 use service::workers;
 
@@ -74,7 +78,7 @@ impl Application {
         let (stop, stopping) = watch::channel(false);
         let state = app_state(&config, &url, pool.clone(), clock, stopping)?;
         // A restore from a backup older than a closing brings the account back: close it again.
-        let reclosed = service::players::reapply_closings(&state).await?;
+        let reclosed = service::closing::reapply_closings(&state, &state.history).await?;
         if reclosed > 0 {
             tracing::warn!(
                 reclosed,
@@ -194,7 +198,7 @@ impl Application {
             tracing::warn!("the background pass did not finish in time");
         }
         state.pool.close();
-        state.wave_pool.close();
+        state.ranked.wave_pool.close();
         for replica in state.replicas.iter().flat_map(|r| r.nodes()) {
             replica.log().pool().close();
         }
@@ -226,42 +230,53 @@ fn app_state(
         .core
         .searches
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
-    Ok(AppState {
+    let core = Core {
         log: eventlog::EventLog::new(pool.clone()),
-        projections: projections::Runner::new(eventlog::EventLog::new(pool.clone()))
-            .with_explorer_plies(config.core.projections.explorer_plies),
         pool,
         clock,
+        metrics: Arc::new(Metrics::default()),
+        replicas: Replicas::from_config(&config.core.replicas)?.map(Arc::new),
+        stopping,
+    };
+    let path = LivePath {
+        core,
         play: config.core.play,
-        answers_kept: time::Duration::hours(i64::from(config.core.idempotency_hours)),
-        rooms_kept: time::Duration::hours(i64::from(config.core.room_idle_hours)),
         cache: Arc::new(MatchCache::new(live.match_cache)),
         committer: Committer::new(database::settings(url)?, live.committers),
         live: Arc::new(Live::new(live.streams_per_player, live.max_streams)),
-        waves: Arc::new(tokio::sync::Notify::new()),
-        wave_schedule: service::ranked::WaveSchedule {
-            interval: Duration::from_millis(config.core.wave_interval_ms),
-            trigger: config.core.wave_trigger,
-        },
-        // The waves' own connections: a burst of requests queueing for the shared pool does
-        // not hold back the wave that would pair them.
-        wave_pool: database::pool(database::settings(url)?, 2)?,
-        jobs: Arc::new(Jobs::new(
-            Duration::from_secs(config.core.analysis_job_seconds),
-            config.core.jobs_per_player,
-            time::Duration::hours(i64::from(config.core.job_keep_hours)),
-            time::Duration::days(i64::from(config.core.solved_keep_days)),
-            config.core.quality_ply_nodes,
-        )),
-        metrics: Arc::new(Metrics::default()),
-        replicas: Replicas::from_config(&config.core.replicas)?.map(Arc::new),
         searches: Arc::new(Searches::new(
             searches,
             config.core.search_queue,
             config.core.analyses_per_player as usize,
         )),
+    };
+    Ok(AppState {
+        projections: projections::Runner::new(eventlog::EventLog::new(path.pool.clone()))
+            .with_explorer_plies(config.core.projections.explorer_plies),
+        answers_kept: time::Duration::hours(i64::from(config.core.idempotency_hours)),
+        rooms_kept: time::Duration::hours(i64::from(config.core.room_idle_hours)),
+        ranked: Ranked {
+            path: path.clone(),
+            waves: Arc::new(tokio::sync::Notify::new()),
+            wave_schedule: service::ranked::WaveSchedule {
+                interval: Duration::from_millis(config.core.wave_interval_ms),
+                trigger: config.core.wave_trigger,
+            },
+            // The waves' own connections: a burst of requests queueing for the shared pool
+            // does not hold back the wave that would pair them.
+            wave_pool: database::pool(database::settings(url)?, 2)?,
+        },
+        analysis: Analyses {
+            path,
+            jobs: Arc::new(Jobs::new(
+                Duration::from_secs(config.core.analysis_job_seconds),
+                config.core.jobs_per_player,
+                time::Duration::hours(i64::from(config.core.job_keep_hours)),
+                time::Duration::days(i64::from(config.core.solved_keep_days)),
+                config.core.quality_ply_nodes,
+            )),
+        },
         history: Arc::new(History::from_config(&config.core.history, &config.core.db)?),
-        stopping,
     })
 }
 
@@ -339,13 +354,15 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
         .run_forever(interval, state.live.batches())
         .await;
     background.push(tokio::spawn(service::analysis::jobs::run_forever(
-        state.clone(),
+        state.analysis.clone(),
         state.searches.job_runners(),
     )));
     background.push(tokio::spawn(service::analysis::quality::run_forever(
-        state.clone(),
+        state.analysis.clone(),
     )));
-    background.push(tokio::spawn(service::ranked::waves_forever(state.clone())));
+    background.push(tokio::spawn(service::ranked::waves_forever(
+        state.ranked.clone(),
+    )));
     background.push(tokio::spawn(service::history::run_forever(
         state.pool.clone(),
         state.log.clone(),

@@ -81,7 +81,7 @@ fn serve(db_url: &str, env: &[(&str, &str)]) -> (Server, mpsc::Receiver<String>,
 // Two threads: the test blocks on the log while the requests it spawned go on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_requests_in_flight_finish_ends_streams_and_exits_zero() {
-    let db = eventlog::testing::TestDb::migrated(1).await;
+    let db = database::testing::TestDb::migrated(1).await;
     let (mut server, lines, base) = serve(&db.url, &[("DISCS_SHUTDOWN_SECONDS", "30")]);
     let http = reqwest::Client::new();
 
@@ -205,7 +205,7 @@ async fn pairing_state(client: &tokio_postgres::Client) -> [i64; 4] {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wave_killed_mid_write_leaves_no_half_pairing() {
-    let db = eventlog::testing::TestDb::migrated(1).await;
+    let db = database::testing::TestDb::migrated(1).await;
     // Six tickets open on an instance that runs no background work, so no wave pairs them yet.
     let (_front, _front_lines, base) = serve(&db.url, &[("DISCS_NO_WORKERS", "true")]);
     let http = reqwest::Client::new();
@@ -233,7 +233,7 @@ async fn a_wave_killed_mid_write_leaves_no_half_pairing() {
 
     // The first player's slot row is locked: a wave that pairs them appends the matches and the
     // tickets' events in its transaction, then waits for the lock before it can commit.
-    let locker = eventlog::testing::raw_client(&db.url).await;
+    let locker = database::testing::raw_client(&db.url).await;
     locker.batch_execute("BEGIN").await.expect("begin");
     locker
         .execute(
@@ -255,7 +255,7 @@ async fn a_wave_killed_mid_write_leaves_no_half_pairing() {
 
     // Nothing of the wave's write remains: no match, every ticket waiting, every slot holding
     // its ticket, no work row.
-    let client = eventlog::testing::raw_client(&db.url).await;
+    let client = database::testing::raw_client(&db.url).await;
     assert_eq!(pairing_state(&client).await, [0, 6, 6, 0]);
 
     // Another instance pairs every ticket once.

@@ -59,8 +59,6 @@ mod error;
 mod heads;
 pub mod merkle;
 mod read;
-#[cfg(feature = "testing")]
-pub mod testing;
 pub mod tree;
 mod verify;
 

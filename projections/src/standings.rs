@@ -121,4 +121,3 @@ struct StandingColumns {
     games: Vec<i32>,
     last: Vec<OffsetDateTime>,
 }
-

@@ -2,6 +2,7 @@
 //! back through this crate's queries, without a server. Matches are decided by the domain, as
 //! the live path decides them.
 
+use database::testing::TestDb;
 use domain::games::{AnyPosition, GameId};
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::state::evolve;
@@ -10,7 +11,6 @@ use domain::matches::{
     Settings, Stamped, decide,
 };
 use domain::tickets::{TicketEvent, TicketMatched, TicketOpened};
-use eventlog::testing::TestDb;
 use eventlog::{EventLog, NewEvent, StreamAppend};
 use projections::{Projection, Runner, queries};
 use time::OffsetDateTime;
@@ -76,7 +76,7 @@ async fn play(
 
 async fn setup() -> (TestDb, EventLog, Runner) {
     let db = TestDb::migrated(4).await;
-    let log = db.log.clone();
+    let log = eventlog::EventLog::new(db.pool.clone());
     let runner = Runner::new(log.clone());
     (db, log, runner)
 }

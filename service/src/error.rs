@@ -114,9 +114,6 @@ impl Error {
 
 /// Whether an error (one link of a chain) is the database being out of reach.
 fn is_outage(e: &(dyn std::error::Error + 'static)) -> bool {
-    if let Some(e) = e.downcast_ref::<crate::live::commit::CommitError>() {
-        return e.is_outage();
-    }
     if let Some(e) = e.downcast_ref::<eventlog::AppendError>() {
         return e.is_outage();
     }

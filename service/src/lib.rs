@@ -4,9 +4,12 @@
 //! its own typed error ([`Error`]), which the HTTP edge (`api`) maps to statuses and texts.
 
 pub mod analysis;
+pub mod answers;
 pub mod checks;
 pub mod clock;
+pub mod closing;
 pub mod config;
+pub mod core;
 pub mod error;
 pub mod explorer;
 pub mod history;
@@ -17,6 +20,7 @@ pub mod ranked;
 pub mod reasons;
 pub mod replicas;
 pub mod rooms;
+pub mod searches;
 pub mod secrets;
 pub mod standing;
 pub mod state;

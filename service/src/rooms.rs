@@ -12,9 +12,9 @@ use domain::matches::{CreateMatch, FirstMoveRule, FirstSetting, Occupant, Settin
 
 use crate::checks;
 use crate::error::{Error, unexpected};
+use crate::live::LivePath;
 use crate::live::play;
 use crate::reasons::{Active, Invalid, Missing, Refused};
-use crate::state::AppState;
 use crate::views::MatchView;
 
 /// Invite codes: no letters or digits that read alike (0/O, 1/I/L).
@@ -67,7 +67,7 @@ impl Room {
 }
 
 /// A room as one of its members sees it (`forbidden` for anyone else).
-pub async fn of_member(app: &AppState, raw_id: &str, player: PlayerId) -> Result<Room, Error> {
+pub async fn of_member(app: &LivePath, raw_id: &str, player: PlayerId) -> Result<Room, Error> {
     let room_id = Uuid::parse_str(raw_id).map_err(|_| Invalid::RoomId(raw_id.to_owned()))?;
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
@@ -95,7 +95,7 @@ fn settings_for(game: GameId, settings: Settings) -> Result<Settings, Error> {
 
 /// Opens a room for `host` with a fresh invite code.
 pub async fn create(
-    app: &AppState,
+    app: &LivePath,
     host: PlayerId,
     game: GameId,
     settings: Settings,
@@ -142,7 +142,7 @@ fn invite_code() -> String {
 
 /// Joins the room of invite code `raw_code` as its guest (a member joining again finds it as
 /// it is); two members at most; not for a player an admin banned.
-pub async fn join(app: &AppState, player: PlayerId, raw_code: &str) -> Result<Room, Error> {
+pub async fn join(app: &LivePath, player: PlayerId, raw_code: &str) -> Result<Room, Error> {
     let code = raw_code.trim().to_ascii_uppercase();
     if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
         return Err(Error::NotFound(Missing::Room));
@@ -179,7 +179,7 @@ pub async fn join(app: &AppState, player: PlayerId, raw_code: &str) -> Result<Ro
 }
 
 /// Whether the room's current match is still being played.
-async fn match_active(app: &AppState, room: &Room) -> Result<bool, Error> {
+async fn match_active(app: &LivePath, room: &Room) -> Result<bool, Error> {
     let Some(id) = room.match_id else {
         return Ok(false);
     };
@@ -192,7 +192,7 @@ async fn match_active(app: &AppState, room: &Room) -> Result<bool, Error> {
 
 /// Changes a room's settings, between matches.
 pub async fn change_settings(
-    app: &AppState,
+    app: &LivePath,
     player: PlayerId,
     raw_id: &str,
     settings: Settings,
@@ -216,7 +216,7 @@ pub async fn change_settings(
 /// Starts a match (or a rematch) in a room, as command `command_id` of `player`; alone,
 /// against the CPU at `cpu_level` (default [`domain::cpu::DEFAULT_LEVEL`]).
 pub async fn start(
-    app: &AppState,
+    app: &LivePath,
     player: PlayerId,
     raw_id: &str,
     command_id: Uuid,

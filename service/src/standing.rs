@@ -9,10 +9,10 @@ use domain::ids::PlayerId;
 use domain::standing::{self, Decision, Standing, StandingEvent};
 use eventlog::{AppendError, NewEvent, StreamAppend};
 
+use crate::core::Core;
 use crate::error::{Error, unexpected};
 use crate::players;
 use crate::reasons::{Invalid, Refused};
-use crate::state::AppState;
 
 /// The stream of a player's standing.
 pub fn stream(player: PlayerId) -> String {
@@ -20,10 +20,7 @@ pub fn stream(player: PlayerId) -> String {
 }
 
 /// A player's standing, folded from their stream, and when its last decision was recorded.
-pub async fn of(
-    app: &AppState,
-    player: PlayerId,
-) -> Result<(Standing, Option<OffsetDateTime>), Error> {
+pub async fn of(app: &Core, player: PlayerId) -> Result<(Standing, Option<OffsetDateTime>), Error> {
     let events = app
         .log
         .read_stream(&stream(player))
@@ -43,7 +40,7 @@ pub async fn of(
 }
 
 /// `Err(Forbidden(Banned))` while an admin's last decision on `player` is a ban.
-pub async fn refuse_banned(app: &AppState, player: PlayerId) -> Result<(), Error> {
+pub async fn refuse_banned(app: &Core, player: PlayerId) -> Result<(), Error> {
     if of(app, player).await?.0.banned() {
         Err(Error::Forbidden(Refused::Banned))
     } else {
@@ -55,7 +52,7 @@ pub async fn refuse_banned(app: &AppState, player: PlayerId) -> Result<(), Error
 /// reason), as the next event of the player's stream under the command `command_id` (a retry
 /// writes nothing twice); the standing after it.
 pub async fn decide(
-    app: &AppState,
+    app: &Core,
     command_id: Uuid,
     admin: PlayerId,
     player: PlayerId,

@@ -17,10 +17,10 @@ use futures_util::FutureExt;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use database::testing::TestDb;
 use discs::startup::Application;
 use domain::games::GameId;
 use domain::games::any::{AnyPosition, split_moves};
-use eventlog::testing::TestDb;
 use webdriver::{Driver, Session, Sessions};
 
 /// WebDriver key codes.
@@ -1062,8 +1062,8 @@ async fn every_page_in_both_languages_passes_axe_core() {
         }
         site.project().await;
         let state = site.state.lock().expect("not poisoned").clone();
-        service::ranked::run_waves(&state).await.expect("a wave");
-        let slot = eventlog::testing::raw_client(&site.db.url)
+        service::ranked::run_waves(&state.ranked).await.expect("a wave");
+        let slot = database::testing::raw_client(&site.db.url)
             .await
             .query_one(
                 "SELECT match_id::text FROM queue_slots WHERE player_id = $1::text::uuid",

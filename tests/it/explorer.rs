@@ -367,7 +367,7 @@ async fn a_popular_position_keeps_its_last_games_and_is_trimmed() {
         .collect();
     let last: Vec<&str> = ids.iter().rev().take(8).map(String::as_str).collect();
     assert_eq!(recent, last);
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let start = domain::explorer::position_id(
         &domain::games::AnyPosition::start(domain::games::GameId::FourInARow)
             .canonical()
@@ -413,7 +413,7 @@ async fn games_that_come_one_by_one_keep_what_a_rebuild_keeps() {
         app.project().await;
     }
     let before = crate::ranked::dump(&app.db_url, "explorer_games").await;
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let most: i64 = client
         .query_one(
             "SELECT max(n) FROM (SELECT count(*) AS n FROM explorer_games \

@@ -47,7 +47,7 @@ async fn a_finished_ranked_match_is_assessed_once_ply_by_ply() {
         quality::assess_next(&app.state).await.expect("a look"),
         None
     );
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     client
         .execute(
             "INSERT INTO move_quality_pending (match_id, queued_at) VALUES ($1::text::uuid, now())",

@@ -22,7 +22,7 @@ pub struct TestApp {
     pub clock: Arc<ManualClock>,
     pub db_url: String,
     /// The test's database, dropped with the last instance that holds it.
-    pub db: Option<Arc<eventlog::testing::TestDb>>,
+    pub db: Option<Arc<database::testing::TestDb>>,
 }
 
 #[derive(Clone, Debug)]
@@ -110,7 +110,7 @@ pub async fn spawn_app() -> TestApp {
 /// The application on a fresh database, its configuration changed by `change`.
 pub async fn spawn_app_with(change: impl FnOnce(&mut ServeConfig)) -> TestApp {
     init_logs();
-    let db = eventlog::testing::TestDb::migrated(2).await;
+    let db = database::testing::TestDb::migrated(2).await;
     let mut config = config(&db.url);
     change(&mut config);
     let mut app = spawn_on(&db.url, config).await;
@@ -253,7 +253,7 @@ impl TestApp {
 
     /// The view of the match of `p`'s last matched ticket.
     pub async fn latest_match(&self, p: &Player) -> Value {
-        let client = eventlog::testing::raw_client(&self.db_url).await;
+        let client = database::testing::raw_client(&self.db_url).await;
         let row = client
             .query_one(
                 "SELECT match_id FROM queue_slots WHERE player_id = $1::text::uuid",
@@ -447,7 +447,7 @@ impl TestApp {
     /// Catches the queue projection up, then runs one wave over every pool.
     pub async fn wave(&self) -> usize {
         self.project().await;
-        let reports = service::ranked::run_waves(&self.state)
+        let reports = service::ranked::run_waves(&self.state.ranked)
             .await
             .expect("the wave runs");
         reports.values().map(|r| r.paired).sum()

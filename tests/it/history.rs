@@ -41,7 +41,7 @@ async fn finished_match(app: &TestApp, a: &Player, b: &Player) -> String {
 /// Rewrites the `data` of one event of `stream` as a database superuser would, and recomputes
 /// every chain hash after it and the stream's head, so that the chain audit sees nothing.
 async fn rewrite_and_rechain(app: &TestApp, stream: &str, version: i64, data: Value) {
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let events = app.state.log.read_stream(stream).await.expect("the stream");
     client
         .batch_execute("ALTER TABLE events DISABLE TRIGGER events_append_only")
@@ -215,7 +215,7 @@ async fn signed_checkpoints_prove_a_match_and_catch_a_rewritten_event_that_every
     assert!(still.contains("rewritten"), "{still}");
     // A writer who also rebuilds the tree from the rewritten events gets no signature: the
     // signer refuses a log that does not extend its checkpoints.
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     client
         .batch_execute(
             "DELETE FROM log_tree_tiles; UPDATE log_tree SET size = 0, tx = 0, position = 0",
@@ -302,7 +302,7 @@ fn key_file(app: &TestApp) -> std::path::PathBuf {
 
 /// Every value of every table of the database, as text: where a name could hide.
 async fn database_text(app: &TestApp) -> String {
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let tables = client
         .query(
             "SELECT quote_ident(table_name) FROM information_schema.tables \
@@ -501,7 +501,7 @@ async fn a_closed_account_is_erased_from_every_answer_and_closed_again_after_a_r
 
     // A restore from a backup taken before the closing brings the name back; the ledger,
     // kept outside the database, closes the account again (as every start does).
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     client
         .execute(
             "UPDATE players SET name = $1, closed_at = NULL WHERE player_id = $2::text::uuid",
@@ -510,14 +510,14 @@ async fn a_closed_account_is_erased_from_every_answer_and_closed_again_after_a_r
         .await
         .expect("as restored");
     assert_eq!(
-        service::players::reapply_closings(&app.state)
+        service::closing::reapply_closings(&app.state, &app.state.history)
             .await
             .expect("re-applied"),
         1
     );
     assert!(!database_text(&app).await.contains("Zephyrine"));
     assert_eq!(
-        service::players::reapply_closings(&app.state)
+        service::closing::reapply_closings(&app.state, &app.state.history)
             .await
             .expect("nothing left"),
         0

@@ -369,7 +369,7 @@ async fn a_match_analysis_is_answered_from_the_cache_and_queues_jobs_for_what_is
     }
     assert!(exact_before.iter().any(|c| *c) && !exact_before[0]);
     let queued: i64 = {
-        let client = eventlog::testing::raw_client(&app.db_url).await;
+        let client = database::testing::raw_client(&app.db_url).await;
         client
             .query_one("SELECT count(*) FROM analysis_jobs", &[])
             .await
@@ -402,7 +402,7 @@ async fn a_match_analysis_does_not_queue_a_position_another_job_has_open() {
     assert_eq!(res.body["plies"][0]["exact"], false);
     let jobs = res.body["jobs"].as_array().expect("jobs");
     assert!(!jobs.is_empty() && !jobs.contains(&json!(open_id)));
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let (key, _) = empty.canonical();
     let count = |sql: &'static str| {
         let client = &client;
@@ -442,7 +442,7 @@ async fn cpu_choices_ignore_a_poisoned_cache() {
             pos.canonical().0
         })
         .collect();
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let planted = client
         .execute(
             "INSERT INTO solved_positions (key, game, score, best_moves, solved_at, solver) \
@@ -554,7 +554,7 @@ async fn a_players_open_jobs_are_capped_and_a_position_searched_already_is_joine
     let b1 = app.queue_job(&bob, mirrored(&first)).await;
     assert_eq!(b1.status, StatusCode::ACCEPTED, "{:?}", b1.body);
     assert_eq!(b1.body["status"], "queued");
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let leader: Option<uuid::Uuid> = client
         .query_one(
             "SELECT leader FROM analysis_jobs WHERE job_id = $1::text::uuid",
@@ -629,7 +629,7 @@ async fn finished_jobs_and_old_or_outdated_solved_positions_are_purged() {
         .await
         .expect("a run");
     assert_eq!(ran.map(|(id, _)| id.to_string()), Some(id.clone()));
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     // A verdict of an older solver version is neither read nor kept.
     let (older, _) = solver_line(L2_R1, 10);
     let pos = position_after(GameId::FourInARow, older["moves"].as_str().expect("moves"))

@@ -31,7 +31,7 @@ async fn keyed_move(
 
 /// The match's `match_work` row: (state_due is set, version), if any.
 async fn work_row(app: &TestApp, id: &str) -> Option<(bool, i64)> {
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let id: uuid::Uuid = id.parse().expect("uuid");
     client
         .query_opt(
@@ -44,7 +44,7 @@ async fn work_row(app: &TestApp, id: &str) -> Option<(bool, i64)> {
 }
 
 async fn stored_answers(app: &TestApp) -> i64 {
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     client
         .query_one("SELECT count(*) FROM idempotency_keys", &[])
         .await
@@ -127,7 +127,7 @@ async fn the_cpu_reply_commits_with_the_move_in_one_transaction() {
     // The answer is the match right after the player's move; the CPU's reply is already in.
     assert_eq!(res.body["version"], 2);
     assert_eq!(app.view(&ada, &id).await["version"], 3);
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let txs: Vec<i64> = client
         .query(
             "SELECT tx::text::bigint FROM events WHERE stream_id = $1 ORDER BY version",
@@ -160,7 +160,7 @@ async fn the_repair_recreates_missing_and_stale_work_rows_and_the_timeout_fires(
     assert_eq!(resigned.status, StatusCode::OK);
     // What an old crash could leave: a missing row, a row from an older version without its
     // deadline, a row left behind by a finished match.
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let uuid = |s: &str| s.parse::<uuid::Uuid>().expect("uuid");
     client
         .execute(
@@ -264,7 +264,7 @@ async fn a_stale_cache_entry_costs_a_reload_never_a_wrong_answer() {
 
 /// The match's `match_work` row as (seen1, seen2, version), if any.
 async fn seen(app: &TestApp, id: &str) -> Option<(String, String, i64)> {
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let id: uuid::Uuid = id.parse().expect("uuid");
     client
         .query_opt(
@@ -341,7 +341,7 @@ async fn a_projection_checkpoint_moves_past_events_it_does_not_handle() {
     for (p, mv) in [(&ada, "4"), (&bob, "3"), (&ada, "4")] {
         assert_eq!(app.play(p, &id, mv).await.status, StatusCode::OK);
     }
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let last = client
         .query_one(
             "SELECT tx::text::bigint, position FROM events WHERE stream_id = $1 \
@@ -429,7 +429,7 @@ async fn a_stream_on_one_instance_sees_moves_made_on_another() {
 
 #[tokio::test]
 async fn open_streams_are_capped_per_player() {
-    let db = eventlog::testing::TestDb::migrated(2).await;
+    let db = database::testing::TestDb::migrated(2).await;
     let mut cfg = config(&db.url);
     cfg.core.live.streams_per_player = 2;
     let app = spawn_on(&db.url, cfg).await;
@@ -461,7 +461,7 @@ async fn open_streams_are_capped_per_player() {
 
 #[tokio::test]
 async fn a_seated_player_gets_a_stream_on_their_match_whatever_the_instances_cap() {
-    let db = eventlog::testing::TestDb::migrated(2).await;
+    let db = database::testing::TestDb::migrated(2).await;
     let mut cfg = config(&db.url);
     cfg.core.live.max_streams = 1;
     let app = spawn_on(&db.url, cfg).await;
@@ -608,7 +608,7 @@ async fn a_thread_whose_runtime_stopped_gets_a_new_lane_of_the_committer() {
             other => panic!("the command did not commit: {other:?}"),
         }
     }
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let written: i64 = client
         .query_one(
             "SELECT count(*) FROM events WHERE event_type = 'lane_tested'",

@@ -14,6 +14,7 @@ mod lifecycle;
 mod limits;
 mod live;
 mod matches;
+mod modules;
 mod openapi;
 mod outage;
 mod ownership;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The workspace's root.
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("the workspace")
@@ -14,7 +14,7 @@ fn root() -> PathBuf {
 }
 
 /// The production crates whose SQL is checked (tests and benches read any table to check).
-const CRATES: [&str; 7] = [
+pub(crate) const CRATES: [&str; 7] = [
     "domain",
     "database",
     "eventlog",
@@ -65,7 +65,7 @@ fn owners() -> BTreeMap<String, String> {
     owners
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("a folder").flatten() {
         let path = entry.path();
         if path.is_dir() {

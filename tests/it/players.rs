@@ -212,8 +212,8 @@ async fn the_generated_secret_survives_a_restart_and_works_on_another_instance()
 }
 
 /// An application whose players may make three state-changing calls, then one per 100 s.
-async fn three_calls_app() -> (crate::helpers::TestApp, eventlog::testing::TestDb) {
-    let db = eventlog::testing::TestDb::migrated(2).await;
+async fn three_calls_app() -> (crate::helpers::TestApp, database::testing::TestDb) {
+    let db = database::testing::TestDb::migrated(2).await;
     let mut config = crate::helpers::config(&db.url);
     config.edge.rate_per_second = 0.01;
     config.edge.rate_burst = 3.0;
@@ -292,7 +292,7 @@ async fn a_fresh_token_shares_its_players_rate_limit() {
 
 #[tokio::test]
 async fn sign_ups_beyond_the_limit_per_address_get_429_with_retry_after() {
-    let db = eventlog::testing::TestDb::migrated(2).await;
+    let db = database::testing::TestDb::migrated(2).await;
     let mut config = crate::helpers::config(&db.url);
     config.edge.signups_per_minute = 2.0;
     let app = crate::helpers::spawn_on(&db.url, config).await;
@@ -334,7 +334,7 @@ fn external_token(claims: &serde_json::Value) -> String {
 
 #[tokio::test]
 async fn an_external_issuers_es256_tokens_are_accepted_when_its_key_is_configured() {
-    let db = eventlog::testing::TestDb::migrated(2).await;
+    let db = database::testing::TestDb::migrated(2).await;
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
     let mut config = crate::helpers::config(&db.url);
     config.edge.auth.jwt_public_key_file =
@@ -529,10 +529,10 @@ async fn behind_a_trusted_proxy_sign_ups_count_per_forwarded_address() {
 #[tokio::test]
 async fn the_token_secret_leaves_the_database_for_a_file_only_its_owner_reads() {
     use std::os::unix::fs::PermissionsExt;
-    let db = eventlog::testing::TestDb::migrated(2).await;
+    let db = database::testing::TestDb::migrated(2).await;
     // An earlier version kept its secret in the database: its tokens must stay valid.
     let legacy = [7u8; 32];
-    let client = eventlog::testing::raw_client(&db.url).await;
+    let client = database::testing::raw_client(&db.url).await;
     client
         .execute(
             "INSERT INTO server_secrets (name, secret) VALUES ('jwt_hs256', $1)",
@@ -590,7 +590,7 @@ async fn the_token_secret_leaves_the_database_for_a_file_only_its_owner_reads() 
     }
 
     // A fresh start with no secret anywhere generates one into a new file.
-    let fresh_db = eventlog::testing::TestDb::migrated(2).await;
+    let fresh_db = database::testing::TestDb::migrated(2).await;
     let fresh_file = dir.join("fresh").join("jwt-secret");
     let mut config = crate::helpers::config(&fresh_db.url);
     config.edge.auth.jwt_secret_file = Some(fresh_file.clone());

@@ -123,9 +123,9 @@ async fn a_retried_request_gets_the_first_answer_and_writes_nothing() {
 async fn instances_starting_together_create_their_database_once_and_all_start() {
     // Several instances started at once on a database that does not exist yet (a cluster's
     // first start): every one creates it if missing, and the losers' errors are success.
-    let admin_url = eventlog::testing::admin_url().await;
+    let admin_url = database::testing::admin_url().await;
     let name = format!("discs_race_{}", uuid::Uuid::now_v7().simple());
-    let url = eventlog::testing::url_for(&admin_url, &name);
+    let url = database::testing::url_for(&admin_url, &name);
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(8));
     let mut tasks = Vec::new();
     for _ in 0..8 {
@@ -138,7 +138,7 @@ async fn instances_starting_together_create_their_database_once_and_all_start() 
     for t in tasks {
         t.await.expect("a task").expect("created, or found created");
     }
-    let admin = eventlog::testing::admin().await;
+    let admin = database::testing::admin().await;
     let found = admin
         .query_one(
             "SELECT count(*) FROM pg_database WHERE datname = $1",

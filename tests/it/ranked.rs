@@ -262,7 +262,7 @@ async fn a_ticket_is_cancelled_or_matched_never_both() {
         app.project().await;
         let path = format!("/v1/queue/{}", tickets[0]);
         let cancel = app.delete(&path, &a.token);
-        let wave = service::ranked::run_waves(&app.state);
+        let wave = service::ranked::run_waves(&app.state.ranked);
         let (cancelled, waved) = tokio::join!(cancel, wave);
         let paired: usize = waved.expect("wave").values().map(|r| r.paired).sum();
         let first = app
@@ -300,7 +300,7 @@ async fn a_ticket_is_cancelled_or_matched_never_both() {
             StatusCode::NOT_FOUND
         );
     }
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let rows = client
         .query(
             "SELECT stream_id, count(*) FROM events WHERE stream_id LIKE 'ticket-%' GROUP BY 1",
@@ -336,7 +336,9 @@ async fn a_burst_of_tickets_racing_two_instances_waves_pairs_each_ticket_once() 
             let mut paired = 0;
             for _ in 0..3 {
                 state.projections.sync_all().await.expect("projections");
-                let reports = service::ranked::run_waves(&state).await.expect("wave");
+                let reports = service::ranked::run_waves(&state.ranked)
+                    .await
+                    .expect("wave");
                 paired += reports.values().map(|r| r.paired).sum::<usize>();
             }
             paired
@@ -359,7 +361,7 @@ async fn a_burst_of_tickets_racing_two_instances_waves_pairs_each_ticket_once() 
         n / 2,
         "every ticket paired exactly once across both instances"
     );
-    let client = eventlog::testing::raw_client(&one.db_url).await;
+    let client = database::testing::raw_client(&one.db_url).await;
     let rows = client
         .query(
             "SELECT data->'seats'->0->>'player_id', data->'seats'->1->>'player_id' FROM events \
@@ -420,7 +422,7 @@ async fn league(app: &TestApp, n: usize) -> Vec<Player> {
 
 /// Every row of a table as text, in a stable order.
 pub async fn dump(url: &str, table: &str) -> Vec<String> {
-    let client = eventlog::testing::raw_client(url).await;
+    let client = database::testing::raw_client(url).await;
     let rows = client
         .query(
             &format!("SELECT t::text FROM {table} t ORDER BY t::text"),
@@ -561,7 +563,7 @@ async fn the_audit_finds_a_planted_mismatch_and_a_tampered_event() {
     );
 
     // Plant a wrong rating: the current row and the step of the player's second match.
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let victim = &players[1];
     let planted: uuid::Uuid = client
         .query_one(
@@ -877,7 +879,7 @@ async fn the_audit_checks_the_leaderboards_own_copy_of_each_rating() {
         .expect("audit");
     assert!(clean.mismatches.is_empty(), "{:?}", clean.mismatches);
     // The leaderboard's row moves away from the log; `ratings` stays right.
-    let client = eventlog::testing::raw_client(&app.db_url).await;
+    let client = database::testing::raw_client(&app.db_url).await;
     let row = client
         .query_one(
             "UPDATE leaderboard SET deviation = deviation - 3 \

@@ -25,7 +25,7 @@ use crate::ratelimit::ByAddress;
 use crate::state::ApiState;
 use crate::texts;
 use service::Error;
-use service::live::answers::Body;
+use service::answers::Body;
 use service::metrics;
 use service::reasons::{Invalid, Missing};
 
@@ -163,7 +163,7 @@ pub async fn queue_stats(app: web::Data<ApiState>, auth: Auth) -> Result<HttpRes
     let pools = crate::exposition::pool_stats(&app).await?;
     Ok(HttpResponse::Ok().json(QueueStats {
         pools,
-        schedule: schedule(app.wave_schedule),
+        schedule: schedule(app.ranked.wave_schedule),
     }))
 }
 
@@ -335,7 +335,7 @@ pub async fn close_player(
     if player == auth.player {
         return Err(Invalid::OwnAccount.into());
     }
-    let closed = service::players::close(&app, player, app.now()).await?;
+    let closed = service::closing::close(&app, &app.history, player, app.now()).await?;
     app.generations.forget_player(player);
     tracing::info!(%player, admin = %auth.player, "an admin closed an account");
     Ok(HttpResponse::Ok().json(super::players::AccountClosed::of(&closed)))

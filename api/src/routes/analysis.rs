@@ -22,8 +22,8 @@ use crate::state::ApiState;
 use service::analysis::asked;
 use service::analysis::jobs;
 use service::analysis::solved::Source;
+use service::answers::Body;
 use service::checks;
-use service::live::answers::Body;
 use service::reasons::Invalid;
 
 /// `budget_ms` when the client names none, for one position.

@@ -20,7 +20,7 @@ use crate::idempotency;
 use crate::input;
 use crate::state::ApiState;
 use service::Error;
-use service::live::answers::Body;
+use service::answers::Body;
 use service::live::play;
 use service::metrics::Limit;
 use service::reasons::{Illegal, Invalid};

@@ -24,7 +24,7 @@ use crate::idempotency;
 use crate::input;
 use crate::reasons::Unauthenticated;
 use crate::state::ApiState;
-use service::live::answers::Body;
+use service::answers::Body;
 use service::reasons::Refused;
 use service::views::OpeningJson;
 use service::{Error, checks, players};
@@ -259,7 +259,7 @@ pub struct AccountClosed {
 }
 
 impl AccountClosed {
-    pub fn of(closed: &players::Closed) -> AccountClosed {
+    pub fn of(closed: &service::closing::Closed) -> AccountClosed {
         AccountClosed {
             player_id: closed.player,
             label: closed.label.clone(),
@@ -302,7 +302,7 @@ pub async fn close(
         auth.generation,
         app.now(),
     )?;
-    let closed = players::close(&app, auth.player, app.now()).await?;
+    let closed = service::closing::close(&app, &app.history, auth.player, app.now()).await?;
     app.generations.forget_player(auth.player);
     Ok(HttpResponse::Ok().json(AccountClosed::of(&closed)))
 }

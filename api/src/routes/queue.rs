@@ -15,7 +15,7 @@ use crate::error::ApiError;
 use crate::idempotency;
 use crate::input;
 use crate::state::ApiState;
-use service::live::answers::Body;
+use service::answers::Body;
 use service::ranked;
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -42,7 +42,7 @@ pub async fn open(
             game: t.game,
             turn_seconds: t.turn_seconds,
         };
-        let view = ranked::open_ticket(app, auth.player, pool, command_id).await?;
+        let view = ranked::open_ticket(&app.ranked, auth.player, pool, command_id).await?;
         Ok((StatusCode::CREATED, Body::of(&view)?))
     })
     .await

@@ -10,8 +10,8 @@ use uuid::Uuid;
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::Settings;
+use service::answers::Body;
 use service::error::unexpected;
-use service::live::answers::Body;
 use service::rooms::{self, Room};
 use service::state::AppState;
 

@@ -44,7 +44,7 @@ async fn a_private_cluster_starts_where_no_server_answers() {
     assert_eq!(mode(&root.join("password")), 0o600);
     assert_eq!(mode(&root), 0o700);
 
-    let client = eventlog::testing::raw_client(&private_url).await;
+    let client = database::testing::raw_client(&private_url).await;
     let one: i32 = client
         .query_one("SELECT 1", &[])
         .await
@@ -93,7 +93,7 @@ async fn a_private_cluster_starts_where_no_server_answers() {
         .expect("joined")
         .expect("the cluster starts again");
     assert_ne!(upgraded.url(), private_url, "a new password");
-    let client = eventlog::testing::raw_client(upgraded.url()).await;
+    let client = database::testing::raw_client(upgraded.url()).await;
     drop(client);
     assert!(
         tokio_postgres::connect(

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
-use eventlog::testing::TestDb;
+use database::testing::TestDb;
 
 fn migration_files() -> i64 {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations");

@@ -9,13 +9,13 @@ use time::{Date, Month, UtcOffset};
 use tokio::sync::Barrier;
 use uuid::Uuid;
 
-use crate::support::{TestDb, count_events, event, moves, to_stream};
+use crate::support::{Logged, TestDb, count_events, event, moves, to_stream};
 
 #[tokio::test]
 async fn a_new_stream_starts_at_version_1_with_a_genesis_link() {
     let db = TestDb::migrated(2).await;
     let outcome = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-a", 0, moves(0, 3)))
         .await
         .expect("append");
@@ -32,20 +32,20 @@ async fn a_new_stream_starts_at_version_1_with_a_genesis_link() {
     assert!(events.windows(2).all(|w| w[0].position < w[1].position));
     assert!(events.iter().all(|e| e.tx == events[0].tx));
     // What the append answered is exactly what a reader gets back.
-    assert_eq!(db.log.read_stream("match-a").await.expect("read"), events);
+    assert_eq!(db.log().read_stream("match-a").await.expect("read"), events);
 }
 
 #[tokio::test]
 async fn a_stale_expected_version_is_a_conflict_that_names_the_actual_version() {
     let db = TestDb::migrated(2).await;
     let _ = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-b", 0, moves(0, 2)))
         .await
         .expect("append");
     for expected in [0, 1, 3] {
         let err = db
-            .log
+            .log()
             .append(Uuid::new_v4(), to_stream("match-b", expected, moves(2, 1)))
             .await
             .expect_err("stale");
@@ -61,7 +61,7 @@ async fn a_stale_expected_version_is_a_conflict_that_names_the_actual_version() 
         }
     }
     let err = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-none", 4, moves(0, 1)))
         .await
         .expect_err("no such stream");
@@ -77,7 +77,7 @@ async fn thirty_two_racing_appends_give_one_success_and_31_conflicts() {
     const WRITERS: usize = 32;
     let db = TestDb::migrated(WRITERS).await;
     let _ = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-race", 0, moves(0, 5)))
         .await
         .expect("seed");
@@ -85,7 +85,7 @@ async fn thirty_two_racing_appends_give_one_success_and_31_conflicts() {
     let barrier = Arc::new(Barrier::new(WRITERS));
     let tasks: Vec<_> = (0..WRITERS)
         .map(|i| {
-            let log = db.log.clone();
+            let log = db.log();
             let barrier = barrier.clone();
             tokio::spawn(async move {
                 barrier.wait().await;
@@ -110,7 +110,7 @@ async fn thirty_two_racing_appends_give_one_success_and_31_conflicts() {
         }
     }
     assert_eq!((appended.len(), conflicts), (1, WRITERS - 1));
-    let stream = db.log.read_stream("match-race").await.expect("read");
+    let stream = db.log().read_stream("match-race").await.expect("read");
     assert_eq!(stream.len(), 6);
     assert_eq!(
         stream.iter().map(|e| e.version).collect::<Vec<_>>(),
@@ -118,21 +118,25 @@ async fn thirty_two_racing_appends_give_one_success_and_31_conflicts() {
     );
     assert_eq!(stream[5], appended[0][0]);
     assert_eq!(count_events(&db).await, 6);
-    assert!(db.log.verify_all().await.expect("verify").is_ok());
+    assert!(db.log().verify_all().await.expect("verify").is_ok());
 }
 
 #[tokio::test]
 async fn read_stream_after_returns_only_the_later_events() {
     let db = TestDb::migrated(2).await;
     let _ = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-c", 0, moves(0, 4)))
         .await
         .expect("append");
-    let later = db.log.read_stream_after("match-c", 2).await.expect("read");
+    let later = db
+        .log()
+        .read_stream_after("match-c", 2)
+        .await
+        .expect("read");
     assert_eq!(later.iter().map(|e| e.version).collect::<Vec<_>>(), [3, 4]);
     assert!(
-        db.log
+        db.log()
             .read_stream("match-unknown")
             .await
             .expect("read")
@@ -143,7 +147,7 @@ async fn read_stream_after_returns_only_the_later_events() {
 #[tokio::test]
 async fn appends_that_cannot_be_stored_faithfully_are_refused_before_writing() {
     let db = TestDb::migrated(2).await;
-    let log = &db.log;
+    let log = &db.log();
     let err = log.append(Uuid::new_v4(), to_stream("s", 0, vec![])).await;
     assert!(matches!(err, Err(AppendError::Empty)), "{err:?}");
     let err = log.append_many(Uuid::new_v4(), vec![]).await;
@@ -188,7 +192,7 @@ async fn timestamps_are_stored_to_the_microsecond_in_utc() {
         .expect("time")
         .assume_offset(UtcOffset::from_hms(2, 0, 0).expect("offset"));
     let outcome = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("s", 0, vec![ev]))
         .await
         .expect("append");
@@ -198,7 +202,7 @@ async fn timestamps_are_stored_to_the_microsecond_in_utc() {
         .assume_utc();
     assert_eq!(outcome.events()[0].recorded_at, expected);
     assert_eq!(
-        db.log.read_stream("s").await.expect("read")[0].recorded_at,
+        db.log().read_stream("s").await.expect("read")[0].recorded_at,
         expected
     );
 }

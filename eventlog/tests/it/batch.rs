@@ -4,7 +4,7 @@
 use eventlog::{AppendError, AppendOutcome, EventLog, StreamAppend};
 use uuid::Uuid;
 
-use crate::support::{TestDb, count_events, moves, to_stream};
+use crate::support::{Logged, TestDb, count_events, moves, to_stream};
 
 type Answers = Vec<Result<AppendOutcome, AppendError>>;
 
@@ -12,7 +12,7 @@ type Answers = Vec<Result<AppendOutcome, AppendError>>;
 async fn batch(db: &TestDb, commands: &[(Uuid, Vec<StreamAppend>)], commit: bool) -> Answers {
     let borrowed: Vec<(Uuid, &[StreamAppend])> =
         commands.iter().map(|(id, a)| (*id, a.as_slice())).collect();
-    let mut client = db.log.pool().get().await.expect("client");
+    let mut client = db.log().pool().get().await.expect("client");
     let tx = client.transaction().await.expect("begin");
     let answers = EventLog::append_batch_on(&tx, &borrowed)
         .await
@@ -30,7 +30,7 @@ async fn a_conflict_in_a_batch_fails_only_its_own_command() {
     let db = TestDb::migrated(2).await;
     // match-b exists at version 2; the batch's command on it expects 1.
     let _ = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-b", 0, moves(0, 2)))
         .await
         .expect("setup");
@@ -59,10 +59,10 @@ async fn a_conflict_in_a_batch_fails_only_its_own_command() {
     };
     // All of a batch's events commit in one transaction; what it answered is what is stored.
     assert_eq!(a[0].tx, c[0].tx);
-    assert_eq!(db.log.read_stream("match-a").await.expect("read"), *a);
-    assert_eq!(db.log.read_stream("match-c").await.expect("read"), *c);
+    assert_eq!(db.log().read_stream("match-a").await.expect("read"), *a);
+    assert_eq!(db.log().read_stream("match-c").await.expect("read"), *c);
     assert_eq!(
-        db.log
+        db.log()
             .read_stream("match-b")
             .await
             .expect("read")
@@ -72,7 +72,7 @@ async fn a_conflict_in_a_batch_fails_only_its_own_command() {
         [1, 2]
     );
     assert_eq!(count_events(&db).await, 5);
-    let report = db.log.verify_all().await.expect("verify");
+    let report = db.log().verify_all().await.expect("verify");
     assert!(report.broken.is_empty(), "{report:?}");
 }
 

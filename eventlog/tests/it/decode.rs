@@ -4,7 +4,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::support::{TestDb, event, to_stream};
+use crate::support::{Logged, TestDb, event, to_stream};
 
 #[tokio::test]
 async fn every_payload_reads_back_with_the_schema_version_it_was_written_with() {
@@ -12,7 +12,7 @@ async fn every_payload_reads_back_with_the_schema_version_it_was_written_with() 
     let mut newer = event("passed", json!({"seat": 2, "reason": "no_moves"}));
     newer.schema_version = 2;
     let _ = db
-        .log
+        .log()
         .append(
             Uuid::new_v4(),
             to_stream(
@@ -23,7 +23,7 @@ async fn every_payload_reads_back_with_the_schema_version_it_was_written_with() 
         )
         .await
         .expect("append");
-    let stored = db.log.read_stream("match-d").await.expect("read");
+    let stored = db.log().read_stream("match-d").await.expect("read");
     let read: Vec<_> = stored
         .iter()
         .map(|e| (e.schema_version, e.data.clone()))

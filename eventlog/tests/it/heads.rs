@@ -4,7 +4,7 @@
 use eventlog::{AppendError, AppendOutcome, EventLog, HeadAppend, StreamAppend};
 use uuid::Uuid;
 
-use crate::support::{TestDb, count_events, moves, to_stream};
+use crate::support::{Logged, TestDb, count_events, moves, to_stream};
 
 type Answers = Vec<Result<AppendOutcome, AppendError>>;
 
@@ -24,14 +24,14 @@ fn heads_of(commands: &[Command]) -> Vec<HeadAppend<'_>> {
 /// The log holds `events` events and every chain checks.
 async fn assert_log(db: &TestDb, events: i64) {
     assert_eq!(count_events(db).await, events);
-    let report = db.log.verify_all().await.expect("verify");
+    let report = db.log().verify_all().await.expect("verify");
     assert!(report.broken.is_empty(), "{report:?}");
 }
 
 /// Commands (id, append, head) in one committed transaction.
 async fn on_heads(db: &TestDb, commands: &[Command]) -> Answers {
     let heads = heads_of(commands);
-    let mut client = db.log.pool().get().await.expect("client");
+    let mut client = db.log().pool().get().await.expect("client");
     let tx = client.transaction().await.expect("begin");
     let answers = EventLog::append_on_heads(&tx, &heads)
         .await
@@ -43,7 +43,7 @@ async fn on_heads(db: &TestDb, commands: &[Command]) -> Answers {
 /// A stream of `n` events; its head hash.
 async fn stream_of(db: &TestDb, stream: &str, n: usize) -> eventlog::Hash {
     let outcome = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream(stream, 0, moves(0, n)))
         .await
         .expect("setup");
@@ -68,7 +68,7 @@ async fn commands_on_known_heads_write_the_chain_the_log_would() {
             panic!("{stream}: {answer:?}");
         };
         // What the call answered is what is stored, hashes included.
-        let stored = db.log.read_stream(stream).await.expect("read");
+        let stored = db.log().read_stream(stream).await.expect("read");
         assert_eq!(stored[stored.len() - written.len()..], written[..]);
     }
     assert_log(&db, 6).await;
@@ -147,7 +147,7 @@ async fn a_stream_twice_or_a_new_stream_is_refused_whole() {
     )];
     for commands in [&twice[..], &new[..]] {
         let heads = heads_of(commands);
-        let client = db.log.pool().get().await.expect("client");
+        let client = db.log().pool().get().await.expect("client");
         let refused = EventLog::append_on_heads(&client, &heads).await;
         assert!(refused.is_err(), "{refused:?}");
     }

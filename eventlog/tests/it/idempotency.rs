@@ -6,19 +6,19 @@ use eventlog::{AppendOutcome, EventLog};
 use tokio::sync::Barrier;
 use uuid::Uuid;
 
-use crate::support::{TestDb, count_events, moves, to_stream, wait_until_blocked};
+use crate::support::{Logged, TestDb, count_events, moves, to_stream, wait_until_blocked};
 
 #[tokio::test]
 async fn a_retried_command_returns_the_first_outcome_and_writes_nothing() {
     let db = TestDb::migrated(2).await;
     let command = Uuid::new_v4();
     let _ = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-r", 0, moves(0, 2)))
         .await
         .expect("seed");
     let first = db
-        .log
+        .log()
         .append(command, to_stream("match-r", 2, moves(2, 2)))
         .await
         .expect("first");
@@ -28,19 +28,19 @@ async fn a_retried_command_returns_the_first_outcome_and_writes_nothing() {
     let rows = count_events(&db).await;
     // The retry carries the same command id (its clock reading may differ).
     let retry = db
-        .log
+        .log()
         .append(command, to_stream("match-r", 2, moves(2, 2)))
         .await
         .expect("retry");
     assert_eq!(retry, AppendOutcome::AlreadyApplied(written.clone()));
     // Even when the stream has moved on since.
     let _ = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-r", 4, moves(4, 1)))
         .await
         .expect("later");
     let late_retry = db
-        .log
+        .log()
         .append(command, to_stream("match-r", 2, moves(2, 2)))
         .await
         .expect("late retry");
@@ -59,7 +59,7 @@ async fn two_identical_racing_commands_give_one_appended_and_one_already_applied
             0
         } else {
             let _ = db
-                .log
+                .log()
                 .append(Uuid::new_v4(), to_stream(&stream, 0, moves(0, 3)))
                 .await
                 .expect("seed");
@@ -69,7 +69,7 @@ async fn two_identical_racing_commands_give_one_appended_and_one_already_applied
         let barrier = Arc::new(Barrier::new(2));
         let twins: Vec<_> = (0..2)
             .map(|_| {
-                let log = db.log.clone();
+                let log = db.log();
                 let barrier = barrier.clone();
                 let append = to_stream(&stream, expected, moves(3, 2));
                 tokio::spawn(async move {
@@ -87,7 +87,7 @@ async fn two_identical_racing_commands_give_one_appended_and_one_already_applied
             .partition(|o| matches!(o, AppendOutcome::Appended(_)));
         assert_eq!((appended.len(), already.len()), (1, 1), "round {round}");
         assert_eq!(appended[0].events(), already[0].events(), "round {round}");
-        let stored = db.log.read_stream(&stream).await.expect("read");
+        let stored = db.log().read_stream(&stream).await.expect("read");
         assert_eq!(stored.len() as i64, expected + 2, "round {round}");
     }
 }
@@ -100,7 +100,7 @@ async fn a_twin_that_waited_for_the_winner_answers_already_applied() {
         let db = TestDb::migrated(1).await;
         if expected > 0 {
             let _ = db
-                .log
+                .log()
                 .append(Uuid::new_v4(), to_stream("match-w", 0, moves(0, 3)))
                 .await
                 .expect("seed");
@@ -126,7 +126,7 @@ async fn a_twin_that_waited_for_the_winner_answers_already_applied() {
         .await
         .expect("winner appends");
         let loser = {
-            let log = db.log.clone();
+            let log = db.log();
             tokio::spawn(async move {
                 log.append(command, to_stream("match-w", expected, moves(3, 2)))
                     .await

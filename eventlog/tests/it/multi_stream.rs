@@ -6,18 +6,18 @@ use eventlog::{AppendError, AppendOutcome};
 use tokio::sync::Barrier;
 use uuid::Uuid;
 
-use crate::support::{TestDb, count_events, moves, to_stream};
+use crate::support::{Logged, TestDb, count_events, moves, to_stream};
 
 #[tokio::test]
 async fn a_multi_stream_append_writes_every_stream_in_one_transaction() {
     let db = TestDb::migrated(2).await;
     let _ = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("ticket-1", 0, moves(0, 1)))
         .await
         .expect("seed");
     let outcome = db
-        .log
+        .log()
         .append_many(
             Uuid::new_v4(),
             vec![
@@ -50,14 +50,14 @@ async fn a_multi_stream_append_writes_every_stream_in_one_transaction() {
             .windows(2)
             .all(|w| w[0].position < w[1].position && w[0].tx == w[1].tx)
     );
-    assert!(db.log.verify_all().await.expect("verify").is_ok());
+    assert!(db.log().verify_all().await.expect("verify").is_ok());
 }
 
 #[tokio::test]
 async fn a_conflict_on_one_stream_writes_nothing_to_the_others() {
     let db = TestDb::migrated(2).await;
     let _ = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("ticket-9", 0, moves(0, 2)))
         .await
         .expect("seed");
@@ -65,7 +65,7 @@ async fn a_conflict_on_one_stream_writes_nothing_to_the_others() {
     // The failing stream sorts after the good ones, so they were already written in the
     // transaction when the conflict is found.
     let err = db
-        .log
+        .log()
         .append_many(
             Uuid::new_v4(),
             vec![
@@ -82,14 +82,14 @@ async fn a_conflict_on_one_stream_writes_nothing_to_the_others() {
     );
     assert_eq!(count_events(&db).await, before);
     assert!(
-        db.log
+        db.log()
             .read_stream("match-new")
             .await
             .expect("read")
             .is_empty()
     );
     assert!(
-        db.log
+        db.log()
             .read_stream("ticket-8")
             .await
             .expect("read")
@@ -97,7 +97,7 @@ async fn a_conflict_on_one_stream_writes_nothing_to_the_others() {
     );
     // The streams table was rolled back too: the new streams can still be created.
     let again = db
-        .log
+        .log()
         .append_many(
             Uuid::new_v4(),
             vec![
@@ -115,7 +115,7 @@ async fn a_conflict_on_one_stream_writes_nothing_to_the_others() {
 async fn a_stream_named_twice_in_one_command_is_refused() {
     let db = TestDb::migrated(2).await;
     let err = db
-        .log
+        .log()
         .append_many(
             Uuid::new_v4(),
             vec![
@@ -141,7 +141,7 @@ async fn crossing_multi_stream_appends_do_not_deadlock() {
         let tasks: Vec<_> = [["x", "y"], ["y", "x"]]
             .into_iter()
             .map(|order| {
-                let log = db.log.clone();
+                let log = db.log();
                 let barrier = barrier.clone();
                 let appends = order
                     .iter()

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use eventlog::{AppendOutcome, Checkpoint, EventLog, RecordedEvent};
 use uuid::Uuid;
 
-use crate::support::{TestDb, moves, to_stream};
+use crate::support::{Logged, TestDb, moves, to_stream};
 
 /// Reads what is readable now after `from`, in pages of `page`.
 async fn drain(log: &EventLog, from: Checkpoint, page: i64) -> (Vec<RecordedEvent>, Checkpoint) {
@@ -62,12 +62,12 @@ fn ids(events: &[RecordedEvent]) -> Vec<Uuid> {
 async fn a_late_commit_is_not_skipped_by_a_reader_that_polled_in_between() {
     let db = TestDb::migrated(2).await;
     let first = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-0", 0, moves(0, 1)))
         .await
         .expect("first")
         .into_events();
-    let (seen, checkpoint) = catch_up(&db.log, Checkpoint::START, 10, 1).await;
+    let (seen, checkpoint) = catch_up(&db.log(), Checkpoint::START, 10, 1).await;
     assert_eq!(ids(&seen), ids(&first));
 
     // A: inserts (takes the lower position), and stays open.
@@ -84,7 +84,7 @@ async fn a_late_commit_is_not_skipped_by_a_reader_that_polled_in_between() {
     .into_events();
     // B: a later position, committed first.
     let early = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-early", 0, moves(0, 1)))
         .await
         .expect("early")
@@ -94,10 +94,14 @@ async fn a_late_commit_is_not_skipped_by_a_reader_that_polled_in_between() {
 
     // B is committed and visible to plain reads, but the follower must not pass A.
     assert_eq!(
-        db.log.read_stream("match-early").await.expect("read").len(),
+        db.log()
+            .read_stream("match-early")
+            .await
+            .expect("read")
+            .len(),
         1
     );
-    let (while_held, still) = drain(&db.log, checkpoint, 10).await;
+    let (while_held, still) = drain(&db.log(), checkpoint, 10).await;
     assert!(
         while_held.is_empty(),
         "read past a running transaction: {while_held:?}"
@@ -105,16 +109,16 @@ async fn a_late_commit_is_not_skipped_by_a_reader_that_polled_in_between() {
     assert_eq!(still, checkpoint);
 
     held_tx.commit().await.expect("commit");
-    let (after, end) = catch_up(&db.log, checkpoint, 10, 2).await;
+    let (after, end) = catch_up(&db.log(), checkpoint, 10, 2).await;
     assert_eq!(ids(&after), [held[0].event_id, early[0].event_id]);
     assert_eq!(end, early[0].checkpoint());
     // Page by page, from the start: every event exactly once, in (tx, position) order.
-    let (all, _) = catch_up(&db.log, Checkpoint::START, 1, 3).await;
+    let (all, _) = catch_up(&db.log(), Checkpoint::START, 1, 3).await;
     assert_eq!(
         ids(&all),
         [first[0].event_id, held[0].event_id, early[0].event_id]
     );
-    let (nothing, _) = drain(&db.log, end, 10).await;
+    let (nothing, _) = drain(&db.log(), end, 10).await;
     assert!(nothing.is_empty());
 }
 
@@ -133,19 +137,19 @@ async fn a_rolled_back_append_does_not_stall_readers() {
     .expect("held append")
     .into_events();
     let kept = db
-        .log
+        .log()
         .append(Uuid::new_v4(), to_stream("match-kept", 0, moves(0, 1)))
         .await
         .expect("kept")
         .into_events();
     held_tx.rollback().await.expect("rollback");
-    let (after, end) = catch_up(&db.log, Checkpoint::START, 10, 1).await;
+    let (after, end) = catch_up(&db.log(), Checkpoint::START, 10, 1).await;
     assert_eq!(ids(&after), ids(&kept));
-    assert!(drain(&db.log, end, 10).await.0.is_empty());
+    assert!(drain(&db.log(), end, 10).await.0.is_empty());
     // The rolled-back position is a hole nobody waits for.
     assert!(doomed[0].position < kept[0].position);
     assert!(
-        db.log
+        db.log()
             .read_stream("match-doomed")
             .await
             .expect("read")
@@ -163,12 +167,12 @@ async fn a_follower_racing_concurrent_writers_sees_every_event_once_in_order() {
     db.warm_up(WRITERS + 1).await;
     let total = WRITERS * APPENDS * 3 / 2;
     let follower = {
-        let log = db.log.clone();
+        let log = db.log();
         tokio::spawn(async move { catch_up(&log, Checkpoint::START, 16, total).await })
     };
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
-            let log = db.log.clone();
+            let log = db.log();
             tokio::spawn(async move {
                 for i in 0..APPENDS {
                     // Alternate one-event and two-event commands.
@@ -189,10 +193,10 @@ async fn a_follower_racing_concurrent_writers_sees_every_event_once_in_order() {
     }
     let (seen, end) = follower.await.expect("follower");
     assert!(
-        drain(&db.log, end, 16).await.0.is_empty(),
+        drain(&db.log(), end, 16).await.0.is_empty(),
         "events beyond the total"
     );
-    let (all, _) = catch_up(&db.log, Checkpoint::START, 1000, total).await;
+    let (all, _) = catch_up(&db.log(), Checkpoint::START, 1000, total).await;
     assert_eq!(all.len(), total);
     assert_eq!(ids(&seen), ids(&all));
     assert_eq!(
@@ -213,7 +217,7 @@ async fn for_each_after_folds_every_committed_event_and_returns_the_last_checkpo
     let db = TestDb::migrated(2).await;
     for s in 0..5 {
         let _ = db
-            .log
+            .log()
             .append(
                 Uuid::new_v4(),
                 to_stream(&format!("match-{s}"), 0, moves(0, 3)),
@@ -221,10 +225,10 @@ async fn for_each_after_folds_every_committed_event_and_returns_the_last_checkpo
             .await
             .expect("append");
     }
-    let (expected, _) = catch_up(&db.log, Checkpoint::START, 100, 15).await;
+    let (expected, _) = catch_up(&db.log(), Checkpoint::START, 100, 15).await;
     let mut seen = Vec::new();
     let end = db
-        .log
+        .log()
         .for_each_after(Checkpoint::START, 4, |e| seen.push(e.event_id))
         .await
         .expect("fold");
@@ -237,7 +241,7 @@ async fn for_each_after_folds_every_committed_event_and_returns_the_last_checkpo
 async fn open_streams_are_those_of_the_kind_whose_last_event_does_not_close_them() {
     let db = TestDb::migrated(2).await;
     let append = |stream: &'static str, events| {
-        let log = db.log.clone();
+        let log = db.log();
         async move {
             let outcome = log
                 .append(Uuid::new_v4(), to_stream(stream, 0, events))
@@ -257,7 +261,7 @@ async fn open_streams_are_those_of_the_kind_whose_last_event_does_not_close_them
     append("match-reopened", reopened).await;
 
     let mut open = db
-        .log
+        .log()
         .open_streams("match-", "match_ended")
         .await
         .expect("open streams");

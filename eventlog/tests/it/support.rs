@@ -1,11 +1,22 @@
-//! Helpers of the event log's integration tests; the database harness is `eventlog::testing`.
+//! Helpers of the event log's integration tests; the database harness is `database::testing`.
 
-pub use eventlog::testing::TestDb;
-use eventlog::{NewEvent, StreamAppend};
+pub use database::testing::TestDb;
+use eventlog::{EventLog, NewEvent, StreamAppend};
 use serde_json::Value;
 use time::OffsetDateTime;
 use tokio_postgres::Client;
 use uuid::Uuid;
+
+/// The event log on a test database's pool.
+pub trait Logged {
+    fn log(&self) -> EventLog;
+}
+
+impl Logged for TestDb {
+    fn log(&self) -> EventLog {
+        EventLog::new(self.pool.clone())
+    }
+}
 
 /// An event of type `event_type` with payload `data`, recorded now.
 pub fn event(event_type: &str, data: Value) -> NewEvent {

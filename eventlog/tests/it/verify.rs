@@ -5,14 +5,14 @@ use eventlog::{BrokenLink, LinkProblem};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::support::{TestDb, event, moves, to_stream};
+use crate::support::{Logged, TestDb, event, moves, to_stream};
 
 /// Three streams of five events each.
 async fn three_streams(db: &TestDb) {
     for s in ["match-1", "match-2", "match-3"] {
         for v in 0..5 {
             let _ = db
-                .log
+                .log()
                 .append(Uuid::new_v4(), to_stream(s, v, moves(v as usize, 1)))
                 .await
                 .expect("append");
@@ -45,13 +45,13 @@ fn only_break(links: &[BrokenLink]) -> (&str, i64, &LinkProblem) {
 async fn an_intact_log_verifies() {
     let db = TestDb::migrated(2).await;
     three_streams(&db).await;
-    let report = db.log.verify_all().await.expect("verify");
+    let report = db.log().verify_all().await.expect("verify");
     assert!(report.is_ok(), "{report:?}");
     assert_eq!((report.streams_checked, report.events_checked), (3, 15));
-    let one = db.log.verify_stream("match-2").await.expect("verify");
+    let one = db.log().verify_stream("match-2").await.expect("verify");
     assert!(one.is_ok());
     assert_eq!((one.streams_checked, one.events_checked), (1, 5));
-    let none = db.log.verify_stream("match-404").await.expect("verify");
+    let none = db.log().verify_stream("match-404").await.expect("verify");
     assert!(none.is_ok() && none.streams_checked == 0);
 }
 
@@ -69,14 +69,14 @@ async fn payloads_keep_their_hash_through_the_jsonb_round_trip() {
         "rating": 1466.48541734256, "deviation": 252.7145773398545,
     });
     let _ = db
-        .log
+        .log()
         .append(
             Uuid::new_v4(),
             to_stream("match-json", 0, vec![event("odd", payload.clone())]),
         )
         .await
         .expect("append");
-    let stored = db.log.read_stream("match-json").await.expect("read");
+    let stored = db.log().read_stream("match-json").await.expect("read");
     assert_eq!(
         canonical::canonical_json(&stored[0].data),
         canonical::canonical_json(&payload)
@@ -86,7 +86,7 @@ async fn payloads_keep_their_hash_through_the_jsonb_round_trip() {
         stored[0].data["e16"].to_string(),
         payload["e16"].to_string()
     );
-    assert!(db.log.verify_all().await.expect("verify").is_ok());
+    assert!(db.log().verify_all().await.expect("verify").is_ok());
 }
 
 #[tokio::test]
@@ -99,15 +99,15 @@ async fn an_altered_payload_is_caught_at_its_stream_and_version() {
          WHERE stream_id = 'match-2' AND version = 3",
     )
     .await;
-    let report = db.log.verify_all().await.expect("verify");
+    let report = db.log().verify_all().await.expect("verify");
     let (stream, version, problem) = only_break(&report.broken);
     assert_eq!((stream, version), ("match-2", 3));
     assert!(matches!(problem, LinkProblem::Hash { .. }), "{problem:?}");
     assert_eq!(report.events_checked, 15);
-    let one = db.log.verify_stream("match-2").await.expect("verify");
+    let one = db.log().verify_stream("match-2").await.expect("verify");
     assert_eq!(one.broken, report.broken);
     assert!(
-        db.log
+        db.log()
             .verify_stream("match-1")
             .await
             .expect("verify")
@@ -120,7 +120,7 @@ async fn an_altered_and_rehashed_event_is_caught_by_the_next_link() {
     let db = TestDb::migrated(2).await;
     three_streams(&db).await;
     // The intruder also recomputes the altered event's own hash.
-    let mut victim = db.log.read_stream("match-3").await.expect("read")[1].clone();
+    let mut victim = db.log().read_stream("match-3").await.expect("read")[1].clone();
     victim.data = json!({"seat": 2, "move": "1", "by": "cpu"});
     let mut bytes = Vec::new();
     canonical::event_bytes(&victim.content(), &mut bytes);
@@ -137,7 +137,7 @@ async fn an_altered_and_rehashed_event_is_caught_by_the_next_link() {
         )
         .await
         .expect("forge");
-    let report = db.log.verify_all().await.expect("verify");
+    let report = db.log().verify_all().await.expect("verify");
     let (stream, version, problem) = only_break(&report.broken);
     assert_eq!((stream, version), ("match-3", 3));
     assert!(
@@ -160,7 +160,7 @@ async fn a_cut_tail_or_a_missing_event_is_caught() {
         "DELETE FROM events WHERE stream_id = 'match-2' AND version = 2",
     )
     .await;
-    let report = db.log.verify_all().await.expect("verify");
+    let report = db.log().verify_all().await.expect("verify");
     assert_eq!(report.broken.len(), 2, "{report:?}");
     assert_eq!(
         (report.broken[0].stream.as_str(), report.broken[0].version),
@@ -204,7 +204,7 @@ async fn the_log_refuses_updates_and_deletes() {
             "{sql}: {err:?}"
         );
     }
-    assert!(db.log.verify_all().await.expect("verify").is_ok());
+    assert!(db.log().verify_all().await.expect("verify").is_ok());
 }
 
 #[test]
@@ -223,7 +223,7 @@ async fn a_head_row_without_events_is_reported() {
         .batch_execute("INSERT INTO streams VALUES ('match-ghost', 3, sha256('\\x00'::bytea))")
         .await
         .expect("ghost head");
-    let report = db.log.verify_all().await.expect("verify");
+    let report = db.log().verify_all().await.expect("verify");
     let (stream, version, problem) = only_break(&report.broken);
     assert_eq!((stream, version), ("match-ghost", 0));
     assert!(matches!(
@@ -234,6 +234,6 @@ async fn a_head_row_without_events_is_reported() {
             ..
         }
     ));
-    let one = db.log.verify_stream("match-ghost").await.expect("verify");
+    let one = db.log().verify_stream("match-ghost").await.expect("verify");
     assert_eq!(one.broken, report.broken);
 }

@@ -18,12 +18,12 @@ use domain::search::Limits;
 
 use super::boundary;
 use super::jobs::{self, JobView};
-use super::searches::StopOnDrop;
 use super::solved::{self, Source};
+use crate::analysis::Analyses;
 use crate::error::{Error, unexpected};
 use crate::live::play;
 use crate::reasons::Active;
-use crate::state::AppState;
+use crate::searches::StopOnDrop;
 
 /// Each position of a match analysis gets at most this many nodes, so that one hard opening
 /// position cannot eat the budget of all the others.
@@ -32,7 +32,7 @@ const MATCH_PLY_NODES: u64 = 2_000_000;
 /// The score and best moves of `pos` (a game not over): from the cache of solved positions, or
 /// searched within `budget` (stored when exact).
 pub async fn position(
-    app: &AppState,
+    app: &Analyses,
     player: PlayerId,
     pos: AnyPosition,
     budget: Duration,
@@ -89,7 +89,7 @@ pub struct JudgedMatch {
 /// within a live ranked match's reach (those plies are marked and get no job). What it solves
 /// goes into the cache; what it leaves inexact is queued as jobs.
 pub async fn of_match(
-    app: &AppState,
+    app: &Analyses,
     player: PlayerId,
     raw_id: &str,
     budget: Duration,
@@ -148,7 +148,7 @@ pub async fn of_match(
 
 /// Queues a background search of `pos` for `player` under `id` (through the boundary).
 pub async fn queue_job(
-    app: &AppState,
+    app: &Analyses,
     player: PlayerId,
     id: JobId,
     pos: AnyPosition,
@@ -162,7 +162,7 @@ pub async fn queue_job(
 
 /// `player`'s job `id`. A job queued before a ranked match keeps running; its answer waits for
 /// the match's end, and for the end of any live ranked match its position can follow.
-pub async fn job(app: &AppState, player: PlayerId, id: JobId) -> Result<JobView, Error> {
+pub async fn job(app: &Analyses, player: PlayerId, id: JobId) -> Result<JobView, Error> {
     let job = jobs::own(app, player, id).await?;
     boundary::refuse_seated(app, player).await?;
     if job.result.is_some()
@@ -176,7 +176,7 @@ pub async fn job(app: &AppState, player: PlayerId, id: JobId) -> Result<JobView,
 /// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed. When the
 /// instance already runs as many searches as it allows, `rate_limited` at once.
 async fn budgeted<T, F>(
-    app: &AppState,
+    app: &Analyses,
     player: PlayerId,
     budget: Duration,
     search: F,

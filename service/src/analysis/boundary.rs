@@ -16,8 +16,8 @@ use domain::games::{AnyPosition, GameId};
 use domain::ids::{MatchId, PlayerId};
 
 use crate::error::{Error, unexpected};
+use crate::live::LivePath;
 use crate::live::play;
-use crate::state::AppState;
 
 /// The live guards of one game, as read for one question.
 #[derive(Clone, Debug)]
@@ -52,7 +52,7 @@ impl Boundary {
 /// The boundary for questions about positions of `game` no deeper than `deepest` discs: the
 /// guards of its live ranked matches that deep or shallower (a deeper live position has no
 /// follower that shallow).
-pub async fn load(app: &AppState, game: GameId, deepest: u32) -> Result<Boundary, Error> {
+pub async fn load(app: &LivePath, game: GameId, deepest: u32) -> Result<Boundary, Error> {
     let public = app.play.public_plies.of(game);
     if deepest <= public {
         return Ok(Boundary {
@@ -96,7 +96,7 @@ pub async fn guards(
 
 /// `Err(LivePosition)` when `pos` is a live ranked position beyond the public opening or can
 /// follow one, in any image.
-pub async fn refuse_position(app: &AppState, pos: &AnyPosition) -> Result<(), Error> {
+pub async fn refuse_position(app: &LivePath, pos: &AnyPosition) -> Result<(), Error> {
     if load(app, pos.game(), pos.ply()).await?.withholds(pos) {
         Err(Error::LivePosition)
     } else {
@@ -113,7 +113,7 @@ pub async fn refuse_position(app: &AppState, pos: &AnyPosition) -> Result<(), Er
 /// to anyone where `pos` is a live ranked position or can follow one (`LivePosition`); else the
 /// boundary, to withhold what lies deeper.
 pub async fn guard(
-    app: &AppState,
+    app: &LivePath,
     player: PlayerId,
     pos: &AnyPosition,
     deepest: u32,
@@ -126,7 +126,7 @@ pub async fn guard(
     Ok(boundary)
 }
 
-pub async fn refuse_seated(app: &AppState, player: PlayerId) -> Result<(), Error> {
+pub async fn refuse_seated(app: &LivePath, player: PlayerId) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
         .query_opt(

@@ -14,8 +14,8 @@ use domain::ids::{MatchId, PlayerId};
 use domain::search::SOLVER_VERSION;
 use projections::audit::{CriticalPosition, Flag, FlagDecision, FlagRules};
 
+use crate::core::Core;
 use crate::error::{Error, unexpected};
-use crate::state::AppState;
 
 /// One player's engine-assistance evidence in one game, over their most recent assessed ranked
 /// games of it.
@@ -179,7 +179,7 @@ fn assess(
 /// The engine-assistance flags: the players whose evidence ([`engine_evidence`]) reaches
 /// `engine_z` standard deviations over their last `engine_recent_games` games with at least
 /// `engine_min_critical` critical positions.
-pub async fn engine_flags(app: &AppState, rules: &FlagRules) -> Result<Vec<Flag>, Error> {
+pub async fn engine_flags(app: &Core, rules: &FlagRules) -> Result<Vec<Flag>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let all = engine_evidence(&client, rules).await?;
     drop(client);

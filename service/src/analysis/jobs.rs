@@ -7,7 +7,7 @@
 //! died, is claimed again by another instance, which goes on from the time already spent; after
 //! [`MAX_ATTEMPTS`] claims it is given up as failed. Jobs search in the instance's search slots,
 //! behind CPU moves, and give way to an interactive analysis that needs the slot
-//! ([`Searches::for_job`](crate::analysis::searches::Searches::for_job)); they resume after it with the
+//! ([`Searches::for_job`](crate::searches::Searches::for_job)); they resume after it with the
 //! tables they had. An exact answer also goes into the shared cache of solved positions.
 
 use std::collections::HashSet;
@@ -28,13 +28,13 @@ use domain::games::{AnyPosition, GameId, Side};
 use domain::ids::{JobId, PlayerId};
 use domain::search::Limits;
 
+use crate::analysis::Analyses;
 use crate::analysis::boundary::Boundary;
-use crate::analysis::searches::{JobSlot, StopOnDrop};
 use crate::analysis::solved;
 use crate::error::{Error, unexpected};
 use crate::metrics::Limit;
 use crate::reasons::Missing;
-use crate::state::AppState;
+use crate::searches::{JobSlot, StopOnDrop};
 
 /// How long a claim holds unless it is renewed.
 pub const LEASE: Duration = Duration::from_secs(30);
@@ -178,7 +178,7 @@ fn millis(d: Duration) -> i64 {
 /// joins that job (its leader) and gets its answer when it ends. A player has at most
 /// `DISCS_JOBS_PER_PLAYER` jobs open (`JobsLimit` beyond).
 pub async fn queue(
-    app: &AppState,
+    app: &Analyses,
     player: PlayerId,
     job_id: JobId,
     pos: &AnyPosition,
@@ -223,7 +223,7 @@ pub async fn queue(
 /// insert that follows are one step for concurrent requests of one player.
 async fn room_for_jobs(
     tx: &deadpool_postgres::Transaction<'_>,
-    app: &AppState,
+    app: &Analyses,
     player: PlayerId,
 ) -> Result<u32, Error> {
     tx.execute(
@@ -248,7 +248,7 @@ async fn room_for_jobs(
 /// id (derived from the match and the ply: asking again queues nothing new), unless an open
 /// job already has the position. The ids of those of these jobs that exist, new or not.
 pub async fn queue_missing(
-    app: &AppState,
+    app: &Analyses,
     player: PlayerId,
     positions: &[(JobId, AnyPosition)],
 ) -> Result<Vec<JobId>, Error> {
@@ -312,7 +312,7 @@ where
 /// rows were written (0 for a retry).
 async fn insert(
     client: &impl GenericClient,
-    app: &AppState,
+    app: &Analyses,
     player: PlayerId,
     job_id: JobId,
     pos: &AnyPosition,
@@ -363,7 +363,7 @@ async fn view(client: &impl GenericClient, job_id: JobId) -> Result<Option<JobVi
 }
 
 /// `player`'s job `job_id` (404 for anyone else's: a job is its asker's).
-pub async fn own(app: &AppState, player: PlayerId, job_id: JobId) -> Result<JobView, Error> {
+pub async fn own(app: &Analyses, player: PlayerId, job_id: JobId) -> Result<JobView, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
         .query_opt(
@@ -396,7 +396,7 @@ pub struct Claimed {
 /// Claims the oldest open job no live lease holds: a queued one (unless it follows an open
 /// leader: a follower whose leader ended without settling it is searched on its own), or a
 /// running one whose instance stopped renewing its lease.
-pub async fn claim(app: &AppState) -> Result<Option<Claimed>, Error> {
+pub async fn claim(app: &Analyses) -> Result<Option<Claimed>, Error> {
     let now = app.now();
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
@@ -463,7 +463,7 @@ struct Stops {
 }
 
 /// Claims one job and runs it to its end; `None` when no job waits.
-pub async fn run_next(app: &AppState) -> Result<Option<(JobId, Ended)>, Error> {
+pub async fn run_next(app: &Analyses) -> Result<Option<(JobId, Ended)>, Error> {
     let Some(job) = claim(app).await? else {
         return Ok(None);
     };
@@ -473,7 +473,7 @@ pub async fn run_next(app: &AppState) -> Result<Option<(JobId, Ended)>, Error> {
 
 /// Runs a claimed job until it is exact, its cap is spent, the instance shuts down or the
 /// job is lost.
-pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, Error> {
+pub async fn run(app: &Analyses, job: Claimed) -> Result<Ended, Error> {
     if job.attempt > MAX_ATTEMPTS {
         return fail(
             app,
@@ -574,7 +574,7 @@ pub async fn run(app: &AppState, job: Claimed) -> Result<Ended, Error> {
 /// lost or the instance shuts down, saying which in `stops`.
 #[allow(clippy::too_many_arguments)]
 async fn watch<T>(
-    app: &AppState,
+    app: &Analyses,
     job: &Claimed,
     search: &mut tokio::task::JoinHandle<T>,
     stop: &AtomicBool,
@@ -623,7 +623,7 @@ enum Waited<'a> {
 /// Waits for a job slot, renewing the job's lease (at `nodes` and `elapsed` so far) while it
 /// waits: the job is lost when another instance took it, released when this one shuts down.
 async fn wait_for_slot<'a>(
-    app: &'a AppState,
+    app: &'a Analyses,
     job: &Claimed,
     nodes: u64,
     elapsed: Duration,
@@ -660,7 +660,7 @@ async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
 /// Runs `UPDATE analysis_jobs SET {set}` on `job` if this instance still holds it, `$1` and
 /// `$2` being the job and the instance, `params` from `$3` on; whether it did.
 async fn update_own(
-    app: &AppState,
+    app: &Analyses,
     job: &Claimed,
     set: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
@@ -689,7 +689,7 @@ fn count(nodes: u64) -> i64 {
 /// Writes a running job's progress and renews its lease; false when the job is no longer this
 /// instance's.
 async fn renew(
-    app: &AppState,
+    app: &Analyses,
     job: &Claimed,
     nodes: u64,
     elapsed: Duration,
@@ -712,7 +712,7 @@ fn ended(held: bool, ended: Ended) -> Ended {
 
 /// Ends a job with its answer.
 async fn finish(
-    app: &AppState,
+    app: &Analyses,
     job: &Claimed,
     analysis: &Analysis,
     nodes: u64,
@@ -743,7 +743,7 @@ enum Settled<'a> {
 
 /// Ends the jobs that joined `leader` as it ended: its answer, each in its own orientation
 /// (through the canonical one), or its failure.
-async fn settle_followers(app: &AppState, leader: &Claimed, how: Settled<'_>) -> Result<(), Error> {
+async fn settle_followers(app: &Analyses, leader: &Claimed, how: Settled<'_>) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let now = app.now();
     let id = leader.job_id.as_uuid();
@@ -823,7 +823,7 @@ async fn settle_followers(app: &AppState, leader: &Claimed, how: Settled<'_>) ->
 
 /// Deletes the jobs that ended (done or failed) longer ago than `DISCS_JOB_KEEP_HOURS`; how
 /// many. An open job is never purged, and neither is a leader whose followers are still open.
-pub async fn purge(app: &AppState) -> Result<u64, Error> {
+pub async fn purge(app: &Analyses) -> Result<u64, Error> {
     let before = app.now() - app.jobs.kept;
     let client = app.pool.get().await.map_err(unexpected)?;
     client
@@ -839,7 +839,7 @@ pub async fn purge(app: &AppState) -> Result<u64, Error> {
 
 /// Ends a job as failed: `failure` is stored (its code) and shown, `cause` only logged.
 async fn fail(
-    app: &AppState,
+    app: &Analyses,
     job: &Claimed,
     failure: Failure,
     cause: &str,
@@ -856,7 +856,7 @@ async fn fail(
 /// Hands a job back to the queue (this instance is stopping): another instance takes it up at
 /// once, from the time already spent; a release is not a failed attempt.
 async fn release(
-    app: &AppState,
+    app: &Analyses,
     job: &Claimed,
     nodes: u64,
     elapsed: Duration,
@@ -869,12 +869,12 @@ async fn release(
 
 /// The runners of `discs serve`: `runners` loops that each take jobs one at a time until the
 /// instance shuts down.
-pub async fn run_forever(app: AppState, runners: usize) {
+pub async fn run_forever(app: Analyses, runners: usize) {
     let loops = (0..runners.max(1)).map(|_| runner(app.clone()));
     futures_util::future::join_all(loops).await;
 }
 
-async fn runner(app: AppState) {
+async fn runner(app: Analyses) {
     let mut stopping = app.stopping.clone();
     loop {
         if *stopping.borrow() {

@@ -23,13 +23,13 @@ use domain::ids::{MatchId, Seat};
 use domain::matches::{MatchEvent, MovedBy, Occupant};
 use domain::search::{Limits, SOLVER_VERSION};
 
+use crate::analysis::Analyses;
 use crate::analysis::boundary::Boundary;
-use crate::analysis::searches::StopOnDrop;
 use crate::analysis::solved;
 use crate::error::{Error, unexpected};
 use crate::live::loaded::stamped;
 use crate::live::play;
-use crate::state::AppState;
+use crate::searches::StopOnDrop;
 
 /// How long a claim of a queued match holds.
 const LEASE: time::Duration = time::Duration::minutes(10);
@@ -70,7 +70,7 @@ pub enum Outcome {
 }
 
 /// Claims the oldest queued match no live lease holds and assesses it; `None` when none waits.
-pub async fn assess_next(app: &AppState) -> Result<Option<(MatchId, Outcome)>, Error> {
+pub async fn assess_next(app: &Analyses) -> Result<Option<(MatchId, Outcome)>, Error> {
     let now = app.now();
     let client = app.pool.get().await.map_err(unexpected)?;
     let claimed = projections::queries::claim_assessment(&client, now, now + LEASE)
@@ -92,7 +92,7 @@ pub async fn assess_next(app: &AppState) -> Result<Option<(MatchId, Outcome)>, E
 }
 
 /// Assesses one match and stores the result.
-async fn assess(app: &AppState, id: MatchId) -> Result<Outcome, Error> {
+async fn assess(app: &Analyses, id: MatchId) -> Result<Outcome, Error> {
     {
         let client = app.pool.get().await.map_err(unexpected)?;
         let done: Option<i16> = client
@@ -215,7 +215,7 @@ struct Summary<'a> {
 }
 
 /// Drops the match's queued row, storing its assessment first when given: one transaction.
-async fn settle(app: &AppState, id: MatchId, summary: Option<Summary<'_>>) -> Result<(), Error> {
+async fn settle(app: &Analyses, id: MatchId, summary: Option<Summary<'_>>) -> Result<(), Error> {
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
     let match_id = id.as_uuid();
@@ -298,7 +298,7 @@ async fn settle(app: &AppState, id: MatchId, summary: Option<Summary<'_>>) -> Re
 }
 
 /// A match's stored assessment, ply by ply (empty before it is assessed).
-pub async fn of_match(app: &AppState, id: MatchId) -> Result<Vec<Assessed>, Error> {
+pub async fn of_match(app: &Analyses, id: MatchId) -> Result<Vec<Assessed>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(
@@ -338,7 +338,7 @@ pub async fn of_match(app: &AppState, id: MatchId) -> Result<Vec<Assessed>, Erro
 
 /// The assessors of `discs serve`: one loop taking queued matches one at a time until the
 /// instance shuts down.
-pub async fn run_forever(app: AppState) {
+pub async fn run_forever(app: Analyses) {
     let mut stopping = app.stopping.clone();
     loop {
         if *stopping.borrow() {

@@ -1,6 +1,6 @@
 //! `Jobs`: this instance's side of the analysis jobs (its owner id, the caps, how long finished
 //! jobs and solved positions are kept, the wake-up), held
-//! by `AppState` and kept apart from the runner in `jobs`, which reads `AppState`.
+//! by [`super::Analyses`] and kept apart from the runner in `jobs`, which takes it.
 
 use std::time::Duration;
 

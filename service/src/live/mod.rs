@@ -1,10 +1,46 @@
 //! The live path: a command on a match from its cached state to its commit (`play`, `commit`,
-//! `cache`, `loaded`), the answers stored with it (`answers`), and the instance's one reader of
-//! the log feeding the projections and every open stream (`fanout`).
+//! `cache`, `loaded`) and the instance's one reader of the log feeding the projections and every
+//! open stream (`fanout`); [`LivePath`], the context its functions take.
 
-pub mod answers;
 pub mod cache;
 pub mod commit;
 pub mod fanout;
 pub mod loaded;
 pub mod play;
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::config::PlayConfig;
+use crate::core::Core;
+
+/// What the live path uses: the core, the play settings, the match cache, the committer, the
+/// fan-out and the cap on concurrent searches (the CPU's moves). Cheap to clone.
+#[derive(Clone)]
+pub struct LivePath {
+    pub core: Core,
+    pub play: PlayConfig,
+    /// Recent match states.
+    pub cache: Arc<cache::MatchCache>,
+    /// Commits commands in batches.
+    pub committer: commit::Committer,
+    /// The reader of the log and the fan-out to open streams.
+    pub live: Arc<fanout::Live>,
+    /// The cap on concurrent CPU searches (moves and analyses).
+    pub searches: Arc<crate::searches::Searches>,
+}
+
+impl Deref for LivePath {
+    type Target = Core;
+
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
+impl LivePath {
+    /// Tells this instance's reader of the log that the log has grown (projections follow).
+    pub fn wake_projections(&self) {
+        self.live.wake();
+    }
+}

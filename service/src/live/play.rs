@@ -18,15 +18,15 @@ use domain::matches::{
 };
 use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
+use crate::answers::{self, KeyRecord};
 use crate::checks;
 use crate::error::{Error, unexpected};
-use crate::live::answers::{self, KeyRecord};
+use crate::live::LivePath;
 use crate::live::cache::Cached;
 use crate::live::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
 pub use crate::live::loaded::{Loaded, stamped};
 use crate::metrics::Limit;
 use crate::reasons::Missing;
-use crate::state::AppState;
 use crate::views::MatchView;
 
 /// The level of the CPU that stands in for absent players and timed-out turns (SPEC §2).
@@ -37,7 +37,7 @@ pub const STAND_IN_LEVEL: u8 = 2;
 pub const INLINE_CPU_LEVEL: u8 = 4;
 
 /// Keeps `loaded` in the instance's match cache.
-fn remember(app: &AppState, loaded: &Loaded) {
+fn remember(app: &LivePath, loaded: &Loaded) {
     app.cache.put(
         loaded.id,
         Cached {
@@ -50,7 +50,7 @@ fn remember(app: &AppState, loaded: &Loaded) {
 
 /// The match as it is in the log now: the cached state brought up to date by one read of the
 /// events after it (usually none), or the whole stream when nothing is cached.
-pub async fn load(app: &AppState, id: MatchId) -> Result<Loaded, Error> {
+pub async fn load(app: &LivePath, id: MatchId) -> Result<Loaded, Error> {
     let Some(cached) = app.cache.get(id) else {
         return load_fresh(app, id).await;
     };
@@ -83,7 +83,7 @@ pub struct Known {
 }
 
 /// The match for a command: the cached state without asking the log, or read from the log.
-pub async fn load_command(app: &AppState, id: MatchId) -> Result<Known, Error> {
+pub async fn load_command(app: &LivePath, id: MatchId) -> Result<Known, Error> {
     Ok(match app.cache.get(id) {
         Some(c) => Known {
             loaded: Loaded {
@@ -103,13 +103,13 @@ pub async fn load_command(app: &AppState, id: MatchId) -> Result<Known, Error> {
 
 /// Reads and folds the whole stream (and the players' names); `not_found` when it has no
 /// events. Caches what it read.
-pub async fn load_fresh(app: &AppState, id: MatchId) -> Result<Loaded, Error> {
+pub async fn load_fresh(app: &LivePath, id: MatchId) -> Result<Loaded, Error> {
     Ok(load_with_events(app, id).await?.0)
 }
 
 /// [`load_fresh`], keeping the events (the events, replay and stream calls).
 pub async fn load_with_events(
-    app: &AppState,
+    app: &LivePath,
     id: MatchId,
 ) -> Result<(Loaded, Vec<RecordedEvent>), Error> {
     let events = app
@@ -133,7 +133,7 @@ pub async fn load_with_events(
 
 /// A match folded from its whole stream `events`, kept in the cache.
 fn keep(
-    app: &AppState,
+    app: &LivePath,
     id: MatchId,
     state: MatchState,
     names: Arc<HashMap<PlayerId, String>>,
@@ -196,7 +196,7 @@ impl MatchCommand {
     /// A seated player's command from a request (its key's command id and stored answer).
     pub fn by_player(
         id: MatchId,
-        key: crate::live::answers::Key,
+        key: crate::answers::Key,
         action: Action,
         player: PlayerId,
         expected: Option<u64>,
@@ -226,13 +226,13 @@ pub struct Done {
 
 /// Decides a command (and the CPU's immediate replies) and commits it with the match's work row
 /// and the stored answer, in one transaction. The same `command_id` twice writes once.
-pub async fn execute(app: &AppState, cmd: MatchCommand) -> Result<Done, Error> {
+pub async fn execute(app: &LivePath, cmd: MatchCommand) -> Result<Done, Error> {
     execute_on(app, cmd, None).await
 }
 
 /// [`execute`] on a match the caller has just taken with [`load_command`].
 pub async fn execute_on(
-    app: &AppState,
+    app: &LivePath,
     cmd: MatchCommand,
     known: Option<Known>,
 ) -> Result<Done, Error> {
@@ -248,7 +248,7 @@ pub async fn execute_on(
 }
 
 async fn decide_and_commit(
-    app: &AppState,
+    app: &LivePath,
     cmd: MatchCommand,
     known: Option<Known>,
 ) -> Result<Done, Error> {
@@ -339,6 +339,10 @@ async fn decide_and_commit(
                 (loaded, cached) = (load_fresh(app, cmd.id).await?, false);
             }
             Err(CommitError::Append(AppendError::Retry)) if attempt < 5 => {}
+            // The database out of reach: 503 with a retry hint, not an unexpected error.
+            Err(e) if e.is_outage() => {
+                return Err(Error::Unavailable(format!("{:#}", anyhow::Error::new(e))));
+            }
             Err(e) => return Err(unexpected(e)),
         }
     }
@@ -379,7 +383,7 @@ fn stored_answer(
 /// the limit together: while one holds the lock, the others are refused at once as if at the
 /// limit (waiting for it would hold pooled connections that the holder may need).
 async fn strong_solo_turn(
-    app: &AppState,
+    app: &LivePath,
     seats: &[Occupant; 2],
 ) -> Result<Option<StrongSoloTurn>, Error> {
     let Some(player) = strong_solo_player(seats) else {
@@ -460,7 +464,7 @@ impl Drop for StrongSoloTurn {
 }
 
 /// The empty match a `CreateMatch` is decided on, with its players' names.
-async fn created(app: &AppState, id: MatchId, create: &CreateMatch) -> Result<Loaded, Error> {
+async fn created(app: &LivePath, id: MatchId, create: &CreateMatch) -> Result<Loaded, Error> {
     let players: Vec<PlayerId> = create
         .seats
         .iter()
@@ -487,7 +491,7 @@ struct Decided {
 }
 
 async fn decide_with_cpu(
-    app: &AppState,
+    app: &LivePath,
     loaded: &Loaded,
     action: &Action,
     actor: Option<PlayerId>,
@@ -558,7 +562,7 @@ fn cpu_pending(loaded: &Loaded) -> bool {
 /// The CPU's choice. The levels that search (3 and up) run on a blocking thread, as level 5
 /// can take a second and must not hold up the async workers.
 pub async fn cpu_move(
-    app: &AppState,
+    app: &LivePath,
     position: AnyPosition,
     level: u8,
     seed: u64,
@@ -575,7 +579,7 @@ pub async fn cpu_move(
 
 /// Lets the CPU play its searched moves (level 5) while it is to move; each move is a command of
 /// its own whose id follows from the match version, so two instances never play it twice.
-pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, Error> {
+pub async fn run_cpu(app: &LivePath, mut loaded: Loaded) -> Result<Loaded, Error> {
     for _ in 0..64 {
         let Some(m) = loaded.state.get() else { break };
         let Some((seat, level)) = m.cpu_to_move() else {
@@ -613,7 +617,7 @@ pub async fn run_cpu(app: &AppState, mut loaded: Loaded) -> Result<Loaded, Error
 /// Creates a match for `player` (solo or in a room); the CPU opens in the same commit when it
 /// starts (level 5 just after). Answers with the view after the CPU's opening.
 pub async fn start(
-    app: &AppState,
+    app: &LivePath,
     id: MatchId,
     command_id: Uuid,
     create: CreateMatch,
@@ -652,7 +656,7 @@ pub fn derived_id(id: MatchId, what: &str, version: u64) -> Uuid {
 
 /// Brings a seated player back when they act on the match while away (SPEC §2), and records
 /// that they are here.
-pub async fn presence(app: &AppState, loaded: Loaded, player: PlayerId) -> Result<Loaded, Error> {
+pub async fn presence(app: &LivePath, loaded: Loaded, player: PlayerId) -> Result<Loaded, Error> {
     let Some(seat) = loaded.seat_of(player) else {
         return Ok(loaded);
     };
@@ -687,7 +691,7 @@ pub async fn presence(app: &AppState, loaded: Loaded, player: PlayerId) -> Resul
 
 /// Records that a seat's player is here. Only `seen` changes, committed without waiting for
 /// the flush: a lost update after a crash costs nothing but a late "away".
-pub async fn mark_seen(app: &AppState, id: MatchId, seat: Seat) -> Result<(), Error> {
+pub async fn mark_seen(app: &LivePath, id: MatchId, seat: Seat) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let sql = if seat == Seat::ONE {
         "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) \
@@ -707,7 +711,7 @@ pub async fn mark_seen(app: &AppState, id: MatchId, seat: Seat) -> Result<(), Er
 /// The `match_work` row of a match in a given state: when its next timer is due, and whose
 /// presence to watch; `seen` marks a seat as seen now. Finished matches leave the table.
 pub fn work_row(
-    app: &AppState,
+    app: &LivePath,
     loaded: &Loaded,
     seen: Option<Seat>,
     now: OffsetDateTime,
@@ -760,14 +764,14 @@ fn state_due(m: &Match, return_seconds: u32, now: OffsetDateTime) -> Option<Offs
 }
 
 /// Names of the human players of a match.
-pub async fn names(app: &AppState, m: &Match) -> Result<HashMap<PlayerId, String>, Error> {
+pub async fn names(app: &LivePath, m: &Match) -> Result<HashMap<PlayerId, String>, Error> {
     let players: Vec<PlayerId> = m.seats.iter().filter_map(|s| s.player_id()).collect();
     let client = app.pool.get().await.map_err(unexpected)?;
     crate::players::names(&client, &players).await
 }
 
 /// Loads a match for a caller; a seated caller counts as present (and comes back if away).
-pub async fn open(app: &AppState, player: PlayerId, raw_id: &str) -> Result<Loaded, Error> {
+pub async fn open(app: &LivePath, player: PlayerId, raw_id: &str) -> Result<Loaded, Error> {
     let id: MatchId = checks::id(raw_id)?;
     let loaded = load(app, id).await?;
     presence(app, loaded, player).await
@@ -775,7 +779,7 @@ pub async fn open(app: &AppState, player: PlayerId, raw_id: &str) -> Result<Load
 
 /// [`open`], with every event of the match.
 pub async fn open_with_events(
-    app: &AppState,
+    app: &LivePath,
     player: PlayerId,
     raw_id: &str,
 ) -> Result<(Loaded, Vec<eventlog::RecordedEvent>), Error> {
@@ -794,7 +798,7 @@ pub async fn open_with_events(
 /// as the primary (its events, its replay): from a replica in the rotation that holds the
 /// match's end, else from the primary (at once for a match this instance has cached as active).
 pub async fn open_finished_with_events(
-    app: &AppState,
+    app: &LivePath,
     player: PlayerId,
     raw_id: &str,
 ) -> Result<(Loaded, Vec<RecordedEvent>), Error> {

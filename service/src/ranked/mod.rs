@@ -12,7 +12,12 @@
 //! fail whole and alone, and no ticket can be matched twice, also with several instances
 //! running waves at once.
 
+use std::ops::Deref;
+use std::sync::Arc;
+
+use deadpool_postgres::Pool;
 use time::OffsetDateTime;
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use domain::ids::PlayerId;
@@ -20,6 +25,7 @@ use domain::tickets::TicketEvent;
 use eventlog::{AppendError, AppendOutcome, EventLog, NewEvent, StreamAppend};
 
 use crate::error::{Error, unexpected};
+use crate::live::LivePath;
 
 pub mod tickets;
 pub mod waves;
@@ -56,5 +62,26 @@ async fn append_with_slot(
         Ok(already) => Ok(Ok(already)),
         Err(conflict @ AppendError::Conflict { .. }) => Ok(Err(conflict)),
         Err(e) => Err(unexpected(e)),
+    }
+}
+
+/// What ranked play uses: the live path (matches are created there), the waves' own
+/// connections, their schedule and their wake-up. Cheap to clone.
+#[derive(Clone)]
+pub struct Ranked {
+    pub path: LivePath,
+    /// Wakes this instance's wave loop when a ticket opens here (the size trigger).
+    pub waves: Arc<Notify>,
+    /// When the wave loop runs.
+    pub wave_schedule: WaveSchedule,
+    /// The connections the waves read and write on, apart from the requests' pool.
+    pub wave_pool: Pool,
+}
+
+impl Deref for Ranked {
+    type Target = LivePath;
+
+    fn deref(&self) -> &LivePath {
+        &self.path
     }
 }

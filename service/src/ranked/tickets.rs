@@ -14,11 +14,13 @@ use domain::tickets::{Pool, Status, Ticket, TicketEvent, TicketOpened};
 use eventlog::{AppendOutcome, StreamAppend};
 
 use super::{append_with_slot, new_event};
+use crate::core::Core;
 use crate::error::Error;
 use crate::error::unexpected;
+use crate::live::LivePath;
 use crate::live::play;
+use crate::ranked::Ranked;
 use crate::reasons::Missing;
-use crate::state::AppState;
 
 /// A ticket as the API shows it.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -66,7 +68,7 @@ impl TicketView {
 }
 
 /// Reads and folds a ticket stream.
-pub async fn load_ticket(app: &AppState, id: TicketId) -> Result<Ticket, Error> {
+pub async fn load_ticket(app: &Core, id: TicketId) -> Result<Ticket, Error> {
     let events = app
         .log
         .read_stream(&id.stream())
@@ -84,7 +86,7 @@ pub async fn load_ticket(app: &AppState, id: TicketId) -> Result<Ticket, Error> 
 }
 
 /// A ticket of `player`'s own, folded (`not_found` for anyone else's: tickets are private).
-async fn load_own_ticket(app: &AppState, player: PlayerId, id: TicketId) -> Result<Ticket, Error> {
+async fn load_own_ticket(app: &Core, player: PlayerId, id: TicketId) -> Result<Ticket, Error> {
     let t = load_ticket(app, id).await?;
     if t.opened.player_id != player {
         return Err(Error::NotFound(Missing::Ticket));
@@ -93,11 +95,7 @@ async fn load_own_ticket(app: &AppState, player: PlayerId, id: TicketId) -> Resu
 }
 
 /// The view of a ticket of `player`'s own.
-pub async fn own_ticket(
-    app: &AppState,
-    player: PlayerId,
-    id: TicketId,
-) -> Result<TicketView, Error> {
+pub async fn own_ticket(app: &Core, player: PlayerId, id: TicketId) -> Result<TicketView, Error> {
     let t = load_own_ticket(app, player, id).await?;
     Ok(TicketView::new(id, &t, app.now()))
 }
@@ -123,7 +121,7 @@ pub async fn current_rating(
 /// (`forbidden`), they already have one open (`already_queued`) or are playing a ranked match
 /// (`in_match`).
 pub async fn open_ticket(
-    app: &AppState,
+    app: &Ranked,
     player: PlayerId,
     pool: Pool,
     command_id: Uuid,
@@ -204,7 +202,7 @@ pub async fn open_ticket(
 /// `DELETE /v1/queue/{ticket}`: the owner cancels a waiting ticket (`ticket_closed` once it is
 /// matched or cancelled; a wave that races it wins or loses whole).
 pub async fn cancel_ticket(
-    app: &AppState,
+    app: &LivePath,
     player: PlayerId,
     id: TicketId,
 ) -> Result<TicketView, Error> {

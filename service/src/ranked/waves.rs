@@ -26,7 +26,7 @@ use crate::error::Error;
 use crate::error::unexpected;
 use crate::live::commit::{self, WorkRow, write_work};
 use crate::live::play::{self, Loaded};
-use crate::state::AppState;
+use crate::ranked::Ranked;
 
 /// What one wave over one pool did.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -39,7 +39,7 @@ pub struct WaveReport {
 }
 
 /// The pools that have open tickets.
-async fn busy_pools(app: &AppState) -> Result<Vec<Pool>, Error> {
+async fn busy_pools(app: &Ranked) -> Result<Vec<Pool>, Error> {
     let client = app.wave_pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(
@@ -87,7 +87,7 @@ async fn open_tickets(
 }
 
 /// Runs one wave over every pool with waiting tickets.
-pub async fn run_waves(app: &AppState) -> Result<HashMap<Pool, WaveReport>, Error> {
+pub async fn run_waves(app: &Ranked) -> Result<HashMap<Pool, WaveReport>, Error> {
     let mut reports = HashMap::new();
     for pool in busy_pools(app).await? {
         let report = run_wave(app, pool).await?;
@@ -106,7 +106,7 @@ struct Waiting {
 }
 
 /// One wave over one pool: read the waiting tickets, pair them, write every pairing.
-pub async fn run_wave(app: &AppState, pool: Pool) -> Result<WaveReport, Error> {
+pub async fn run_wave(app: &Ranked, pool: Pool) -> Result<WaveReport, Error> {
     let started = std::time::Instant::now();
     let now = app.now();
     let client = app.wave_pool.get().await.map_err(unexpected)?;
@@ -227,7 +227,7 @@ struct Planned {
 /// match's id) derives from the two tickets, whichever got seat 1 (a coin may differ between
 /// instances): an instance that writes the same pairing again writes nothing.
 fn plan(
-    app: &AppState,
+    app: &Ranked,
     pool: Pool,
     pairing: &Pairing<'_>,
     now: OffsetDateTime,
@@ -270,7 +270,7 @@ const SLOTS_MATCHED: &str = "UPDATE queue_slots s SET ticket_id = NULL, match_id
 /// the slot rows and work rows of the pairings that went through, then the commit. Whether each
 /// pairing was written by this call; one that lost (a ticket cancelled or matched elsewhere
 /// meanwhile, or the same pairing written by another instance) was not.
-async fn write_pairings(app: &AppState, chunk: &[Planned]) -> Result<Vec<bool>, Error> {
+async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Error> {
     let commands: Vec<(Uuid, &[StreamAppend])> = chunk
         .iter()
         .map(|p| (p.command_id, p.appends.as_slice()))
@@ -439,7 +439,7 @@ pub struct WaveSchedule {
 /// tickets or more. Under a burst a wave may take longer than the interval: the next one then
 /// starts as soon as it has committed, over the tickets waiting then, so a ticket waits for at
 /// most the wave in progress and its own.
-pub async fn waves_forever(app: AppState) {
+pub async fn waves_forever(app: Ranked) {
     let WaveSchedule { interval, trigger } = app.wave_schedule;
     let wake: Arc<tokio::sync::Notify> = app.waves.clone();
     let mut next = tokio::time::Instant::now() + interval;
@@ -461,7 +461,7 @@ pub async fn waves_forever(app: AppState) {
 }
 
 /// Whether some pool holds at least `trigger` waiting tickets.
-async fn pool_full(app: &AppState, trigger: i64) -> bool {
+async fn pool_full(app: &Ranked, trigger: i64) -> bool {
     let Ok(client) = app.wave_pool.get().await else {
         return false;
     };

@@ -5,8 +5,8 @@
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::core::Core;
 use crate::error::{Error, unexpected};
-use crate::state::AppState;
 
 /// A JSON answer: a value, or bytes serialized once from a typed view (the moves' answers,
 /// which never need to become a `serde_json::Value` on their way out).
@@ -75,7 +75,7 @@ pub struct Stored {
 }
 
 /// The answer stored under (player, key), if any.
-pub async fn stored(app: &AppState, player: Uuid, key: &str) -> Result<Option<Stored>, Error> {
+pub async fn stored(app: &Core, player: Uuid, key: &str) -> Result<Option<Stored>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
         .query_opt(
@@ -94,7 +94,7 @@ pub async fn stored(app: &AppState, player: Uuid, key: &str) -> Result<Option<St
 /// Stores an answer under its key; `false` when a twin request stored one first (its answer
 /// is the answer).
 pub async fn store(
-    app: &AppState,
+    app: &Core,
     record: &KeyRecord,
     status: u16,
     body: &serde_json::Value,

@@ -2,17 +2,17 @@
 //! template migrated once per migration set, and dropped when the test ends.
 //!
 //! The server is `DATABASE_URL` (an admin connection) or `postgres://postgres@127.0.0.1:5432/postgres`;
-//! where no server answers there, a private cluster is started (`database::cluster`), so
-//! `cargo test` works on a machine where PostgreSQL is installed but not running. Used by this
-//! crate's and the application's integration tests; not by production code.
+//! where no server answers there, a private cluster is started (`crate::cluster`), so
+//! `cargo test` works on a machine where PostgreSQL is installed but not running. Used by every
+//! crate's integration tests and by the benches (feature `testing`); not by production code.
 
 use std::time::{SystemTime, UNIX_EPOCH};
-
-use crate::{EventLog, Pool};
 
 use tokio::sync::OnceCell;
 use tokio_postgres::{Client, NoTls};
 use uuid::Uuid;
+
+use crate::Pool;
 
 /// Serialises template creation between test processes (ASCII "discstpl").
 const TEMPLATE_LOCK_KEY: i64 = 0x6469_7363_7374_706c;
@@ -31,9 +31,9 @@ pub async fn admin_url() -> String {
         .get_or_init(|| async {
             let configured = std::env::var("DATABASE_URL")
                 .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-            let data_dir = database::cluster::default_data_dir();
+            let data_dir = crate::cluster::default_data_dir();
             tokio::task::spawn_blocking(move || {
-                database::cluster::ensure_server(&configured, &data_dir)
+                crate::cluster::ensure_server(&configured, &data_dir)
             })
             .await
             .expect("the server check runs")
@@ -94,7 +94,7 @@ fn now_secs() -> u64 {
 async fn template() -> &'static str {
     TEMPLATE
         .get_or_init(|| async {
-            let name = format!("discs_template_{}", database::migrations_fingerprint());
+            let name = format!("discs_template_{}", crate::migrations_fingerprint());
             let admin = admin().await;
             admin
                 .execute("SELECT pg_advisory_lock($1)", &[&TEMPLATE_LOCK_KEY])
@@ -117,10 +117,10 @@ async fn template() -> &'static str {
                     admin.batch_execute(&sql).await.expect("create template");
                 }
                 {
-                    let pool = database::connect(&url_for(&admin_url().await, &building), 1)
+                    let pool = crate::connect(&url_for(&admin_url().await, &building), 1)
                         .await
                         .expect("connect to template");
-                    database::migrate(&pool).await.expect("migrate template");
+                    crate::migrate(&pool).await.expect("migrate template");
                 }
                 // RENAME waits (up to 5 s) for the migrating session to finish closing.
                 for sql in [
@@ -174,8 +174,6 @@ pub struct TestDb {
     pub url: String,
     /// A pool on it.
     pub pool: Pool,
-    /// The event log on that pool.
-    pub log: EventLog,
 }
 
 impl TestDb {
@@ -202,16 +200,10 @@ impl TestDb {
             .await
             .unwrap_or_else(|e| panic!("create {name}: {e:?}"));
         let url = url_for(&admin_url().await, &name);
-        let pool = database::connect(&url, max_size)
+        let pool = crate::connect(&url, max_size)
             .await
             .unwrap_or_else(|e| panic!("connect {name}: {e}"));
-        let log = EventLog::new(pool.clone());
-        TestDb {
-            name,
-            url,
-            pool,
-            log,
-        }
+        TestDb { name, url, pool }
     }
 
     /// A plain client on this database, outside the pool.

@@ -1,0 +1,394 @@
+//! No module cycle (issue 43): in every production crate, the top-level modules (a file or a
+//! folder under `src/`) import one another along a graph without a cycle, so each can be read
+//! knowing only those below it. Test modules (`#[cfg(test)] mod …`) are left out: they may use
+//! anything, as dev-dependencies may.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::ownership::{CRATES, root, rust_files};
+
+/// The source of a Rust file with its comments, string and char literals blanked out (their
+/// text can name no module).
+fn code_only(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && is_raw_string(&chars, i) {
+            let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
+            let closing: String = std::iter::once('"')
+                .chain("#".repeat(hashes).chars())
+                .collect();
+            let body = i + 2 + hashes;
+            let rest: String = chars[body..].iter().collect();
+            let end = rest
+                .find(&closing)
+                .map_or(rest.len(), |e| e + closing.len());
+            i = body + rest[..end].chars().count();
+            out.push_str("\"\"");
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' {
+            // A char literal is skipped whole; a lifetime is kept.
+            if next == Some('\\') {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+                out.push_str("' '");
+            } else if chars.get(i + 2) == Some(&'\'') {
+                i += 3;
+                out.push_str("' '");
+            } else {
+                out.push(c);
+                i += 1;
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether `r` at `i` opens a raw string (`r"…"`, `r#"…"#`), not ends an identifier.
+fn is_raw_string(chars: &[char], i: usize) -> bool {
+    let starts_token = i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+    let after_hashes = chars[i + 1..].iter().find(|&&h| h != '#');
+    starts_token && after_hashes == Some(&'"')
+}
+
+/// `code` without its `#[cfg(test)]` inline modules, and the names of its `#[cfg(test)]` file
+/// modules (`mod tests;`).
+fn without_tests(code: &str) -> (String, Vec<String>) {
+    let mut kept = String::with_capacity(code.len());
+    let mut test_files = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        kept.push_str(&rest[..at]);
+        let after = rest[at + "#[cfg(test)]".len()..].trim_start();
+        let Some(item) = after
+            .strip_prefix("pub(crate) mod ")
+            .or_else(|| after.strip_prefix("pub mod "))
+            .or_else(|| after.strip_prefix("mod "))
+        else {
+            // A test-only item other than a module: its code stays.
+            rest = &rest[at + 1..];
+            kept.push('#');
+            continue;
+        };
+        let name: String = item
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let item = item[name.len()..].trim_start();
+        if let Some(body) = item.strip_prefix('{') {
+            let mut depth = 1;
+            let end = body
+                .char_indices()
+                .find_map(|(j, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    (depth == 0).then_some(j + 1)
+                })
+                .unwrap_or(body.len());
+            rest = &body[end..];
+        } else {
+            test_files.push(name);
+            rest = item.strip_prefix(';').unwrap_or(item);
+        }
+    }
+    kept.push_str(rest);
+    (kept, test_files)
+}
+
+/// The first segment of every path that starts with `prefix` (`crate::`, `super::`) in `code`,
+/// groups included: `crate::{a::b, c}` names `a` and `c`.
+fn first_segments(code: &str, prefix: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for (at, _) in code.match_indices(prefix) {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let rest = code[at + prefix.len()..].trim_start();
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0;
+            let mut item_start = true;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && (c.is_alphabetic() || c == '_') => {
+                        item_start = false;
+                        names.insert(ident(&group[j..]));
+                    }
+                    c if !c.is_whitespace() => item_start = false,
+                    _ => {}
+                }
+            }
+        } else {
+            names.insert(ident(rest));
+        }
+    }
+    names
+}
+
+fn ident(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The top-level module of a file under `src` (`a.rs`, `a/mod.rs`, `a/b.rs` are all `a`), and
+/// whether the file is that module's own (so that its `super::` is the crate's root).
+fn top_level(src: &Path, file: &Path) -> Option<(String, bool)> {
+    let relative = file.strip_prefix(src).ok()?;
+    let parts: Vec<String> = relative
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let first = parts.first()?.trim_end_matches(".rs").to_owned();
+    if first == "lib" || first == "main" {
+        return None;
+    }
+    let own = parts.len() == 1 || (parts.len() == 2 && parts[1] == "mod.rs");
+    Some((first, own))
+}
+
+/// What the crate's root re-exports (`pub use error::{Error, unexpected};`): name → module.
+fn root_reexports(root_code: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for statement in root_code.split(';') {
+        let Some(path) = statement.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let module = ident(path);
+        if !modules.contains(&module) {
+            continue;
+        }
+        for name in first_segments(&format!(" x::{}", &path[module.len() + 2..]), "x::") {
+            out.insert(name, module.clone());
+        }
+    }
+    out
+}
+
+/// The crate's top-level modules and, for each, the others it names.
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut code: BTreeMap<PathBuf, String> = BTreeMap::new();
+    let mut test_files = BTreeSet::new();
+    for file in &files {
+        let (kept, tests) = without_tests(&code_only(&std::fs::read_to_string(file).expect("src")));
+        let dir = if file.ends_with("mod.rs") || file.ends_with("lib.rs") {
+            file.parent().expect("a folder").to_owned()
+        } else {
+            file.with_extension("")
+        };
+        for name in tests {
+            test_files.insert(dir.join(format!("{name}.rs")));
+            test_files.insert(dir.join(&name).join("mod.rs"));
+        }
+        code.insert(file.clone(), kept);
+    }
+    let modules: BTreeSet<String> = files
+        .iter()
+        .filter_map(|f| top_level(src, f))
+        .map(|(m, _)| m)
+        .collect();
+    let root_code = ["lib.rs", "main.rs"]
+        .iter()
+        .filter_map(|f| code.get(&src.join(f)))
+        .cloned()
+        .collect::<String>();
+    let reexports = root_reexports(&root_code, &modules);
+    let resolve = |name: &String| {
+        modules
+            .get(name)
+            .cloned()
+            .or_else(|| reexports.get(name).cloned())
+    };
+    let mut edges: BTreeMap<String, BTreeSet<String>> = modules
+        .iter()
+        .map(|m| (m.clone(), BTreeSet::new()))
+        .collect();
+    for (file, text) in &code {
+        if test_files.contains(file) {
+            continue;
+        }
+        let Some((module, own)) = top_level(src, file) else {
+            continue;
+        };
+        let mut named = first_segments(text, "crate::");
+        if own {
+            named.extend(first_segments(text, "super::"));
+        }
+        let targets = named.iter().filter_map(resolve).filter(|m| *m != module);
+        edges.get_mut(&module).expect("a module").extend(targets);
+    }
+    edges
+}
+
+/// A cycle of `edges` (its modules in order, the first repeated at the end), if any.
+fn a_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        at: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|p| p == at) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(at.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(at) {
+            return None;
+        }
+        path.push(at.to_owned());
+        for next in edges.get(at).into_iter().flatten() {
+            if let Some(cycle) = visit(next, edges, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(at.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges
+        .keys()
+        .find_map(|m| visit(m, edges, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_crate_has_a_cycle_between_its_top_level_modules() {
+    for krate in CRATES {
+        let edges = graph(&root().join(krate).join("src"));
+        assert!(!edges.is_empty(), "{krate}: no modules found");
+        if let Some(cycle) = a_cycle(&edges) {
+            panic!(
+                "{krate} has a module cycle: {}. Its graph: {edges:#?}",
+                cycle.join(" → ")
+            );
+        }
+    }
+}
+
+#[test]
+fn the_service_layers_stand_as_documented() {
+    let edges = graph(&root().join("service").join("src"));
+    // Nothing below the application state imports it; the core imports no service.
+    for (module, names) in &edges {
+        assert!(
+            !names.contains("state") || module == "workers",
+            "{module} imports state"
+        );
+    }
+    for below in [
+        "core", "error", "reasons", "clock", "config", "metrics", "replicas",
+    ] {
+        for service in ["live", "analysis", "ranked", "rooms", "players", "standing"] {
+            assert!(
+                !edges[below].contains(service),
+                "{below} imports {service}: {edges:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_reader_sees_groups_reexports_and_skips_tests_strings_and_comments() {
+    let source = r#"
+        //! Uses crate::commented in a doc.
+        use crate::{alpha::Thing, beta, gamma::{self, deep}};
+        use super::delta;
+        pub use crate::Error;
+        fn f() -> &'static str { let c = '"'; "crate::quoted" }
+        /* crate::blocked */
+        let r = r"crate::raw";
+        #[cfg(test)]
+        mod tests {
+            use crate::tested;
+            fn g() { if true { crate::also_tested(); } }
+        }
+        #[cfg(test)]
+        mod more;
+        fn after() { crate::after_tests::go(); }
+    "#;
+    let (kept, test_files) = without_tests(&code_only(source));
+    assert_eq!(test_files, ["more"]);
+    let named = first_segments(&kept, "crate::");
+    let expected: BTreeSet<String> = ["alpha", "beta", "gamma", "Error", "after_tests"]
+        .map(String::from)
+        .into();
+    assert_eq!(named, expected);
+    assert_eq!(
+        first_segments(&kept, "super::"),
+        BTreeSet::from(["delta".to_owned()])
+    );
+    let modules = BTreeSet::from(["error".to_owned()]);
+    let reexports = root_reexports("pub use error::{Error, unexpected};", &modules);
+    assert_eq!(
+        reexports.get("unexpected").map(String::as_str),
+        Some("error")
+    );
+    assert_eq!(reexports.get("Error").map(String::as_str), Some("error"));
+}
+
+#[test]
+fn a_cycle_is_found_and_named() {
+    let edges: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec![]),
+    ]
+    .into_iter()
+    .map(|(m, to)| (m.to_owned(), to.into_iter().map(String::from).collect()))
+    .collect();
+    assert_eq!(
+        a_cycle(&edges),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+    let mut acyclic = edges.clone();
+    acyclic.insert("c".into(), BTreeSet::new());
+    assert_eq!(a_cycle(&acyclic), None);
+}
