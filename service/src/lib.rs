@@ -2,6 +2,18 @@
 //! group commit, the match cache, the fan-out to viewers), ranked tickets and waves, analysis
 //! searches, jobs and the solved cache, the background workers, configuration and the clock;
 //! its own typed error ([`Error`]), which the HTTP edge (`api`) maps to statuses and texts.
+//!
+//! # Layers
+//! The top-level modules form layers with no cycle (`tests/it/modules.rs` fails on one), from the
+//! bottom: the leaves (`reasons`, `error`, `clock`, `config`, `metrics`, `secrets`, `checks`,
+//! `views`, `replicas`, `searches`); [`core`](crate::core) (`Core`: the pool, the log, the clock, the metrics,
+//! the replicas, the stop signal) and `answers` above it; `players`; [`live`] (`LivePath`: the
+//! core plus the play settings, the match cache, the committer, the fan-out and the search cap);
+//! `standing`; the services, each with the context it needs (`analysis`: `Analyses`, the live
+//! path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool, schedule and
+//! wake-up; `rooms`, `explorer`, `history`, `closing`); [`state`] (`AppState`, composing every
+//! context, for the edge and the loops) and `workers` above it. A service takes the narrowest
+//! context it uses, never `AppState`.
 
 pub mod analysis;
 pub mod answers;

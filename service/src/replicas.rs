@@ -3,6 +3,28 @@
 //! bytes), and the rules that keep a read from a replica as fresh as the same read from the
 //! primary: a finished match is read where the replica holds its end, a projection's tables
 //! where the replica's checkpoint of that projection has reached the primary's.
+//!
+//! # Why a checkpoint, not the caller's WAL position
+//! GitLab's way keeps the position of a caller's last write and reads a replica past it. It needs
+//! that position on whichever instance serves the read (one more write or one more primary read
+//! per call here), and it is not the right bar for a projection: a move's commit comes before the
+//! projection's commit that puts the match in the history, so a standby past the move's LSN may
+//! still lack the history row the primary shows. The projection's checkpoint is the position the
+//! read's data was projected to; it is read on the primary and on the standby at once (a one-row
+//! lookup each), and the read starts after that check on the same server, so its snapshot holds
+//! all the check saw. Any failure sends the read to the primary.
+//!
+//! # The rotation
+//! A poller measures every standby each `DISCS_REPLICA_POLL_MS`: replay lag in time
+//! (`now() - pg_last_xact_replay_timestamp()`, zero while everything received is replayed) and
+//! in bytes (the primary's WAL position less the standby's replay position). Beyond
+//! `DISCS_REPLICA_MAX_LAG_MS` or `DISCS_REPLICA_MAX_LAG_BYTES`, not in recovery (promoted) or
+//! down, a standby leaves the rotation until a measurement finds it within them again; a read that
+//! cannot reach it takes it out at once. Reads go round robin over the standbys in the rotation.
+//! What stays on the primary: every write, the live match (its view, commands and stream), the
+//! fair-play guard (it reads live ranked positions), analysis jobs and profiles (one-row reads).
+//! Tested against a real streaming standby whose apply is held back an hour
+//! (`recovery_min_apply_delay`, `tests/it/replicas.rs`); measured by `bench/replica-reads.sh`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};

@@ -6,6 +6,11 @@
 //! derives from the match version, with that version expected, so even a lease that expired
 //! mid-work cannot make a timeout fire twice or the CPU move twice. Every minute it also
 //! purges what is kept only for a while (stored answers, idle rooms, old analyses).
+//!
+//! [`repair_work`] (at start-up, and `discs repair-work`) gives every active match whose row is
+//! missing or older than its last event its row back from the log, and drops the rows of
+//! finished matches (the work rows read first, then the open matches from
+//! `EventLog::open_streams`).
 
 use std::collections::HashMap;
 use std::time::Duration as StdDuration;

@@ -4,11 +4,14 @@
 //!
 //! The history projection queues each finished ranked match (`move_quality_pending`, its
 //! outbox). Any instance claims the oldest queued match with a lease, judges its record with the
-//! analyser on one thread (so that the result is a function of the record and the budget) (`Analyser::analyse_game`, `DISCS_QUALITY_PLY_NODES` per ply, what the cache knows
-//! taken as it is) in a job slot, and in one transaction stores the verdicts it solved into the cache, one
-//! row per ply (values before and after the move for the mover, best moves, quality, critical,
+//! analyser on one thread, so that the result is a function of the record and the budget
+//! (`Analyser::analyse_game`, `DISCS_QUALITY_PLY_NODES` per ply, what the cache knows taken as it
+//! is), in the assessor's own search slot (`Searches::for_assessor`: analyses never take it nor
+//! ask it to give way, so a busy instance still assesses), and in one transaction stores the
+//! verdicts it solved into the cache, one row per ply (values before and after the move for the mover, best moves, quality, critical,
 //! optimal, the mover's thinking time), the match's summary, and drops the queued row. A match
 //! already assessed by the current solver version is only dropped from the queue.
+//! `run_forever` runs one assessor per instance; `fair` reads the assessments for the flags.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

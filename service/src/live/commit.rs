@@ -16,6 +16,13 @@
 //!   that went through, then the commit.
 //!
 //! Under load a batch carries many commands for one commit; alone, a command waits for nobody.
+//!
+//! A round names only the tables it has rows for (`live_commit_round` skips the work rows and
+//! the answers it has none of): a table named with no rows still costs PostgreSQL its opening,
+//! locking and checks, and a round of moves without `Idempotency-Key` is then the append and the
+//! work-row upsert alone. No SQL text crosses a crate boundary: the log's part is
+//! `eventlog_append_on_heads`, called with [`HeadBatch`]'s typed arguments, and the database
+//! checks the calls. A test hook can fail a batch just before or just after its commit.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex, RwLock};

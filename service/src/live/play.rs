@@ -1,6 +1,13 @@
 //! The command path of a match: take the state (cached, or read and folded), `decide`, let the
 //! CPU answer where its level answers at once, and commit the events, the match's work row and
 //! the request's stored answer together with the version it was all decided on.
+//!
+//! The CPU replies in the same command up to [`INLINE_CPU_LEVEL`]; level 5, which may search for
+//! a second, plays its moves as commands of their own ([`run_cpu`]), and every searched choice
+//! ([`cpu_move`]) runs on a blocking thread. A conflict or a refusal decided on a cached state
+//! reloads the match from the log and decides again. Also here: opening a match ([`start`]), the
+//! `match_work` row of a state, presence (an asynchronous commit: "last seen" only), and the
+//! strong-solo limit (`strong_solo_turn`, under the player's advisory lock).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,6 +1,14 @@
 //! The matchmaking waves: read a pool's waiting tickets, pair them (`domain::matchmaking`), and
 //! write the pairings up to a hundred to a transaction, each pairing one atomic command; the loop
 //! that runs them.
+//!
+//! A wave reads the open tickets from `queue_slots` (the write side), not from the queue
+//! projection, which under a burst trails the log by seconds. A chunk of pairings that loses to
+//! another writer as a whole (a deadlock, a unique violation) is written again pairing by
+//! pairing. The loop ([`waves_forever`]) runs a wave `interval` after the previous one started,
+//! at once after a wave that took longer, or when a ticket opens into a full pool; waves read and
+//! write on connections of their own (`Ranked::wave_pool`), so that a burst of requests queueing
+//! for the shared pool does not hold back the wave that would pair them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
