@@ -91,6 +91,29 @@ uuid_id!(
     JobId
 );
 
+uuid_id!(
+    /// A tournament; its events live in the stream `tournament-<id>`.
+    TournamentId
+);
+
+impl TournamentId {
+    /// The prefix of every tournament stream's id.
+    pub const STREAM_PREFIX: &'static str = "tournament-";
+
+    /// The event-log stream of this tournament.
+    pub fn stream(&self) -> String {
+        format!("{}{}", Self::STREAM_PREFIX, self.0)
+    }
+
+    /// The tournament whose stream `stream` is, if it is a tournament stream.
+    pub fn of_stream(stream: &str) -> Option<TournamentId> {
+        stream
+            .strip_prefix(Self::STREAM_PREFIX)
+            .and_then(|s| Uuid::parse_str(s).ok())
+            .map(TournamentId)
+    }
+}
+
 impl TicketId {
     /// The event-log stream of this ticket.
     pub fn stream(&self) -> String {

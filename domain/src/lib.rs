@@ -19,3 +19,4 @@ pub mod rng;
 pub mod search;
 pub mod standing;
 pub mod tickets;
+pub mod tournaments;

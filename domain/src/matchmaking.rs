@@ -67,7 +67,7 @@
 //! says whether every component was solved exactly, i.e. whether the result is proven optimal.
 //! The heuristic's distance to the optimum is measured in `bench-results-matchmaking.md`.
 
-mod blossom;
+pub(crate) mod blossom;
 
 use crate::ids::PlayerId;
 use crate::ratings::Rating;
