@@ -725,6 +725,7 @@ fn real_game(seed: u32, limit: usize, players: u32) -> Vec<MatchEvent> {
         first_rule: FirstMoveRule::Setting,
         ranked: true,
         room_id: None,
+        tournament_id: None,
         cpu_seed: u64::from(seed),
     });
     let at = OffsetDateTime::UNIX_EPOCH;

@@ -45,6 +45,7 @@ async fn play(
         first_rule: FirstMoveRule::Setting,
         ranked,
         room_id: None,
+        tournament_id: None,
         cpu_seed: 1,
     })];
     for (i, mv) in moves.chars().enumerate() {

@@ -266,6 +266,7 @@ pub async fn start(
         first_rule,
         ranked: false,
         room_id: Some(room.room_id),
+        tournament_id: None,
         cpu_seed: play::fresh_seed(),
     };
     let (view, _) = play::start(app, id, command_id, create, player, None).await?;

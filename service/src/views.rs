@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use domain::games::GameId;
-use domain::ids::{MatchId, PlayerId, Seat};
+use domain::ids::{MatchId, PlayerId, Seat, TournamentId};
 use domain::matches::replay::PlyView;
 use domain::matches::{Controller, Match, MatchEnded, Settings};
 use eventlog::RecordedEvent;
@@ -40,6 +40,9 @@ pub struct MatchView {
     pub settings: Settings,
     pub result: Option<MatchEnded>,
     pub room_id: Option<Uuid>,
+    /// The tournament this match is a game of; absent for any other match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tournament_id: Option<TournamentId>,
 }
 
 /// A match's status.
@@ -125,6 +128,7 @@ impl MatchView {
             settings: m.settings,
             result: m.result.clone(),
             room_id: m.room_id,
+            tournament_id: m.tournament_id,
         }
     }
 }

@@ -88,6 +88,7 @@ pub async fn create_solo(
             first_rule: FirstMoveRule::Setting,
             ranked: false,
             room_id: None,
+            tournament_id: None,
             cpu_seed: play::fresh_seed(),
         };
         let (view, stored) =

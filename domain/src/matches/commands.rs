@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::events::{FirstMoveRule, LeaveReason, MovedBy, Occupant};
 use super::settings::Settings;
 use crate::games::GameId;
-use crate::ids::Seat;
+use crate::ids::{Seat, TournamentId};
 
 /// A command with the time it happens; the events it causes carry that time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,5 +59,7 @@ pub struct CreateMatch {
     pub first_rule: FirstMoveRule,
     pub ranked: bool,
     pub room_id: Option<Uuid>,
+    /// The tournament this match is a game of, if any.
+    pub tournament_id: Option<TournamentId>,
     pub cpu_seed: u64,
 }

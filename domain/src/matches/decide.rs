@@ -171,6 +171,7 @@ fn create_match(c: &CreateMatch) -> Result<Vec<MatchEvent>, DomainError> {
         first_rule: c.first_rule,
         ranked: c.ranked,
         room_id: c.room_id,
+        tournament_id: c.tournament_id,
         cpu_seed: c.cpu_seed,
         board: c.game.board(),
     })])

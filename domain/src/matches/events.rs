@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::settings::Settings;
 use crate::games::{Board, EndReason, GameId};
-use crate::ids::{PlayerId, Seat};
+use crate::ids::{PlayerId, Seat, TournamentId};
 
 /// Who sits in a seat when the match is created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +49,10 @@ pub struct MatchCreated {
     pub first_rule: FirstMoveRule,
     pub ranked: bool,
     pub room_id: Option<Uuid>,
+    /// The tournament this match is a game of (absent from every payload without one, so the
+    /// payloads written before it are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament_id: Option<TournamentId>,
     /// Seed of every CPU choice in this match, so replays are exact.
     pub cpu_seed: u64,
     /// The board's size (since schema version 2; version 1 payloads get it from `game` when

@@ -93,6 +93,7 @@ pub struct Match {
     pub first_seat: Seat,
     pub ranked: bool,
     pub room_id: Option<Uuid>,
+    pub tournament_id: Option<crate::ids::TournamentId>,
     pub cpu_seed: u64,
     pub position: AnyPosition,
     /// Moves in canonical notation, passes omitted.
@@ -208,6 +209,7 @@ pub fn evolve(state: &mut MatchState, stamped: &Stamped) {
             first_seat: c.first_seat,
             ranked: c.ranked,
             room_id: c.room_id,
+            tournament_id: c.tournament_id,
             cpu_seed: c.cpu_seed,
             position: AnyPosition::start(c.game),
             moves: Vec::new(),

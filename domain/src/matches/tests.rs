@@ -36,6 +36,7 @@ fn create(game: GameId, seats: [Occupant; 2]) -> CreateMatch {
         first_rule: FirstMoveRule::Setting,
         ranked: false,
         room_id: None,
+        tournament_id: None,
         cpu_seed: 7,
     }
 }
@@ -882,4 +883,25 @@ proptest! {
             prop_assert_eq!(&view.board, board);
         }
     }
+}
+
+#[test]
+fn a_tournament_game_names_its_tournament_and_no_other_payload_changes() {
+    let plain = created(humans(GameId::FourInARow));
+    assert!(
+        plain.data().get("tournament_id").is_none(),
+        "{}",
+        plain.data()
+    );
+    let tournament = crate::ids::TournamentId::from_uuid(Uuid::from_u128(77));
+    let mut c = humans(GameId::FourInARow);
+    c.tournament_id = Some(tournament);
+    let game = created(c);
+    assert_eq!(
+        game.data()["tournament_id"],
+        tournament.as_uuid().to_string()
+    );
+    let version = MatchEvent::schema_version_of(game.event_type());
+    let back = MatchEvent::decode(game.event_type(), version, &game.data()).expect("decodes");
+    assert_eq!(back, game);
 }

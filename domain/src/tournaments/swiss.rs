@@ -3,7 +3,8 @@
 //! weights put, in this order: nobody left out, no rematch (never: a pair that met has no edge),
 //! the smallest score differences (squared), no player moving first or second a third time in a
 //! row nor three games more one way than the other (a pair that would force it has no edge,
-//! unless no pairing exists without it), and rating neighbours inside a score group.
+//! unless no pairing exists without it), and inside a score group the top half against the
+//! bottom half (1 against 1 + half, as FIDE's Dutch system pairs).
 //!
 //! With an odd number of players one gets a 1-point bye: the lowest placed who has not had one
 //! (a vertex of its own in the matching, so the choice and the pairings are made together). At
@@ -11,7 +12,8 @@
 //! ends early.
 //!
 //! This is not FIDE's Dutch system (which orders transpositions and exchanges inside score
-//! groups); `bench` compares the two on generated events.
+//! groups, tracks floats and relaxes colours only in the last round); `bench/swiss_oracle.py`
+//! and the `tournament-bench` compare the two on generated events.
 
 use crate::ids::PlayerId;
 use crate::matchmaking::blossom::max_weight_matching;
@@ -110,20 +112,66 @@ fn first_mover<'a>(a: &'a Entry, b: &'a Entry, strict: bool) -> Option<(&'a Entr
     }
 }
 
+/// Above twice this many players, a round is paired in consecutive groups of this many in the
+/// order of the standings (score groups are consecutive there), each a matching of its own, and
+/// those a group leaves unpaired move on to the next: a blossom over 10,000 players at once
+/// (O(n³)) would take hours.
+pub const GROUP: usize = 100;
+
 /// Pairs a round among `entries` (in the order of the standings); `None` when no pairing covers
 /// everyone without a rematch or a second 1-point bye.
 pub fn pair(entries: &[Entry]) -> Option<RoundPairing> {
+    if entries.len() > 2 * GROUP {
+        return pair_in_groups(entries);
+    }
     pair_with(entries, true).or_else(|| pair_with(entries, false))
 }
 
-fn pair_with(entries: &[Entry], strict: bool) -> Option<RoundPairing> {
-    let n = entries.len();
-    if n < 2 {
-        return None;
+/// A large round: the bye to the lowest placed without one, then group by group.
+fn pair_in_groups(entries: &[Entry]) -> Option<RoundPairing> {
+    let mut order: Vec<Entry> = entries.to_vec();
+    let bye = if order.len() % 2 == 1 {
+        let k = order.iter().rposition(|e| !e.had_bye)?;
+        Some(order.remove(k).player)
+    } else {
+        None
+    };
+    let mut games = Vec::with_capacity(order.len() / 2);
+    let mut carried: Vec<Entry> = Vec::new();
+    let mut chunks = order.chunks(GROUP).peekable();
+    while let Some(chunk) = chunks.next() {
+        let mut group = std::mem::take(&mut carried);
+        group.extend_from_slice(chunk);
+        if chunks.peek().is_none() {
+            // The last group: everyone in it paired, or no pairing at all.
+            games.extend(pair(&group)?.games);
+        } else {
+            let mate = max_weight_matching(group.len(), &edges(&group, true, None), true);
+            let (paired, _, left) = games_of(&group, &mate, true, None);
+            games.extend(paired);
+            carried = left.into_iter().map(|i| group[i].clone()).collect();
+        }
     }
-    let bye_vertex = (n % 2 == 1).then_some(n);
-    let vertices = n + usize::from(bye_vertex.is_some());
+    Some(RoundPairing { games, bye })
+}
+
+/// The edges of the matching among `entries`, and from each player without a 1-point bye to
+/// `bye_vertex` (if any).
+fn edges(entries: &[Entry], strict: bool, bye_vertex: Option<usize>) -> Vec<(usize, usize, i64)> {
+    let n = entries.len();
     let top = entries.iter().map(|e| e.score).max().unwrap_or(0) as i64;
+    // Each player's place in their score group, and the group's size.
+    let mut place = vec![(0usize, 0usize); n];
+    let mut start = 0;
+    while start < n {
+        let end = (start..n)
+            .find(|&k| entries[k].score != entries[start].score)
+            .unwrap_or(n);
+        for (k, p) in place.iter_mut().enumerate().take(end).skip(start) {
+            *p = (k - start, end - start);
+        }
+        start = end;
+    }
     let mut edges = Vec::new();
     for i in 0..n {
         for j in i + 1..n {
@@ -132,8 +180,15 @@ fn pair_with(entries: &[Entry], strict: bool) -> Option<RoundPairing> {
                 continue;
             }
             let gap = i64::from(a.score.abs_diff(b.score));
-            let rating_gap = (a.rating - b.rating).abs().round() as i64;
-            let cost = gap * gap * 1_000_000 + rating_gap.min(999_999);
+            // Inside a score group, the top half meets the bottom half (1 against 1 + half), as
+            // FIDE's Dutch system pairs; across groups, the nearest ratings.
+            let shape = if gap == 0 {
+                let half = (place[i].1 / 2) as i64;
+                ((place[j].0 as i64 - place[i].0 as i64).abs() - half).abs()
+            } else {
+                (a.rating - b.rating).abs().round() as i64
+            };
+            let cost = gap * gap * 1_000_000 + shape.min(999_999);
             edges.push((i, j, 1_000_000_000_000 - cost));
         }
         if let Some(bye) = bye_vertex
@@ -144,21 +199,46 @@ fn pair_with(entries: &[Entry], strict: bool) -> Option<RoundPairing> {
             edges.push((i, bye, 1_000_000_000_000 - cost - top));
         }
     }
-    let mate = max_weight_matching(vertices, &edges, true);
+    edges
+}
+
+/// The games (first mover first) and the bye of a matching, and the players it left unpaired.
+fn games_of(
+    entries: &[Entry],
+    mate: &[Option<usize>],
+    strict: bool,
+    bye_vertex: Option<usize>,
+) -> (Vec<(PlayerId, PlayerId)>, Option<PlayerId>, Vec<usize>) {
+    let mut games = Vec::with_capacity(entries.len() / 2);
+    let mut bye = None;
+    let mut left = Vec::new();
+    for (i, m) in mate.iter().enumerate().take(entries.len()) {
+        match *m {
+            None => left.push(i),
+            Some(j) if Some(j) == bye_vertex => bye = Some(entries[i].player),
+            Some(j) if i < j => {
+                if let Some((first, second)) = first_mover(&entries[i], &entries[j], strict) {
+                    games.push((first.player, second.player));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    (games, bye, left)
+}
+
+fn pair_with(entries: &[Entry], strict: bool) -> Option<RoundPairing> {
+    let n = entries.len();
+    if n < 2 {
+        return None;
+    }
+    let bye_vertex = (n % 2 == 1).then_some(n);
+    let vertices = n + usize::from(bye_vertex.is_some());
+    let mate = max_weight_matching(vertices, &edges(entries, strict, bye_vertex), true);
     if mate.iter().any(Option::is_none) {
         return None;
     }
-    let mut games = Vec::with_capacity(n / 2);
-    let mut bye = None;
-    for (i, m) in mate.iter().enumerate().take(n) {
-        let j = (*m)?;
-        if Some(j) == bye_vertex {
-            bye = Some(entries[i].player);
-        } else if i < j {
-            let (first, second) = first_mover(&entries[i], &entries[j], strict)?;
-            games.push((first.player, second.player));
-        }
-    }
+    let (games, bye, _) = games_of(entries, &mate, strict, bye_vertex);
     Some(RoundPairing { games, bye })
 }
 
@@ -268,13 +348,27 @@ mod tests {
     }
 
     #[test]
-    fn the_first_round_pairs_within_the_one_score_group_and_the_last_placed_sits_out() {
+    fn a_large_field_is_paired_group_by_group_keeping_the_rules() {
+        // 7 rounds among 451 players: the groups, the carried players and the bye.
+        assert_eq!(simulate(451, 7, 44), 7);
+        assert_eq!(simulate(600, 3, 45), 3);
+    }
+
+    #[test]
+    fn the_first_round_pairs_the_top_half_against_the_bottom_and_the_last_placed_sits_out() {
         let entries: Vec<Entry> = (0..5)
             .map(|i| newcomer(i, 2000.0 - 100.0 * i as f64))
             .collect();
         let round = pair(&entries).expect("a pairing");
         assert_eq!(round.bye, Some(id(4)));
-        assert_eq!(round.games.len(), 2);
+        // The top half against the bottom half: 1 against 3, 2 against 4.
+        let mut pairs: Vec<(PlayerId, PlayerId)> = round
+            .games
+            .iter()
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .collect();
+        pairs.sort();
+        assert_eq!(pairs, vec![(id(0), id(2)), (id(1), id(3))]);
     }
 
     #[test]

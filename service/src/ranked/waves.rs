@@ -363,6 +363,7 @@ fn ranked_match(pool: Pool, pairing: &Pairing<'_>) -> CreateMatch {
         },
         ranked: true,
         room_id: None,
+        tournament_id: None,
         cpu_seed: play::fresh_seed(),
     }
 }
