@@ -17,6 +17,7 @@
 
 pub mod arena;
 pub mod berger;
+pub mod organiser;
 pub mod standings;
 pub mod swiss;
 
@@ -71,8 +72,10 @@ pub struct TournamentCreated {
     /// Whether its games move Glicko-2 ratings.
     pub rated: bool,
     pub turn_seconds: Option<TurnSeconds>,
-    /// A private tournament is joined with its invite code.
+    /// A private tournament is joined with its invite code (drawn by the caller).
     pub private: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     pub created_by: PlayerId,
     pub max_players: u32,
 }
@@ -369,6 +372,8 @@ pub enum TournamentError {
     NotAPlayer,
     #[error("a reason is required")]
     Reason,
+    #[error("a private tournament has an invite code, a public one none")]
+    Code,
 }
 
 impl Tournament {
@@ -573,6 +578,9 @@ fn check_creation(c: &TournamentCreated, now: OffsetDateTime) -> Result<(), Tour
                 return Err(TournamentError::Setting);
             }
         }
+    }
+    if c.private != c.code.as_deref().is_some_and(|code| !code.is_empty()) {
+        return Err(TournamentError::Code);
     }
     let most = if c.format == Format::RoundRobin {
         ROUND_ROBIN_MAX

@@ -31,6 +31,7 @@ fn created(format: Format) -> TournamentCreated {
         rated: true,
         turn_seconds: None,
         private: false,
+        code: None,
         created_by: id(999),
         max_players: if format == Format::RoundRobin {
             16
@@ -90,6 +91,11 @@ fn bad_creations_are_refused_with_their_reason() {
     assert_eq!(refused(|c| c.name = String::new()), TournamentError::Name);
     assert_eq!(refused(|c| c.name = "x".repeat(61)), TournamentError::Name);
     assert_eq!(refused(|c| c.minutes = Some(60)), TournamentError::Setting);
+    assert_eq!(refused(|c| c.private = true), TournamentError::Code);
+    assert_eq!(
+        refused(|c| c.code = Some("K3Y".into())),
+        TournamentError::Code
+    );
     let mut arena = created(Format::Arena);
     arena.minutes = Some(5);
     assert_eq!(

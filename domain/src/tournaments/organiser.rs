@@ -1,0 +1,285 @@
+//! The organiser: what a tournament needs next at a given time, as a command to decide — a pure
+//! function of its state, so that any instance (and a test) runs the same tournament, and two
+//! instances deciding at once write one of their commands (the other's append conflicts).
+//!
+//! - An open tournament at its start: cancelled with fewer than two active players; an arena
+//!   starts; a Swiss or round robin starts with its first round's pairings.
+//! - A running arena pairs its idle players (joined, not paused, not playing) until pairing
+//!   closes, and finishes at its end once no game is left without a result.
+//! - A running Swiss or round robin waits for the round's results, then pairs the next round
+//!   ([`swiss::pair`] from the standings, [`berger::round`] among the entrants in the order they
+//!   joined: a game with a player no longer active is not played); it finishes after its last
+//!   round, and a Swiss one early when no valid pairing is left.
+//!
+//! Match ids come from the tournament's id and its stream version: the same decision gives the
+//! same ids everywhere.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::ids::{MatchId, PlayerId, TournamentId};
+
+use super::arena::{self, Idle};
+use super::standings::standings;
+use super::swiss::{self, Entry};
+use super::{
+    ARENA_CLOSES_BEFORE_END, Bye, Command, EntrantStatus, Format, PairingMade, Status, Tournament,
+    berger,
+};
+
+/// The match of the `k`-th pairing decided at `version` of tournament `id`.
+pub fn match_id(id: TournamentId, version: u64, k: usize) -> MatchId {
+    MatchId::from_uuid(Uuid::new_v5(
+        &id.as_uuid(),
+        format!("pairing:{version}:{k}").as_bytes(),
+    ))
+}
+
+/// The next command for `t` (tournament `id`) at `now`, if any.
+pub fn next(id: TournamentId, t: &Tournament, now: OffsetDateTime) -> Option<Command> {
+    match t.status(now) {
+        Status::Scheduled | Status::Finished | Status::Cancelled => None,
+        Status::Open if now < t.created.starts_at => None,
+        Status::Open if t.active().count() < 2 => Some(Command::Cancel {
+            reason: "fewer than two players at the start".into(),
+        }),
+        Status::Open if t.created.format == Format::Arena => Some(Command::Start),
+        Status::Open => next_round(id, t),
+        Status::Running if t.created.format == Format::Arena => next_in_arena(id, t, now),
+        Status::Running => {
+            if t.unfinished().next().is_some() {
+                None
+            } else if t.round >= t.rounds() {
+                Some(Command::Finish)
+            } else {
+                next_round(id, t).or(Some(Command::Finish))
+            }
+        }
+    }
+}
+
+fn pairing(
+    id: TournamentId,
+    t: &Tournament,
+    round: u32,
+    k: usize,
+    players: [PlayerId; 2],
+) -> PairingMade {
+    PairingMade {
+        round,
+        match_id: match_id(id, t.version, k),
+        players,
+    }
+}
+
+fn next_in_arena(id: TournamentId, t: &Tournament, now: OffsetDateTime) -> Option<Command> {
+    let end = t.ends_at()?;
+    if now >= end {
+        return t.unfinished().next().is_none().then_some(Command::Finish);
+    }
+    if now >= end - ARENA_CLOSES_BEFORE_END {
+        return None;
+    }
+    let idle: Vec<Idle> = standings(t)
+        .iter()
+        .filter(|l| l.status == EntrantStatus::Joined && !t.playing(l.player_id))
+        .map(|l| Idle::of(t, l.player_id, l.rank))
+        .collect();
+    let pairs = arena::pair(&idle);
+    (!pairs.is_empty()).then(|| Command::Pair {
+        pairings: pairs
+            .into_iter()
+            .enumerate()
+            .map(|(k, (a, b))| pairing(id, t, 1, k, [a, b]))
+            .collect(),
+    })
+}
+
+/// The next round of a Swiss or round robin; `None` when no valid pairing is left.
+fn next_round(id: TournamentId, t: &Tournament) -> Option<Command> {
+    let round = t.round + 1;
+    let (games, byes) = match t.created.format {
+        Format::Swiss => {
+            let lines = standings(t);
+            let round_pairing = swiss::pair(&Entry::all(t, &lines))?;
+            let byes = round_pairing
+                .bye
+                .map(|player_id| Bye {
+                    round,
+                    player_id,
+                    half_points: 2,
+                })
+                .into_iter()
+                .collect();
+            (round_pairing.games, byes)
+        }
+        Format::RoundRobin => {
+            let schedule = berger::round(t.entrants.len(), round)?;
+            let active = |p: &PlayerId| {
+                t.entrant(*p)
+                    .is_some_and(|e| e.status == EntrantStatus::Joined)
+            };
+            let games = schedule
+                .games
+                .iter()
+                .map(|&(a, b)| (t.entrants[a].player_id, t.entrants[b].player_id))
+                .filter(|(a, b)| active(a) && active(b))
+                .collect();
+            (games, Vec::new())
+        }
+        Format::Arena => return None,
+    };
+    Some(Command::StartRound {
+        pairings: games
+            .into_iter()
+            .enumerate()
+            .map(|(k, (a, b))| pairing(id, t, round, k, [a, b]))
+            .collect(),
+        byes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use time::Duration;
+
+    use super::super::{TournamentCreated, TournamentEvent, decide, evolve};
+    use super::*;
+    use crate::games::GameId;
+    use crate::rng::SplitMix64;
+
+    fn player(i: u128) -> PlayerId {
+        PlayerId::from_uuid(Uuid::from_u128(i))
+    }
+
+    /// Runs a whole tournament of `n` players (ratings rising with their number) through the
+    /// organiser: results drawn from the ratings, a game ending `game_seconds` after it was
+    /// paired; every command the organiser gives must be accepted. Returns the tournament at its
+    /// end.
+    fn run(format: Format, n: u128, rounds: Option<u32>, seed: u64) -> Tournament {
+        let id = TournamentId::from_uuid(Uuid::from_u128(7));
+        let start = OffsetDateTime::UNIX_EPOCH + Duration::days(20_000);
+        let created = TournamentCreated {
+            name: "Test".into(),
+            game: GameId::FourInARow,
+            format,
+            starts_at: start,
+            minutes: (format == Format::Arena).then_some(20),
+            rounds,
+            rated: false,
+            turn_seconds: None,
+            private: false,
+            code: None,
+            created_by: player(999),
+            max_players: 16,
+        };
+        let mut now = start - Duration::minutes(30);
+        let mut t: Option<Tournament> = None;
+        let apply = |t: &mut Option<Tournament>, c: &Command, now| {
+            let events = decide(t.as_ref(), c, now).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+            for e in &events {
+                *t = evolve(t.take(), now, e);
+            }
+            events
+        };
+        apply(&mut t, &Command::Create(created), now);
+        for i in 1..=n {
+            apply(
+                &mut t,
+                &Command::Join {
+                    player_id: player(i),
+                    rating: 1400.0 + 10.0 * i as f64,
+                },
+                now,
+            );
+        }
+        let mut rng = SplitMix64(seed);
+        let mut ends: HashMap<MatchId, OffsetDateTime> = HashMap::new();
+        now = start;
+        for _ in 0..100_000 {
+            let state = t.as_ref().expect("a tournament");
+            if matches!(state.status(now), Status::Finished | Status::Cancelled) {
+                break;
+            }
+            // Results of the games whose time has come.
+            let due: Vec<(MatchId, [PlayerId; 2])> = state
+                .unfinished()
+                .filter(|g| ends.get(&g.pairing.match_id).is_some_and(|&at| at <= now))
+                .map(|g| (g.pairing.match_id, g.pairing.players))
+                .collect();
+            for (match_id, [a, b]) in due {
+                let roll = rng.index(10);
+                let winner = match roll {
+                    0 => None,
+                    1..=3 => Some(a.min(b)),
+                    _ => Some(a.max(b)),
+                };
+                apply(&mut t, &Command::Record { match_id, winner }, now);
+            }
+            let state = t.as_ref().expect("a tournament");
+            if let Some(command) = next(id, state, now) {
+                for e in apply(&mut t, &command, now) {
+                    if let TournamentEvent::PairingMade(p) = e {
+                        ends.insert(
+                            p.match_id,
+                            now + Duration::seconds(30 + rng.index(90) as i64),
+                        );
+                    }
+                }
+            } else {
+                now += Duration::seconds(5);
+            }
+        }
+        t.expect("a tournament")
+    }
+
+    #[test]
+    fn a_round_robin_plays_every_pair_twice_and_finishes() {
+        for n in [2, 5, 8] {
+            let t = run(Format::RoundRobin, n, None, n as u64);
+            assert!(t.finished, "{n}");
+            assert_eq!(t.round, t.rounds());
+            assert_eq!(t.games.len() as u128, n * (n - 1), "{n}");
+        }
+    }
+
+    #[test]
+    fn a_swiss_plays_its_rounds_or_ends_when_no_pairing_is_left() {
+        let t = run(Format::Swiss, 9, Some(5), 1);
+        assert!(t.finished);
+        assert_eq!(t.round, 5);
+        // Nine players, five rounds: four games and a bye each round, five byes to five players.
+        assert_eq!(t.games.len(), 20);
+        assert_eq!(t.byes.len(), 5);
+        let bye_takers: std::collections::HashSet<PlayerId> =
+            t.byes.iter().map(|b| b.player_id).collect();
+        assert_eq!(bye_takers.len(), 5);
+        // Four players have three opponents each: the fourth round has no valid pairing.
+        let t = run(Format::Swiss, 4, Some(5), 2);
+        assert!(t.finished);
+        assert_eq!(t.round, 3);
+        assert_eq!(t.games.len(), 6);
+    }
+
+    #[test]
+    fn an_arena_pairs_until_it_closes_and_finishes_after_the_last_result() {
+        let t = run(Format::Arena, 7, None, 3);
+        assert!(t.finished);
+        let end = t.ends_at().expect("an end");
+        assert!(t.games.len() > 20, "{} games", t.games.len());
+        assert!(
+            t.games
+                .iter()
+                .all(|g| g.paired_at < end - ARENA_CLOSES_BEFORE_END)
+        );
+        assert!(t.games.iter().all(|g| g.result.is_some()));
+    }
+
+    #[test]
+    fn too_few_players_cancel_it_at_the_start() {
+        let t = run(Format::Swiss, 1, Some(3), 4);
+        assert!(t.cancelled);
+    }
+}
