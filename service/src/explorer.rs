@@ -15,9 +15,9 @@ use eventlog::EventLog;
 use projections::Projection;
 use projections::explorer::{Filter, GameRef};
 
-use crate::analysis::Analyses;
 use crate::analysis::{boundary, solved};
 use crate::error::{Error, unexpected};
+use crate::live::LivePath;
 
 /// The node budget of the bounded solve of each position after a move that neither the cache of
 /// solved positions nor the outcome book knows: enough for Four in a Row's late plies, a
@@ -81,7 +81,7 @@ pub struct Answer {
 /// and (`LivePosition`) where the position is a live ranked one or can follow one; the value
 /// after a move that leads within the boundary is withheld.
 pub async fn explore(
-    app: &Analyses,
+    app: &LivePath,
     player: PlayerId,
     pos: &AnyPosition,
     filter: &Filter,

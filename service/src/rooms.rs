@@ -11,6 +11,7 @@ use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{CreateMatch, FirstMoveRule, FirstSetting, Occupant, Settings};
 
 use crate::checks;
+use crate::core::Core;
 use crate::error::{Error, unexpected};
 use crate::live::LivePath;
 use crate::live::play;
@@ -67,7 +68,7 @@ impl Room {
 }
 
 /// A room as one of its members sees it (`forbidden` for anyone else).
-pub async fn of_member(app: &LivePath, raw_id: &str, player: PlayerId) -> Result<Room, Error> {
+pub async fn of_member(app: &Core, raw_id: &str, player: PlayerId) -> Result<Room, Error> {
     let room_id = Uuid::parse_str(raw_id).map_err(|_| Invalid::RoomId(raw_id.to_owned()))?;
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
@@ -95,7 +96,7 @@ fn settings_for(game: GameId, settings: Settings) -> Result<Settings, Error> {
 
 /// Opens a room for `host` with a fresh invite code.
 pub async fn create(
-    app: &LivePath,
+    app: &Core,
     host: PlayerId,
     game: GameId,
     settings: Settings,
@@ -142,7 +143,7 @@ fn invite_code() -> String {
 
 /// Joins the room of invite code `raw_code` as its guest (a member joining again finds it as
 /// it is); two members at most; not for a player an admin banned.
-pub async fn join(app: &LivePath, player: PlayerId, raw_code: &str) -> Result<Room, Error> {
+pub async fn join(app: &Core, player: PlayerId, raw_code: &str) -> Result<Room, Error> {
     let code = raw_code.trim().to_ascii_uppercase();
     if code.len() != 6 || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
         return Err(Error::NotFound(Missing::Room));

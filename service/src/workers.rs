@@ -24,6 +24,7 @@ use domain::matches::{Action, LeaveReason, Occupant, Presence};
 use crate::analysis::{jobs, solved};
 use crate::error::Error;
 use crate::error::unexpected;
+use crate::live::LivePath;
 use crate::live::play::{self, Loaded, STAND_IN_LEVEL, derived_id};
 use crate::state::AppState;
 
@@ -39,7 +40,7 @@ const CLAIM: &str = "UPDATE match_work SET lease_until = $3 \
     RETURNING match_id, seen1, seen2";
 
 /// Runs one pass over the due matches; returns how many it worked on.
-pub async fn run_due(app: &AppState) -> Result<usize, Error> {
+pub async fn run_due(app: &LivePath) -> Result<usize, Error> {
     let now = app.now();
     let presence_limit = now - Duration::seconds(i64::from(app.play.presence_seconds));
     let rows = {
@@ -92,7 +93,7 @@ pub struct Repair {
 ///
 /// The work rows are read before the log's open matches: a match created in between is seen
 /// open without a row (and gets one, computed from the log), never as a row without a match.
-pub async fn repair_work(app: &AppState) -> Result<Repair, Error> {
+pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
     let now = app.now();
     let rows: HashMap<Uuid, i64> = {
         let client = app.pool.get().await.map_err(unexpected)?;
@@ -271,7 +272,7 @@ pub async fn run_forever(app: AppState, interval: StdDuration) {
 
 /// Does everything that is due on one match, then writes its work row back (lease released).
 async fn work_on(
-    app: &AppState,
+    app: &LivePath,
     id: MatchId,
     seen: [time::OffsetDateTime; 2],
 ) -> Result<(), Error> {
@@ -302,7 +303,7 @@ async fn work_on(
 }
 
 /// Gives back the lease of a match, with its work row as its state now asks.
-async fn release(app: &AppState, loaded: &Loaded, now: time::OffsetDateTime) -> Result<(), Error> {
+async fn release(app: &LivePath, loaded: &Loaded, now: time::OffsetDateTime) -> Result<(), Error> {
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
     if let Some(row) = play::work_row(app, loaded, None, now) {
@@ -332,7 +333,7 @@ fn action_name(a: &Action) -> &'static str {
 /// The first thing due on a match at `now`, in order: a CPU move, a timed-out turn, a stand-in
 /// for a player away too long, a player gone silent. CPU choices run on a blocking thread.
 async fn due_action(
-    app: &AppState,
+    app: &LivePath,
     loaded: &Loaded,
     seen: [time::OffsetDateTime; 2],
     presence: Duration,

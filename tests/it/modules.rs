@@ -96,7 +96,14 @@ fn without_tests(code: &str) -> (String, Vec<String>) {
     let mut rest = code;
     while let Some(at) = rest.find("#[cfg(test)]") {
         kept.push_str(&rest[..at]);
-        let after = rest[at + "#[cfg(test)]".len()..].trim_start();
+        let mut after = rest[at + "#[cfg(test)]".len()..].trim_start();
+        // Other attributes between it and the item.
+        while let Some(attribute) = after.strip_prefix("#[") {
+            after = attribute
+                .split_once(']')
+                .map_or("", |(_, r)| r)
+                .trim_start();
+        }
         let Some(item) = after
             .strip_prefix("pub(crate) mod ")
             .or_else(|| after.strip_prefix("pub mod "))
@@ -195,7 +202,11 @@ fn top_level(src: &Path, file: &Path) -> Option<(String, bool)> {
 fn root_reexports(root_code: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for statement in root_code.split(';') {
-        let Some(path) = statement.trim().strip_prefix("pub use ") else {
+        let statement = statement.trim();
+        let Some(path) = statement
+            .strip_prefix("pub use ")
+            .or_else(|| statement.strip_prefix("pub(crate) use "))
+        else {
             continue;
         };
         let module = ident(path);
@@ -350,6 +361,7 @@ fn the_reader_sees_groups_reexports_and_skips_tests_strings_and_comments() {
             fn g() { if true { crate::also_tested(); } }
         }
         #[cfg(test)]
+        #[allow(dead_code)]
         mod more;
         fn after() { crate::after_tests::go(); }
     "#;
@@ -365,7 +377,11 @@ fn the_reader_sees_groups_reexports_and_skips_tests_strings_and_comments() {
         BTreeSet::from(["delta".to_owned()])
     );
     let modules = BTreeSet::from(["error".to_owned()]);
-    let reexports = root_reexports("pub use error::{Error, unexpected};", &modules);
+    let reexports = root_reexports(
+        "pub use error::{Error, unexpected}; pub(crate) use error::Hidden;",
+        &modules,
+    );
+    assert_eq!(reexports.get("Hidden").map(String::as_str), Some("error"));
     assert_eq!(
         reexports.get("unexpected").map(String::as_str),
         Some("error")

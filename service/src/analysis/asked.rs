@@ -21,6 +21,7 @@ use super::jobs::{self, JobView};
 use super::solved::{self, Source};
 use crate::analysis::Analyses;
 use crate::error::{Error, unexpected};
+use crate::live::LivePath;
 use crate::live::play;
 use crate::reasons::Active;
 use crate::searches::StopOnDrop;
@@ -32,7 +33,7 @@ const MATCH_PLY_NODES: u64 = 2_000_000;
 /// The score and best moves of `pos` (a game not over): from the cache of solved positions, or
 /// searched within `budget` (stored when exact).
 pub async fn position(
-    app: &Analyses,
+    app: &LivePath,
     player: PlayerId,
     pos: AnyPosition,
     budget: Duration,
@@ -162,7 +163,7 @@ pub async fn queue_job(
 
 /// `player`'s job `id`. A job queued before a ranked match keeps running; its answer waits for
 /// the match's end, and for the end of any live ranked match its position can follow.
-pub async fn job(app: &Analyses, player: PlayerId, id: JobId) -> Result<JobView, Error> {
+pub async fn job(app: &LivePath, player: PlayerId, id: JobId) -> Result<JobView, Error> {
     let job = jobs::own(app, player, id).await?;
     boundary::refuse_seated(app, player).await?;
     if job.result.is_some()
@@ -176,7 +177,7 @@ pub async fn job(app: &Analyses, player: PlayerId, id: JobId) -> Result<JobView,
 /// Runs `search` on a blocking thread and sets its stop flag once `budget` has passed. When the
 /// instance already runs as many searches as it allows, `rate_limited` at once.
 async fn budgeted<T, F>(
-    app: &Analyses,
+    app: &LivePath,
     player: PlayerId,
     budget: Duration,
     search: F,

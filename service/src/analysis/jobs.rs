@@ -31,6 +31,7 @@ use domain::search::Limits;
 use crate::analysis::Analyses;
 use crate::analysis::boundary::Boundary;
 use crate::analysis::solved;
+use crate::core::Core;
 use crate::error::{Error, unexpected};
 use crate::metrics::Limit;
 use crate::reasons::Missing;
@@ -363,7 +364,7 @@ async fn view(client: &impl GenericClient, job_id: JobId) -> Result<Option<JobVi
 }
 
 /// `player`'s job `job_id` (404 for anyone else's: a job is its asker's).
-pub async fn own(app: &Analyses, player: PlayerId, job_id: JobId) -> Result<JobView, Error> {
+pub async fn own(app: &Core, player: PlayerId, job_id: JobId) -> Result<JobView, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let row = client
         .query_opt(
@@ -743,7 +744,7 @@ enum Settled<'a> {
 
 /// Ends the jobs that joined `leader` as it ended: its answer, each in its own orientation
 /// (through the canonical one), or its failure.
-async fn settle_followers(app: &Analyses, leader: &Claimed, how: Settled<'_>) -> Result<(), Error> {
+async fn settle_followers(app: &Core, leader: &Claimed, how: Settled<'_>) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let now = app.now();
     let id = leader.job_id.as_uuid();

@@ -29,6 +29,7 @@ use domain::search::{Limits, SOLVER_VERSION};
 use crate::analysis::Analyses;
 use crate::analysis::boundary::Boundary;
 use crate::analysis::solved;
+use crate::core::Core;
 use crate::error::{Error, unexpected};
 use crate::live::loaded::stamped;
 use crate::live::play;
@@ -218,7 +219,7 @@ struct Summary<'a> {
 }
 
 /// Drops the match's queued row, storing its assessment first when given: one transaction.
-async fn settle(app: &Analyses, id: MatchId, summary: Option<Summary<'_>>) -> Result<(), Error> {
+async fn settle(app: &Core, id: MatchId, summary: Option<Summary<'_>>) -> Result<(), Error> {
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
     let match_id = id.as_uuid();
@@ -301,7 +302,7 @@ async fn settle(app: &Analyses, id: MatchId, summary: Option<Summary<'_>>) -> Re
 }
 
 /// A match's stored assessment, ply by ply (empty before it is assessed).
-pub async fn of_match(app: &Analyses, id: MatchId) -> Result<Vec<Assessed>, Error> {
+pub async fn of_match(app: &Core, id: MatchId) -> Result<Vec<Assessed>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(

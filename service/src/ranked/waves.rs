@@ -32,6 +32,7 @@ use eventlog::{AppendError, AppendOutcome, EventLog, NewEvent, StreamAppend};
 use super::new_event;
 use crate::error::Error;
 use crate::error::unexpected;
+use crate::live::LivePath;
 use crate::live::commit::{self, WorkRow, write_work};
 use crate::live::play::{self, Loaded};
 use crate::ranked::Ranked;
@@ -235,7 +236,7 @@ struct Planned {
 /// match's id) derives from the two tickets, whichever got seat 1 (a coin may differ between
 /// instances): an instance that writes the same pairing again writes nothing.
 fn plan(
-    app: &Ranked,
+    app: &LivePath,
     pool: Pool,
     pairing: &Pairing<'_>,
     now: OffsetDateTime,
