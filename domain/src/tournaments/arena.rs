@@ -4,8 +4,9 @@
 //! the top of the table (300 + 1700 × how high the better of the two stands, per 100), plus the
 //! distance between their ratings. Hard rules: no immediate rematch, and nobody moves first a
 //! third time in a row (Four in a Row's first player wins under perfect play): two players who
-//! both moved first in their last two games are not paired. The first move goes to whoever moved
-//! first less often (then second more recently, then the better ranked). Players are matched in
+//! both moved first in their last two games are not paired. The first move goes to whoever has
+//! moved first the fewest times more than second (then second more recently, then the better
+//! ranked). Players are matched in
 //! groups of [`GROUP`] by rank, so that a wave of 10,000 idle players costs a hundred small
 //! matchings, not one of O(n³); one left over in a group moves on to the next.
 

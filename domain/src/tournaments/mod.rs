@@ -2,8 +2,15 @@
 //! every step of it is an event: its creation, every join, withdrawal, pause and resume, each
 //! round's start, each pairing and bye, each result, an admin's removal of a player, the end.
 //! This module holds the events and the pure decide/evolve of that life; the pairings are pure
-//! functions of the state ([`arena`], [`swiss`], [`berger`]) and so are the standings
-//! ([`standings`]), which a removal recomputes exactly.
+//! functions of the state ([`arena`], [`swiss`], [`berger`]), [`organiser`] says what a
+//! tournament needs next at a given time, and the standings ([`standings`]) are recomputed
+//! exactly when a player is removed.
+//!
+//! `decide` refuses what no pairing may do (a player twice, a player not active or still
+//! playing, an arena's immediate rematch or third first move in a row, a Swiss rematch, a second
+//! 1-point bye); which pairs a round holds is the organiser's choice, not checked here. Unlike
+//! the match aggregate, `evolve` builds the state from nothing (`Option<Tournament>`) and takes
+//! the event's time, and `decide` takes the time of the command beside it.
 //!
 //! A tournament is scheduled until its joins open ([`JOINS_OPEN_BEFORE`] its start), open until
 //! it starts, running until it finishes, or cancelled. Time comes in with each command.
@@ -64,6 +71,7 @@ pub struct TournamentCreated {
     pub name: String,
     pub game: GameId,
     pub format: Format,
+    #[serde(with = "time::serde::rfc3339")]
     pub starts_at: OffsetDateTime,
     /// Arena: how long it runs.
     pub minutes: Option<u32>,
@@ -72,10 +80,9 @@ pub struct TournamentCreated {
     /// Whether its games move Glicko-2 ratings.
     pub rated: bool,
     pub turn_seconds: Option<TurnSeconds>,
-    /// A private tournament is joined with its invite code (drawn by the caller).
+    /// A private tournament is joined with its invite code, which the service keeps apart
+    /// (never in an event: the stream is replayed to its followers).
     pub private: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
     pub created_by: PlayerId,
     pub max_players: u32,
 }
@@ -261,6 +268,9 @@ pub struct Tournament {
     pub byes: Vec<Bye>,
     /// Players removed by an admin, with the reason.
     pub removed: Vec<(PlayerId, String)>,
+    /// A round robin's players, fixed when it starts (those who had not withdrawn), in the
+    /// order they joined.
+    pub roster: Vec<PlayerId>,
     pub finished: bool,
     pub cancelled: bool,
     /// The stream version.
@@ -372,8 +382,10 @@ pub enum TournamentError {
     NotAPlayer,
     #[error("a reason is required")]
     Reason,
-    #[error("a private tournament has an invite code, a public one none")]
-    Code,
+    #[error("a rating must be a finite number")]
+    Rating,
+    #[error("a Swiss pairing may not repeat a game")]
+    Rematch,
 }
 
 impl Tournament {
@@ -387,6 +399,7 @@ impl Tournament {
             games: Vec::new(),
             byes: Vec::new(),
             removed: Vec::new(),
+            roster: Vec::new(),
             finished: false,
             cancelled: false,
             version: 0,
@@ -414,13 +427,27 @@ impl Tournament {
     }
 
     /// How many rounds it has: a Swiss its own, a round robin two cycles of Berger tables over
-    /// its entrants (fixed once it starts: joining closes then), an arena one.
+    /// its roster (before it starts, over the players who would make it), an arena one.
     pub fn rounds(&self) -> u32 {
         match self.created.format {
             Format::Arena => 1,
             Format::Swiss => self.created.rounds.unwrap_or(0),
-            Format::RoundRobin => 2 * berger::rounds_per_cycle(self.entrants.len() as u32),
+            Format::RoundRobin => {
+                let n = if self.started_at.is_some() {
+                    self.roster.len()
+                } else {
+                    self.would_start().count()
+                };
+                2 * berger::rounds_per_cycle(n as u32)
+            }
         }
+    }
+
+    /// The players a start would take: joined or paused, in the order they joined.
+    pub fn would_start(&self) -> impl Iterator<Item = &Entrant> {
+        self.entrants
+            .iter()
+            .filter(|e| matches!(e.status, EntrantStatus::Joined | EntrantStatus::Paused))
     }
 
     pub fn status(&self, now: OffsetDateTime) -> Status {
@@ -579,9 +606,6 @@ fn check_creation(c: &TournamentCreated, now: OffsetDateTime) -> Result<(), Tour
             }
         }
     }
-    if c.private != c.code.as_deref().is_some_and(|code| !code.is_empty()) {
-        return Err(TournamentError::Code);
-    }
     let most = if c.format == Format::RoundRobin {
         ROUND_ROBIN_MAX
     } else {
@@ -610,6 +634,9 @@ fn join(
     rating: f64,
     now: OffsetDateTime,
 ) -> Result<Vec<TournamentEvent>, TournamentError> {
+    if !rating.is_finite() {
+        return Err(TournamentError::Rating);
+    }
     let open = match (status, t.created.format) {
         (Status::Open, _) => true,
         (Status::Running, Format::Arena) => t
@@ -621,14 +648,22 @@ fn join(
     if !open {
         return Err(TournamentError::JoiningClosed);
     }
-    let rejoining = match t.entrant(player).map(|e| e.status) {
-        None => false,
+    match t.entrant(player).map(|e| e.status) {
+        None => {}
         Some(EntrantStatus::Removed) => return Err(TournamentError::Removed),
-        // An arena takes back a player who withdrew; a paired format does not.
-        Some(EntrantStatus::Withdrawn) if t.created.format == Format::Arena => true,
+        // A player who withdrew may come back to an arena, or to any tournament before it
+        // starts; not into the rounds of a paired one.
+        Some(EntrantStatus::Withdrawn)
+            if t.created.format == Format::Arena || status == Status::Open => {}
+        Some(EntrantStatus::Withdrawn) => return Err(TournamentError::AlreadyWithdrawn),
         Some(_) => return Err(TournamentError::AlreadyJoined),
-    };
-    if !rejoining && t.entrants.len() as u32 >= t.created.max_players {
+    }
+    let taken = t
+        .entrants
+        .iter()
+        .filter(|e| matches!(e.status, EntrantStatus::Joined | EntrantStatus::Paused))
+        .count() as u32;
+    if taken >= t.created.max_players {
         return Err(TournamentError::Full);
     }
     let mut events = vec![TournamentEvent::PlayerJoined {
@@ -734,6 +769,14 @@ fn start_round(
         return Err(TournamentError::NoRoundLeft);
     }
     check_pairings(t, pairings, round)?;
+    if t.created.format == Format::Swiss
+        && pairings.iter().any(|p| {
+            let [a, b] = p.players;
+            t.games_of(a).any(|g| g.pairing.players.contains(&b))
+        })
+    {
+        return Err(TournamentError::Rematch);
+    }
     let paired: HashSet<PlayerId> = pairings.iter().flat_map(|p| p.players).collect();
     let mut bye_players = HashSet::new();
     for b in byes {
@@ -784,7 +827,7 @@ fn pair(
     check_pairings(t, pairings, 1)?;
     for p in pairings {
         let [a, b] = p.players;
-        if arena::last_opponent(t, a) == Some(b) {
+        if arena::last_opponent(t, a) == Some(b) || arena::last_opponent(t, b) == Some(a) {
             return Err(TournamentError::BadPairing("an immediate rematch"));
         }
         if arena::first_streak(t, a) >= 2 {
@@ -874,8 +917,11 @@ pub fn evolve(
             set(&mut t, *player_id, EntrantStatus::Joined)
         }
         TournamentEvent::RoundStarted { round } => {
+            if t.started_at.is_none() {
+                t.started_at = Some(at);
+                t.roster = t.would_start().map(|e| e.player_id).collect();
+            }
             t.round = *round;
-            t.started_at.get_or_insert(at);
         }
         TournamentEvent::PairingMade(p) => t.games.push(Game {
             pairing: p.clone(),

@@ -7,9 +7,9 @@
 //! - A running arena pairs its idle players (joined, not paused, not playing) until pairing
 //!   closes, and finishes at its end once no game is left without a result.
 //! - A running Swiss or round robin waits for the round's results, then pairs the next round
-//!   ([`swiss::pair`] from the standings, [`berger::round`] among the entrants in the order they
-//!   joined: a game with a player no longer active is not played); it finishes after its last
-//!   round, and a Swiss one early when no valid pairing is left.
+//!   ([`swiss::pair`] from the standings, [`berger::round`] over the roster fixed at the start:
+//!   a game with a player paused, withdrawn or removed is not played); it finishes after its
+//!   last round, and a Swiss one early when no valid pairing is left.
 //!
 //! Match ids come from the tournament's id and its stream version: the same decision gives the
 //! same ids everywhere.
@@ -114,7 +114,13 @@ fn next_round(id: TournamentId, t: &Tournament) -> Option<Command> {
             (round_pairing.games, byes)
         }
         Format::RoundRobin => {
-            let schedule = berger::round(t.entrants.len(), round)?;
+            // The roster is fixed at the start; before it, the players the start takes.
+            let roster: Vec<PlayerId> = if t.started_at.is_some() {
+                t.roster.clone()
+            } else {
+                t.would_start().map(|e| e.player_id).collect()
+            };
+            let schedule = berger::round(roster.len(), round)?;
             let active = |p: &PlayerId| {
                 t.entrant(*p)
                     .is_some_and(|e| e.status == EntrantStatus::Joined)
@@ -122,7 +128,7 @@ fn next_round(id: TournamentId, t: &Tournament) -> Option<Command> {
             let games = schedule
                 .games
                 .iter()
-                .map(|&(a, b)| (t.entrants[a].player_id, t.entrants[b].player_id))
+                .map(|&(a, b)| (roster[a], roster[b]))
                 .filter(|(a, b)| active(a) && active(b))
                 .collect();
             (games, Vec::new())
@@ -171,7 +177,6 @@ mod tests {
             rated: false,
             turn_seconds: None,
             private: false,
-            code: None,
             created_by: player(999),
             max_players: 16,
         };

@@ -145,13 +145,14 @@ pub fn standings_without(t: &Tournament, also_removed: &[PlayerId]) -> Vec<Line>
         .map(|e| {
             let s = &tally[&e.player_id];
             let games = s.wins + s.draws + s.losses;
-            let buchholz = s.opponents.iter().map(|(o, _)| score[o]).sum();
+            let score_of = |o: &PlayerId| score.get(o).copied().unwrap_or(0);
+            let buchholz = s.opponents.iter().map(|(o, _)| score_of(o)).sum();
             let sonneborn_berger = s
                 .opponents
                 .iter()
                 .map(|(o, outcome)| match outcome {
-                    Outcome::Win => 2 * score[o],
-                    Outcome::Draw => score[o],
+                    Outcome::Win => 2 * score_of(o),
+                    Outcome::Draw => score_of(o),
                     Outcome::Loss => 0,
                 })
                 .sum();
@@ -174,11 +175,7 @@ pub fn standings_without(t: &Tournament, also_removed: &[PlayerId]) -> Vec<Line>
                 buchholz,
                 sonneborn_berger,
                 performance,
-                status: if also_removed.contains(&e.player_id) {
-                    EntrantStatus::Removed
-                } else {
-                    e.status
-                },
+                status: e.status,
             }
         })
         .collect();

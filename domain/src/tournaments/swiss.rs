@@ -6,10 +6,10 @@
 //! unless no pairing exists without it), and inside a score group the top half against the
 //! bottom half (1 against 1 + half, as FIDE's Dutch system pairs).
 //!
-//! With an odd number of players one gets a 1-point bye: the lowest placed who has not had one
-//! (a vertex of its own in the matching, so the choice and the pairings are made together). At
-//! most one 1-point bye per player. When no pairing covers everyone, there is none: the event
-//! ends early.
+//! With an odd number of players one gets a 1-point bye, at most one each: the lowest score, then
+//! the lowest placed, among those who have not had one, weighed with the score gaps the others'
+//! pairings leave (a vertex of its own in the matching, so the choice and the pairings are made
+//! together). When no pairing covers everyone, there is none: the event ends early.
 //!
 //! This is not FIDE's Dutch system (which orders transpositions and exchanges inside score
 //! groups, tracks floats and relaxes colours only in the last round); `bench/swiss_oracle.py`
@@ -121,14 +121,24 @@ pub const GROUP: usize = 100;
 /// Pairs a round among `entries` (in the order of the standings); `None` when no pairing covers
 /// everyone without a rematch or a second 1-point bye.
 pub fn pair(entries: &[Entry]) -> Option<RoundPairing> {
-    if entries.len() > 2 * GROUP {
-        return pair_in_groups(entries);
+    if entries.len() <= 2 * GROUP {
+        return pair_with(entries, true).or_else(|| pair_with(entries, false));
     }
-    pair_with(entries, true).or_else(|| pair_with(entries, false))
+    // Where the last group cannot be paired, groups four times larger, up to the whole field.
+    let mut group = GROUP;
+    loop {
+        if let Some(round) = pair_in_groups(entries, group) {
+            return Some(round);
+        }
+        if group >= entries.len() {
+            return None;
+        }
+        group = (group * 4).min(entries.len());
+    }
 }
 
-/// A large round: the bye to the lowest placed without one, then group by group.
-fn pair_in_groups(entries: &[Entry]) -> Option<RoundPairing> {
+/// A large round: the bye to the lowest placed without one, then `size` players at a time.
+fn pair_in_groups(entries: &[Entry], size: usize) -> Option<RoundPairing> {
     let mut order: Vec<Entry> = entries.to_vec();
     let bye = if order.len() % 2 == 1 {
         let k = order.iter().rposition(|e| !e.had_bye)?;
@@ -138,13 +148,14 @@ fn pair_in_groups(entries: &[Entry]) -> Option<RoundPairing> {
     };
     let mut games = Vec::with_capacity(order.len() / 2);
     let mut carried: Vec<Entry> = Vec::new();
-    let mut chunks = order.chunks(GROUP).peekable();
+    let mut chunks = order.chunks(size).peekable();
     while let Some(chunk) = chunks.next() {
         let mut group = std::mem::take(&mut carried);
         group.extend_from_slice(chunk);
         if chunks.peek().is_none() {
             // The last group: everyone in it paired, or no pairing at all.
-            games.extend(pair(&group)?.games);
+            let last = pair_with(&group, true).or_else(|| pair_with(&group, false))?;
+            games.extend(last.games);
         } else {
             let mate = max_weight_matching(group.len(), &edges(&group, true, None), true);
             let (paired, _, left) = games_of(&group, &mate, true, None);
@@ -155,11 +166,15 @@ fn pair_in_groups(entries: &[Entry]) -> Option<RoundPairing> {
     Some(RoundPairing { games, bye })
 }
 
+/// Above every cost: the weight of an edge is this less its cost.
+const BASE: i64 = 1_000_000_000_000_000;
+
 /// The edges of the matching among `entries`, and from each player without a 1-point bye to
-/// `bye_vertex` (if any).
+/// `bye_vertex` (if any). Costs in tiers: a half-point of score gap squared (10⁹), a pair that
+/// breaks a colour rule where no pairing keeps them all (`strict` off: 5 × 10⁸), the shape
+/// inside a score group or the rating gap across (below 10⁶).
 fn edges(entries: &[Entry], strict: bool, bye_vertex: Option<usize>) -> Vec<(usize, usize, i64)> {
     let n = entries.len();
-    let top = entries.iter().map(|e| e.score).max().unwrap_or(0) as i64;
     // Each player's place in their score group, and the group's size.
     let mut place = vec![(0usize, 0usize); n];
     let mut start = 0;
@@ -176,7 +191,8 @@ fn edges(entries: &[Entry], strict: bool, bye_vertex: Option<usize>) -> Vec<(usi
     for i in 0..n {
         for j in i + 1..n {
             let (a, b) = (&entries[i], &entries[j]);
-            if a.opponents.contains(&b.player) || first_mover(a, b, strict).is_none() {
+            let colours_kept = first_mover(a, b, true).is_some();
+            if a.opponents.contains(&b.player) || (strict && !colours_kept) {
                 continue;
             }
             let gap = i64::from(a.score.abs_diff(b.score));
@@ -188,15 +204,16 @@ fn edges(entries: &[Entry], strict: bool, bye_vertex: Option<usize>) -> Vec<(usi
             } else {
                 (a.rating - b.rating).abs().round() as i64
             };
-            let cost = gap * gap * 1_000_000 + shape.min(999_999);
-            edges.push((i, j, 1_000_000_000_000 - cost));
+            let broken = if colours_kept { 0 } else { 500_000_000 };
+            let cost = gap * gap * 1_000_000_000 + broken + shape.min(999_999);
+            edges.push((i, j, BASE - cost));
         }
         if let Some(bye) = bye_vertex
             && !entries[i].had_bye
         {
             // The lowest score first, then the lowest placed.
-            let cost = i64::from(entries[i].score) * 1_000_000 + (n - i) as i64;
-            edges.push((i, bye, 1_000_000_000_000 - cost - top));
+            let cost = i64::from(entries[i].score) * 1_000_000_000 + (n - i) as i64;
+            edges.push((i, bye, BASE - cost));
         }
     }
     edges

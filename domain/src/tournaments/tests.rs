@@ -31,7 +31,6 @@ fn created(format: Format) -> TournamentCreated {
         rated: true,
         turn_seconds: None,
         private: false,
-        code: None,
         created_by: id(999),
         max_players: if format == Format::RoundRobin {
             16
@@ -54,6 +53,18 @@ fn run(t: Option<Tournament>, command: Command, at: OffsetDateTime) -> Tournamen
         t = evolve(t, at, e);
     }
     t.expect("a tournament")
+}
+
+/// `t` with the game `match_id` recorded as a draw at `at`.
+fn drawn(t: Tournament, match_id: MatchId, at: OffsetDateTime) -> Tournament {
+    run(
+        Some(t),
+        Command::Record {
+            match_id,
+            winner: None,
+        },
+        at,
+    )
 }
 
 fn with_players(format: Format, n: u128) -> Tournament {
@@ -91,11 +102,6 @@ fn bad_creations_are_refused_with_their_reason() {
     assert_eq!(refused(|c| c.name = String::new()), TournamentError::Name);
     assert_eq!(refused(|c| c.name = "x".repeat(61)), TournamentError::Name);
     assert_eq!(refused(|c| c.minutes = Some(60)), TournamentError::Setting);
-    assert_eq!(refused(|c| c.private = true), TournamentError::Code);
-    assert_eq!(
-        refused(|c| c.code = Some("K3Y".into())),
-        TournamentError::Code
-    );
     let mut arena = created(Format::Arena);
     arena.minutes = Some(5);
     assert_eq!(
@@ -152,6 +158,8 @@ fn joins_open_an_hour_before_and_a_player_joins_once() {
         decide(Some(&t), &Command::Withdraw { player_id: id(1) }, open),
         Err(TournamentError::AlreadyWithdrawn)
     );
+    // Before the start, one who withdrew may come back, once.
+    let t = run(Some(t), join(1), open);
     assert_eq!(
         decide(Some(&t), &join(1), open),
         Err(TournamentError::AlreadyJoined)
@@ -434,27 +442,31 @@ fn a_removal_scores_the_cheaters_games_as_forfeits_and_reports_every_change() {
 #[test]
 fn a_late_swiss_joiner_gets_half_a_point_a_round_and_joining_closes_after_half() {
     let start = NOW + Duration::minutes(30);
-    let mut t = with_players(Format::Swiss, 2);
-    for r in 1..=3u32 {
-        let p = PairingMade {
-            round: r,
-            match_id: match_id(u128::from(r)),
-            players: [id(1), id(2)],
-        };
-        // Two players only: a rematch is theirs to make here; `swiss::pair` would not.
+    let mut t = with_players(Format::Swiss, 4);
+    let rounds = [[(1, 2), (3, 4)], [(1, 3), (2, 4)], [(1, 4), (2, 3)]];
+    for (r, games) in (1u32..).zip(rounds) {
+        let pairings: Vec<PairingMade> = games
+            .iter()
+            .enumerate()
+            .map(|(k, &(a, b))| PairingMade {
+                round: r,
+                match_id: match_id(u128::from(r) * 10 + k as u128),
+                players: [id(a), id(b)],
+            })
+            .collect();
         t = run(
             Some(t),
             Command::StartRound {
-                pairings: vec![p.clone()],
+                pairings: pairings.clone(),
                 byes: vec![],
             },
             start,
         );
         if r == 2 {
             t = run(
-                Some(t.clone()),
+                Some(t),
                 Command::Join {
-                    player_id: id(3),
+                    player_id: id(5),
                     rating: 1500.0,
                 },
                 start,
@@ -462,29 +474,140 @@ fn a_late_swiss_joiner_gets_half_a_point_a_round_and_joining_closes_after_half()
             let halves: Vec<u32> = t
                 .byes
                 .iter()
-                .filter(|b| b.player_id == id(3))
+                .filter(|b| b.player_id == id(5))
                 .map(|b| b.half_points)
                 .collect();
             assert_eq!(halves, vec![1, 1]);
         }
-        t = run(
-            Some(t),
-            Command::Record {
-                match_id: p.match_id,
-                winner: None,
-            },
-            start,
-        );
+        for p in &pairings {
+            t = drawn(t, p.match_id, start);
+        }
     }
     assert_eq!(
         decide(
             Some(&t),
             &Command::Join {
-                player_id: id(4),
+                player_id: id(6),
                 rating: 1500.0
             },
             start
         ),
+        Err(TournamentError::JoiningClosed)
+    );
+    // A Swiss round may not repeat a game.
+    let rematch = PairingMade {
+        round: 4,
+        match_id: match_id(99),
+        players: [id(2), id(1)],
+    };
+    assert_eq!(
+        decide(
+            Some(&t),
+            &Command::StartRound {
+                pairings: vec![rematch],
+                byes: vec![]
+            },
+            start
+        ),
+        Err(TournamentError::Rematch)
+    );
+}
+
+#[test]
+fn an_arena_refuses_a_rematch_seen_from_either_player() {
+    let start = NOW + Duration::minutes(30);
+    let mut t = run(Some(with_players(Format::Arena, 3)), Command::Start, start);
+    // a–b, then c–a: b's last opponent is a, a's is c.
+    for (k, pair) in [[1, 2], [3, 1]].into_iter().enumerate() {
+        let p = PairingMade {
+            round: 1,
+            match_id: match_id(k as u128),
+            players: pair.map(id),
+        };
+        t = run(
+            Some(t),
+            Command::Pair {
+                pairings: vec![p.clone()],
+            },
+            start,
+        );
+        t = drawn(t, p.match_id, start);
+    }
+    for players in [[1, 2], [2, 1]] {
+        let p = PairingMade {
+            round: 1,
+            match_id: match_id(9),
+            players: players.map(id),
+        };
+        assert_eq!(
+            decide(Some(&t), &Command::Pair { pairings: vec![p] }, start),
+            Err(TournamentError::BadPairing("an immediate rematch")),
+            "{players:?}"
+        );
+    }
+}
+
+#[test]
+fn a_withdrawal_before_the_start_frees_the_place_and_leaves_the_round_robin() {
+    let mut c = created(Format::RoundRobin);
+    c.max_players = 3;
+    let mut t = run(None, Command::Create(c), NOW);
+    for i in 1..=3 {
+        t = run(
+            Some(t),
+            Command::Join {
+                player_id: id(i),
+                rating: 1500.0,
+            },
+            NOW,
+        );
+    }
+    let join = |p| Command::Join {
+        player_id: id(p),
+        rating: 1500.0,
+    };
+    assert_eq!(decide(Some(&t), &join(4), NOW), Err(TournamentError::Full));
+    assert_eq!(
+        decide(
+            Some(&t),
+            &Command::Join {
+                player_id: id(4),
+                rating: f64::NAN
+            },
+            NOW
+        ),
+        Err(TournamentError::Rating)
+    );
+    let t = run(Some(t), Command::Withdraw { player_id: id(2) }, NOW);
+    // Its place is free, and it may come back before the start.
+    let t = run(Some(t), join(4), NOW);
+    assert_eq!(decide(Some(&t), &join(2), NOW), Err(TournamentError::Full));
+    assert_eq!(t.rounds(), 2 * 3);
+    let start = NOW + Duration::minutes(30);
+    let round = berger::round(3, 1).expect("a round");
+    let roster = [id(1), id(3), id(4)];
+    let pairings: Vec<PairingMade> = round
+        .games
+        .iter()
+        .enumerate()
+        .map(|(k, &(a, b))| PairingMade {
+            round: 1,
+            match_id: match_id(k as u128),
+            players: [roster[a], roster[b]],
+        })
+        .collect();
+    let t = run(
+        Some(t),
+        Command::StartRound {
+            pairings,
+            byes: vec![],
+        },
+        start,
+    );
+    assert_eq!(t.roster, roster.to_vec());
+    assert_eq!(t.rounds(), 6);
+    assert_eq!(
+        decide(Some(&t), &join(2), start),
         Err(TournamentError::JoiningClosed)
     );
 }
@@ -500,7 +623,15 @@ fn command(kind: u8, player: u128, t: &Tournament, rng: &mut crate::rng::SplitMi
         4 => Command::Withdraw { player_id },
         5 => Command::Pause { player_id },
         6 => Command::Resume { player_id },
-        7..=10 => {
+        // Any two players, for `decide` to refuse whatever breaks a rule.
+        9 | 10 => Command::Pair {
+            pairings: vec![PairingMade {
+                round: 1,
+                match_id: MatchId::from_uuid(Uuid::from_u128(u128::from(rng.next_u64()))),
+                players: [player_id, id(1 + rng.index(12) as u128)],
+            }],
+        },
+        7 | 8 => {
             let idle: Vec<arena::Idle> = t
                 .active()
                 .filter(|e| !t.playing(e.player_id))
