@@ -3,6 +3,8 @@
 //! - an arena pairing wave's CPU time at 1,000, 5,000 and 10,000 idle players
 //!   (`domain::tournaments::arena::pair`);
 //! - a Swiss round of 10,000 players, the first and the fifth (`swiss::pair`);
+//! - the organiser's next arena wave (`organiser::next`: the standings, each idle player's
+//!   history, the pairing) in a folded arena of 10,000 players after 4 and 8 waves of games;
 //! - generated Swiss events (8 to 40 players, 5 to 7 rounds, results drawn from the ratings)
 //!   paired by `swiss::pair`, each round's standings also given to the Dutch oracle
 //!   (`bench/swiss_oracle.py`, caissify-pairings in `bench/.venv-swiss`; skipped, saying so,
@@ -14,13 +16,16 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command as Process, Stdio};
 use std::time::Instant;
 
 use domain::ids::PlayerId;
 use domain::rng::SplitMix64;
 use domain::tournaments::arena::{self, Idle};
 use domain::tournaments::swiss::{self, Entry};
+use domain::tournaments::{
+    Command, Format, Tournament, TournamentCreated, TournamentEvent, decide, evolve, organiser,
+};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -182,7 +187,7 @@ fn index(p: PlayerId) -> usize {
 
 /// The Dutch oracle's pairing of `input`, or why not.
 fn oracle(root: &Path, input: &Value) -> Result<swiss::RoundPairing, String> {
-    let mut child = Command::new(root.join("bench/.venv-swiss/bin/python"))
+    let mut child = Process::new(root.join("bench/.venv-swiss/bin/python"))
         .arg(root.join("bench/swiss_oracle.py"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -229,6 +234,81 @@ fn gaps(event: &Event, pairing: &swiss::RoundPairing) -> u32 {
         .sum()
 }
 
+/// Decides and applies `command` on `t` at `at`.
+fn apply(t: Option<Tournament>, command: &Command, at: time::OffsetDateTime) -> Option<Tournament> {
+    let events = decide(t.as_ref(), command, at).unwrap_or_else(|e| panic!("{e}"));
+    events
+        .iter()
+        .fold(t, |t, e: &TournamentEvent| evolve(t, at, e))
+}
+
+/// A 24-hour arena of 10,000 players, waves of games played to their end: the time of
+/// `organiser::next` with everyone idle after 4 and after 8 waves.
+fn arena_waves(rng: &mut SplitMix64) {
+    let tournament = domain::ids::TournamentId::from_uuid(Uuid::from_u128(44));
+    let start = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000);
+    let mut now = start - time::Duration::minutes(30);
+    let created = TournamentCreated {
+        name: "Marathon".into(),
+        game: domain::games::GameId::FourInARow,
+        format: Format::Arena,
+        starts_at: start,
+        minutes: Some(1440),
+        rounds: None,
+        rated: true,
+        turn_seconds: None,
+        private: false,
+        created_by: id(99_999),
+        max_players: 10_000,
+    };
+    let mut t = apply(None, &Command::Create(created), now);
+    for i in 0..10_000 {
+        let join = Command::Join {
+            player_id: id(i),
+            rating: 1000.0 + rng.index(1200) as f64,
+        };
+        t = apply(t, &join, now);
+    }
+    now = start;
+    t = apply(t, &Command::Start, now);
+    for wave in 1..=8 {
+        let state = t.as_ref().expect("a tournament");
+        let (ms, command) = timed(if wave == 5 || wave == 1 { 3 } else { 1 }, || {
+            organiser::next(tournament, state, now)
+        });
+        if wave == 5 || wave == 1 {
+            println!(
+                "  after {} waves ({} games): {ms:>8.1} ms",
+                wave - 1,
+                state.games.len()
+            );
+        }
+        let command = command.expect("a wave");
+        t = apply(t, &command, now);
+        let Command::Pair { pairings } = command else {
+            panic!("a wave pairs")
+        };
+        now += time::Duration::minutes(2);
+        for p in pairings {
+            let winner = [Some(p.players[0]), Some(p.players[1]), None][rng.index(3)];
+            t = apply(
+                t,
+                &Command::Record {
+                    match_id: p.match_id,
+                    winner,
+                },
+                now,
+            );
+        }
+    }
+    let state = t.as_ref().expect("a tournament");
+    let (ms, _) = timed(3, || organiser::next(tournament, state, now));
+    println!(
+        "  after 8 waves ({} games): {ms:>8.1} ms",
+        state.games.len()
+    );
+}
+
 fn main() {
     let events: usize = std::env::args()
         .nth(1)
@@ -260,6 +340,9 @@ fn main() {
         }
         event.play(&pairing, &mut rng);
     }
+
+    println!("the organiser's next wave in a folded arena of 10,000 (median of 3 runs, ms)");
+    arena_waves(&mut rng);
 
     let root: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

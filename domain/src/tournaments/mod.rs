@@ -28,7 +28,7 @@ pub mod organiser;
 pub mod standings;
 pub mod swiss;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
@@ -271,6 +271,14 @@ pub struct Tournament {
     /// A round robin's players, fixed when it starts (those who had not withdrawn), in the
     /// order they joined.
     pub roster: Vec<PlayerId>,
+    /// Where each entrant is in `entrants`, each player's games in `games` (in order), and each
+    /// match's game: indexes `evolve` keeps, so that a wave over 10,000 players reads each
+    /// player's history without scanning every game.
+    seats: HashMap<PlayerId, usize>,
+    played: HashMap<PlayerId, Vec<usize>>,
+    by_match: HashMap<MatchId, usize>,
+    /// Games without a result.
+    open: usize,
     pub finished: bool,
     pub cancelled: bool,
     /// The stream version.
@@ -400,6 +408,10 @@ impl Tournament {
             byes: Vec::new(),
             removed: Vec::new(),
             roster: Vec::new(),
+            seats: HashMap::new(),
+            played: HashMap::new(),
+            by_match: HashMap::new(),
+            open: 0,
             finished: false,
             cancelled: false,
             version: 0,
@@ -465,7 +477,7 @@ impl Tournament {
     }
 
     pub fn entrant(&self, player: PlayerId) -> Option<&Entrant> {
-        self.entrants.iter().find(|e| e.player_id == player)
+        self.seats.get(&player).map(|&i| &self.entrants[i])
     }
 
     /// Players who may be paired: joined, not paused, withdrawn or removed.
@@ -480,17 +492,31 @@ impl Tournament {
         self.games.iter().filter(|g| g.result.is_none())
     }
 
-    /// Whether `player` is in a game without a result.
+    /// Whether a game is without a result.
+    pub fn has_unfinished(&self) -> bool {
+        self.open > 0
+    }
+
+    /// Whether `player` is in a game without a result (their last: nobody is paired while
+    /// playing).
     pub fn playing(&self, player: PlayerId) -> bool {
-        self.unfinished()
-            .any(|g| g.pairing.players.contains(&player))
+        self.games_of(player)
+            .last()
+            .is_some_and(|g| g.result.is_none())
     }
 
     /// The games `player` played or plays, in order.
-    pub fn games_of(&self, player: PlayerId) -> impl Iterator<Item = &Game> {
-        self.games
-            .iter()
-            .filter(move |g| g.pairing.players.contains(&player))
+    pub fn games_of(&self, player: PlayerId) -> impl DoubleEndedIterator<Item = &Game> {
+        self.played
+            .get(&player)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.games[i])
+    }
+
+    /// The game of `match_id`.
+    pub fn game(&self, match_id: MatchId) -> Option<&Game> {
+        self.by_match.get(&match_id).map(|&i| &self.games[i])
     }
 }
 
@@ -715,14 +741,13 @@ fn check_pairings(
     round: u32,
 ) -> Result<(), TournamentError> {
     let mut seen = HashSet::new();
-    let known: HashSet<MatchId> = t.games.iter().map(|g| g.pairing.match_id).collect();
     for p in pairings {
         if p.round != round {
             return Err(TournamentError::BadPairing(
                 "the round is not the current one",
             ));
         }
-        if known.contains(&p.match_id) || !seen.insert(p.match_id.as_uuid()) {
+        if t.game(p.match_id).is_some() || !seen.insert(p.match_id.as_uuid()) {
             return Err(TournamentError::BadPairing("a match is paired twice"));
         }
     }
@@ -761,7 +786,7 @@ fn start_round(
     } else if status != Status::Running {
         return Err(TournamentError::NotRunning);
     }
-    if t.unfinished().next().is_some() {
+    if t.has_unfinished() {
         return Err(TournamentError::RoundUnderWay);
     }
     let round = t.round + 1;
@@ -846,11 +871,7 @@ fn record(
     match_id: MatchId,
     winner: Option<PlayerId>,
 ) -> Result<Vec<TournamentEvent>, TournamentError> {
-    let game = t
-        .games
-        .iter()
-        .find(|g| g.pairing.match_id == match_id)
-        .ok_or(TournamentError::NoSuchPairing)?;
+    let game = t.game(match_id).ok_or(TournamentError::NoSuchPairing)?;
     if game.result.is_some() {
         return Err(TournamentError::AlreadyRecorded);
     }
@@ -868,7 +889,7 @@ fn finish(
     if status != Status::Running {
         return Err(TournamentError::NotRunning);
     }
-    if t.unfinished().next().is_some() {
+    if t.has_unfinished() {
         return Err(TournamentError::RoundUnderWay);
     }
     if t.ends_at().is_some_and(|end| now < end) {
@@ -890,23 +911,24 @@ pub fn evolve(
     };
     t.version += 1;
     let set = |t: &mut Tournament, player: PlayerId, status: EntrantStatus| {
-        if let Some(e) = t.entrants.iter_mut().find(|e| e.player_id == player) {
-            e.status = status;
+        if let Some(&i) = t.seats.get(&player) {
+            t.entrants[i].status = status;
         }
     };
     match event {
         TournamentEvent::TournamentCreated(_) => {}
-        TournamentEvent::PlayerJoined { player_id, rating } => {
-            match t.entrants.iter_mut().find(|e| e.player_id == *player_id) {
-                Some(e) => e.status = EntrantStatus::Joined,
-                None => t.entrants.push(Entrant {
+        TournamentEvent::PlayerJoined { player_id, rating } => match t.seats.get(player_id) {
+            Some(&i) => t.entrants[i].status = EntrantStatus::Joined,
+            None => {
+                t.seats.insert(*player_id, t.entrants.len());
+                t.entrants.push(Entrant {
                     player_id: *player_id,
                     rating: *rating,
                     joined_at: at,
                     status: EntrantStatus::Joined,
-                }),
+                });
             }
-        }
+        },
         TournamentEvent::PlayerWithdrew { player_id } => {
             set(&mut t, *player_id, EntrantStatus::Withdrawn)
         }
@@ -923,11 +945,19 @@ pub fn evolve(
             }
             t.round = *round;
         }
-        TournamentEvent::PairingMade(p) => t.games.push(Game {
-            pairing: p.clone(),
-            paired_at: at,
-            result: None,
-        }),
+        TournamentEvent::PairingMade(p) => {
+            let i = t.games.len();
+            for player in p.players {
+                t.played.entry(player).or_default().push(i);
+            }
+            t.by_match.insert(p.match_id, i);
+            t.open += 1;
+            t.games.push(Game {
+                pairing: p.clone(),
+                paired_at: at,
+                result: None,
+            });
+        }
         TournamentEvent::ByeGiven {
             round,
             player_id,
@@ -938,8 +968,11 @@ pub fn evolve(
             half_points: *half_points,
         }),
         TournamentEvent::ResultRecorded { match_id, winner } => {
-            if let Some(g) = t.games.iter_mut().find(|g| g.pairing.match_id == *match_id) {
-                g.result = Some(*winner);
+            if let Some(&i) = t.by_match.get(match_id) {
+                if t.games[i].result.is_none() {
+                    t.open -= 1;
+                }
+                t.games[i].result = Some(*winner);
             }
         }
         TournamentEvent::PlayerRemoved {

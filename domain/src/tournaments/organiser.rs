@@ -47,7 +47,7 @@ pub fn next(id: TournamentId, t: &Tournament, now: OffsetDateTime) -> Option<Com
         Status::Open => next_round(id, t),
         Status::Running if t.created.format == Format::Arena => next_in_arena(id, t, now),
         Status::Running => {
-            if t.unfinished().next().is_some() {
+            if t.has_unfinished() {
                 None
             } else if t.round >= t.rounds() {
                 Some(Command::Finish)
@@ -75,7 +75,7 @@ fn pairing(
 fn next_in_arena(id: TournamentId, t: &Tournament, now: OffsetDateTime) -> Option<Command> {
     let end = t.ends_at()?;
     if now >= end {
-        return t.unfinished().next().is_none().then_some(Command::Finish);
+        return (!t.has_unfinished()).then_some(Command::Finish);
     }
     if now >= end - ARENA_CLOSES_BEFORE_END {
         return None;
