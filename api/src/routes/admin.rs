@@ -373,7 +373,8 @@ pub async fn find_players(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let q = query.map_err(input::query_error)?;
-    if q.name.is_empty() || q.name.chars().count() > 32 {
+    // No name holds a control character (sign-up refuses them), and PostgreSQL refuses NUL.
+    if q.name.is_empty() || q.name.chars().count() > 32 || q.name.chars().any(char::is_control) {
         return Err(Invalid::NameToFind.into());
     }
     let client = app.pool.get().await.map_err(unexpected)?;
