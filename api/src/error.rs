@@ -9,6 +9,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
+use domain::tournaments::TournamentError;
 use service::Error;
 use service::reasons::{Illegal, Invalid};
 
@@ -221,6 +222,8 @@ fn code(e: &Error) -> &'static str {
         Error::NotFound(_) => "not_found",
         Error::AlreadyQueued => "already_queued",
         Error::InMatch => "in_match",
+        Error::InTournament => "in_tournament",
+        Error::Tournament(e) => tournament_code(e),
         Error::InRankedMatch | Error::LivePosition => "in_ranked_match",
         Error::RoomFull => "room_full",
         Error::TicketClosed => "ticket_closed",
@@ -237,6 +240,11 @@ fn code(e: &Error) -> &'static str {
 fn status(e: &Error) -> StatusCode {
     match e {
         Error::InvalidRequest(_) | Error::IllegalMove(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::Tournament(e) => match tournament_code(e) {
+            "invalid_request" => StatusCode::UNPROCESSABLE_ENTITY,
+            "not_found" => StatusCode::NOT_FOUND,
+            _ => StatusCode::CONFLICT,
+        },
         Error::Forbidden(_) => StatusCode::FORBIDDEN,
         Error::NotFound(_) => StatusCode::NOT_FOUND,
         Error::NotYourTurn
@@ -244,6 +252,7 @@ fn status(e: &Error) -> StatusCode {
         | Error::MatchFinished
         | Error::AlreadyQueued
         | Error::InMatch
+        | Error::InTournament
         | Error::InRankedMatch
         | Error::LivePosition
         | Error::RoomFull
@@ -275,6 +284,8 @@ fn detail(e: &Error, lang: Lang) -> String {
         Error::NotFound(what) => (what.key(), vec![]),
         Error::AlreadyQueued => ("already_queued", vec![]),
         Error::InMatch => ("in_match", vec![]),
+        Error::InTournament => ("in_tournament", vec![]),
+        Error::Tournament(e) => tournament_detail(e),
         Error::InRankedMatch => ("in_ranked_match", vec![]),
         Error::LivePosition => ("in_ranked_match.position", vec![]),
         Error::RoomFull => ("room_full", vec![]),
@@ -289,6 +300,62 @@ fn detail(e: &Error, lang: Lang) -> String {
         Error::Unexpected(_) => ("internal", vec![]),
     };
     texts::detail(lang, key, &args)
+}
+
+/// The stable code of a tournament's refusal: the bad inputs are `invalid_request`, a missing
+/// tournament `not_found`, what a player can run into a code of its own, and the organiser's
+/// own steps `conflict`.
+fn tournament_code(e: &TournamentError) -> &'static str {
+    use TournamentError::*;
+    match e {
+        Name | StartsAt | Minutes | Rounds | MaxPlayers(_) | Setting | Reason | Rating => {
+            "invalid_request"
+        }
+        Missing => "not_found",
+        Over => "tournament_over",
+        JoiningClosed => "joining_closed",
+        Full => "tournament_full",
+        AlreadyJoined => "already_joined",
+        NotJoined => "not_joined",
+        AlreadyWithdrawn => "already_withdrawn",
+        Removed => "removed",
+        AlreadyPaused => "already_paused",
+        NotPaused => "not_paused",
+        Exists | NotRunning | AlreadyRunning | TooEarly | TooFewPlayers | RoundUnderWay
+        | NoRoundLeft | WrongFormat | BadPairing(_) | NoSuchPairing | AlreadyRecorded
+        | NotAPlayer | Rematch => "conflict",
+    }
+}
+
+/// The text of a tournament's refusal.
+fn tournament_detail(e: &TournamentError) -> (&'static str, Vec<(&'static str, String)>) {
+    use TournamentError::*;
+    let key = match e {
+        Missing => "not_found.tournament",
+        Exists => "tournament.exists",
+        Name => "tournament.name",
+        StartsAt => "tournament.starts_at",
+        Minutes => "tournament.minutes",
+        Rounds => "tournament.rounds",
+        MaxPlayers(most) => return ("tournament.max_players", vec![("max", most.to_string())]),
+        Setting => "tournament.setting",
+        Over => "tournament.over",
+        JoiningClosed => "tournament.joining_closed",
+        Full => "tournament.full",
+        AlreadyJoined => "tournament.already_joined",
+        NotJoined => "tournament.not_joined",
+        AlreadyWithdrawn => "tournament.already_withdrawn",
+        Removed => "tournament.removed",
+        AlreadyPaused => "tournament.already_paused",
+        NotPaused => "tournament.not_paused",
+        Reason => "tournament.reason",
+        Rating => "tournament.rating",
+        NotRunning | AlreadyRunning | TooEarly | TooFewPlayers | RoundUnderWay | NoRoundLeft
+        | WrongFormat | BadPairing(_) | NoSuchPairing | AlreadyRecorded | NotAPlayer | Rematch => {
+            "tournament.step"
+        }
+    };
+    (key, vec![])
 }
 
 #[cfg(test)]
@@ -364,6 +431,7 @@ mod tests {
             Invalid::BanReason,
             Invalid::ReasonLength { max: 500 },
             Invalid::NameToFind,
+            Invalid::Offset,
             Invalid::Side {
                 first: 'R',
                 second: 'Y',
@@ -437,6 +505,7 @@ mod tests {
                 Refused::NoSeat,
                 Refused::ExternalRefresh,
                 Refused::NotRoomMember,
+                Refused::InviteOnly,
                 Refused::Banned,
                 Refused::Confirmation,
             ]
@@ -465,6 +534,7 @@ mod tests {
                 Missing::Asset,
                 Missing::Job,
                 Missing::Checkpoint,
+                Missing::Tournament,
             ]
             .map(|r| ApiError::Core(Error::NotFound(r))),
         );
@@ -487,6 +557,7 @@ mod tests {
                 Error::MatchFinished,
                 Error::AlreadyQueued,
                 Error::InMatch,
+                Error::InTournament,
                 Error::InRankedMatch,
                 Error::LivePosition,
                 Error::RoomFull,
@@ -500,6 +571,45 @@ mod tests {
             ]
             .map(ApiError::Core),
         );
+        {
+            use TournamentError::*;
+            all.extend(
+                [
+                    Missing,
+                    Exists,
+                    Name,
+                    StartsAt,
+                    Minutes,
+                    Rounds,
+                    MaxPlayers(16),
+                    Setting,
+                    Over,
+                    JoiningClosed,
+                    Full,
+                    AlreadyJoined,
+                    NotJoined,
+                    AlreadyWithdrawn,
+                    Removed,
+                    AlreadyPaused,
+                    NotPaused,
+                    NotRunning,
+                    AlreadyRunning,
+                    TooEarly,
+                    TooFewPlayers,
+                    RoundUnderWay,
+                    NoRoundLeft,
+                    WrongFormat,
+                    BadPairing("x"),
+                    NoSuchPairing,
+                    AlreadyRecorded,
+                    NotAPlayer,
+                    Reason,
+                    Rating,
+                    Rematch,
+                ]
+                .map(|e| ApiError::Core(Error::Tournament(e))),
+            );
+        }
         all.extend([
             ApiError::MalformedJson(Some((1, 5))),
             ApiError::MalformedJson(None),

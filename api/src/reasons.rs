@@ -112,6 +112,7 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::BanReason => ("invalid.ban_reason", vec![]),
         Invalid::ReasonLength { max } => ("invalid.reason_length", vec![arg("max", max)]),
         Invalid::NameToFind => ("invalid.name_to_find", vec![]),
+        Invalid::Offset => ("invalid.offset", vec![]),
         Invalid::Side {
             first,
             second,
@@ -290,6 +291,7 @@ impl Keyed for Refused {
             Refused::NoSeat => "forbidden.no_seat",
             Refused::ExternalRefresh => "forbidden.external_refresh",
             Refused::NotRoomMember => "forbidden.not_room_member",
+            Refused::InviteOnly => "forbidden.invite_only",
             Refused::Banned => "forbidden.banned",
             Refused::Confirmation => "forbidden.confirmation",
         }
@@ -324,6 +326,7 @@ impl Keyed for Missing {
             Missing::Projection => "not_found.projection",
             Missing::Asset => "not_found.asset",
             Missing::Checkpoint => "not_found.checkpoint",
+            Missing::Tournament => "not_found.tournament",
         }
     }
 }

@@ -440,14 +440,31 @@ fn audit_ratings(
     let exclude = service::checks::player_list(exclude)
         .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
     let runtime = tokio::runtime::Runtime::new()?;
-    let report = runtime.block_on(async {
+    let (report, tournaments) = runtime.block_on(async {
         let log = open_log(&db).await?;
-        anyhow::Ok(projections::audit::ratings(&log, game, &exclude).await?)
+        let ratings = projections::audit::ratings(&log, game, &exclude).await?;
+        let tournaments = projections::audit::tournaments(&log).await?;
+        anyhow::Ok((ratings, tournaments))
     })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", audit_table(&report));
+        println!(
+            "tournaments: {} recounted from the log, {} standing lines checked, {} mismatch(es)",
+            tournaments.tournaments,
+            tournaments.lines_checked,
+            tournaments.mismatches.len()
+        );
+        for m in &tournaments.mismatches {
+            println!("tournament mismatch: {m}");
+        }
+    }
+    if !tournaments.mismatches.is_empty() {
+        return Err(anyhow::anyhow!(
+            "the audit found {} tournament standing mismatch(es)",
+            tournaments.mismatches.len()
+        ));
     }
     if report.mismatches.is_empty() && report.chains_ok {
         Ok(())

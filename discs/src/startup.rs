@@ -266,6 +266,7 @@ fn app_state(
             // does not hold back the wave that would pair them.
             wave_pool: database::pool(database::settings(url)?, 2)?,
         },
+        tournaments: service::tournaments::Tournaments::new(path.clone()),
         analysis: Analyses {
             path,
             jobs: Arc::new(Jobs::new(
@@ -362,6 +363,9 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
     )));
     background.push(tokio::spawn(service::ranked::waves_forever(
         state.ranked.clone(),
+    )));
+    background.push(tokio::spawn(service::tournaments::organiser::run_forever(
+        state.tournaments.clone(),
     )));
     background.push(tokio::spawn(service::history::run_forever(
         state.pool.clone(),

@@ -69,7 +69,7 @@ pub use error::{AppendError, Error};
 pub use heads::{HeadAppend, HeadArguments, HeadBatch};
 pub use read::{
     Checkpoint, RecordedEvent, count_of_type, first_events, first_values, last_of_types,
-    last_position,
+    last_position, stream_events,
 };
 pub use tree::{Leaf, TreeHead};
 pub use verify::{BrokenLink, ChainReport, LinkProblem};

@@ -376,6 +376,21 @@ const LAST_OF_TYPES: &str = "SELECT e.tx::text::bigint, e.position FROM events e
 // Reads for the log's readers that keep their own transaction (a projection reads inside the
 // one that moves its checkpoint): on the caller's client.
 
+/// The events of `stream` after version `after` up to version `upto`, by version, on the
+/// caller's client: what a projection folds of an aggregate inside its own transaction.
+pub async fn stream_events(
+    client: &impl GenericClient,
+    stream: &str,
+    after: i64,
+    upto: i64,
+) -> Result<Vec<RecordedEvent>, Error> {
+    let rows = client.query(READ_STREAM, &[&stream, &after]).await?;
+    rows.iter()
+        .filter(|r| r.get::<_, i64>(3) <= upto)
+        .map(event_from_row)
+        .collect()
+}
+
 /// The first event (version 1) of each of `streams` that has one, in no particular order.
 pub async fn first_events(
     client: &impl GenericClient,

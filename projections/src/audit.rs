@@ -642,3 +642,9 @@ pub async fn flags(log: &EventLog, rules: FlagRules) -> Result<Flags, Error> {
     }
     Ok(Flags { rules, flags })
 }
+
+/// Recounts every tournament's standings from the log and diffs them against the projection
+/// (see [`crate::tournaments::audit`]).
+pub async fn tournaments(log: &EventLog) -> Result<crate::tournaments::TournamentsAudit, Error> {
+    crate::tournaments::audit(log).await
+}

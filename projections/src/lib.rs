@@ -1,5 +1,5 @@
 //! The read models of discs, projected from the event log: Glicko-2 ratings, match history,
-//! leaderboards and the queue (SPEC §4), the opening explorer, with the runner that keeps them current, rebuilds that
+//! leaderboards and the queue (SPEC §4), the opening explorer, the tournaments' standings, with the runner that keeps them current, rebuilds that
 //! replace them without a gap, and the admins' rating audits.
 //!
 //! # Exactly once
@@ -24,6 +24,7 @@ pub mod rebuild;
 pub mod runner;
 mod standings;
 mod tables;
+pub mod tournaments;
 
 pub use runner::{Batch, Hook, Runner, Stage};
 
@@ -61,15 +62,17 @@ pub enum Projection {
     Leaderboards,
     Queue,
     Explorer,
+    Tournaments,
 }
 
 impl Projection {
-    pub const ALL: [Projection; 5] = [
+    pub const ALL: [Projection; 6] = [
         Projection::Ratings,
         Projection::History,
         Projection::Leaderboards,
         Projection::Queue,
         Projection::Explorer,
+        Projection::Tournaments,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +82,7 @@ impl Projection {
             Projection::Leaderboards => "leaderboards",
             Projection::Queue => "queue",
             Projection::Explorer => "explorer",
+            Projection::Tournaments => "tournaments",
         }
     }
 
@@ -90,6 +94,9 @@ impl Projection {
             Projection::Leaderboards => &["leaderboard"],
             Projection::Queue => &["queue_tickets", "queue_pairs"],
             Projection::Explorer => &["explorer_moves", "explorer_games", "explorer_ratings"],
+            Projection::Tournaments => {
+                &["tournaments", "tournament_standings", "tournament_pairings"]
+            }
         }
     }
 
@@ -101,6 +108,7 @@ impl Projection {
             | Projection::Leaderboards
             | Projection::Explorer => &["match_created", "match_ended"],
             Projection::Queue => &["ticket_opened", "ticket_cancelled", "ticket_matched"],
+            Projection::Tournaments => &domain::tournaments::TournamentEvent::TYPES,
         }
     }
 
@@ -123,7 +131,7 @@ impl FromStr for Projection {
             .into_iter()
             .find(|p| p.name() == s)
             .ok_or_else(|| {
-                format!("unknown projection `{s}` (ratings, history, leaderboards, queue)")
+                format!("unknown projection `{s}` (ratings, history, leaderboards, queue, explorer, tournaments)")
             })
     }
 }

@@ -130,7 +130,7 @@ async fn run(
         tx.batch_execute(&format!("SET LOCAL search_path TO {SHADOW}, public"))
             .await?;
         if !events.is_empty() {
-            tables::apply(&tx, p, &events, runner.explorer_plies()).await?;
+            tables::apply(&tx, p, &events, runner.explorer_plies(), runner.folds()).await?;
             applied += events.len() as u64;
             if let Some(last) = events.last() {
                 checkpoint = last.checkpoint();
@@ -164,7 +164,7 @@ async fn run(
                 .await?;
             let Some(last) = late.last() else { break };
             checkpoint = last.checkpoint();
-            tables::apply(&tx, p, &late, runner.explorer_plies()).await?;
+            tables::apply(&tx, p, &late, runner.explorer_plies(), runner.folds()).await?;
             applied += late.len() as u64;
         }
         let mut swap = String::from("SET LOCAL search_path TO public;");

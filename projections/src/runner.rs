@@ -70,6 +70,8 @@ pub struct Runner {
     batch: i64,
     hook: Option<Hook>,
     explorer_plies: crate::explorer::Plies,
+    /// The tournaments this runner folded, at the version of its last batch.
+    folds: std::sync::Arc<crate::tournaments::Folds>,
 }
 
 impl Runner {
@@ -79,7 +81,13 @@ impl Runner {
             batch: 2000,
             hook: None,
             explorer_plies: crate::explorer::Plies::default(),
+            folds: Default::default(),
         }
+    }
+
+    /// The tournaments this runner folded (see [`crate::tournaments`]).
+    pub fn folds(&self) -> &crate::tournaments::Folds {
+        &self.folds
     }
 
     /// How many plies of each game the explorer counts (the defaults otherwise).
@@ -169,7 +177,7 @@ impl Runner {
             return Ok(false);
         }
         if !events.is_empty() {
-            tables::apply(&tx, p, events, &self.explorer_plies).await?;
+            tables::apply(&tx, p, events, &self.explorer_plies, &self.folds).await?;
         }
         if let Some(hook) = &self.hook
             && !hook(Stage::Applied, p)

@@ -24,6 +24,7 @@ pub async fn apply(
     projection: Projection,
     events: &[RecordedEvent],
     explorer_plies: &crate::explorer::Plies,
+    folds: &crate::tournaments::Folds,
 ) -> Result<(), Error> {
     match projection {
         Projection::Ratings => {
@@ -43,6 +44,7 @@ pub async fn apply(
             queue_assessments(client, &finished).await
         }
         Projection::Queue => apply_queue(client, events).await,
+        Projection::Tournaments => crate::tournaments::apply(client, events, folds).await,
         Projection::Explorer => {
             let finished = facts::finished_in(client, events).await?;
             crate::explorer::apply(client, &finished, explorer_plies).await

@@ -33,6 +33,12 @@ pub enum Error {
     AlreadyQueued,
     #[error("already in a match")]
     InMatch,
+    /// A ranked ticket asked by a player in a tournament that has started.
+    #[error("playing a tournament")]
+    InTournament,
+    /// A tournament command its state refuses (or its input does not allow).
+    #[error("tournament: {0}")]
+    Tournament(domain::tournaments::TournamentError),
     /// Analysis asked by a player seated in an active ranked match (fair play: the server never
     /// helps a player during a ranked game).
     #[error("seated in an active ranked match")]

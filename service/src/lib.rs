@@ -11,7 +11,8 @@
 //! core plus the play settings, the match cache, the committer, the fan-out and the search cap);
 //! `standing`; the services, each with the context it needs (`analysis`: `Analyses`, the live
 //! path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool, schedule and
-//! wake-up; `rooms`, `explorer`, `history`, `closing`); [`state`] (`AppState`, composing every
+//! wake-up; `rooms`, `explorer`, `history`, `closing`; `tournaments`: `Tournaments`, the live path plus
+//! the folds it read and the organiser's wake-up); [`state`] (`AppState`, composing every
 //! context, for the edge and the loops) and `workers` above it. A service takes the narrowest
 //! context it uses, never `AppState`.
 
@@ -36,6 +37,7 @@ pub mod searches;
 pub mod secrets;
 pub mod standing;
 pub mod state;
+pub mod tournaments;
 pub mod views;
 pub mod workers;
 

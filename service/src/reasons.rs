@@ -82,6 +82,8 @@ pub enum Invalid {
     },
     /// A player search with no name to look for.
     NameToFind,
+    /// A negative offset in a page's query.
+    Offset,
     Side {
         first: char,
         second: char,
@@ -145,6 +147,8 @@ pub enum Refused {
     NoSeat,
     ExternalRefresh,
     NotRoomMember,
+    /// A private tournament is joined with its invite code.
+    InviteOnly,
     /// An admin banned the player from ranked play and rooms.
     Banned,
     /// An account's closing confirmed with a confirmation that is not this account's, or expired.
@@ -176,6 +180,7 @@ pub enum Missing {
     Asset,
     Job,
     Checkpoint,
+    Tournament,
 }
 
 /// What is in progress (`match_active`).

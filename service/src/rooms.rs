@@ -19,7 +19,7 @@ use crate::reasons::{Active, Invalid, Missing, Refused};
 use crate::views::MatchView;
 
 /// Invite codes: no letters or digits that read alike (0/O, 1/I/L).
-const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+pub(crate) const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 
 /// A room as stored.
 pub struct Room {
@@ -133,7 +133,7 @@ pub async fn create(
 /// Six characters from the operating system's random source (a code derived from anything a
 /// client knows could be guessed; a retried creation finds its room through its
 /// `Idempotency-Key` answer instead).
-fn invite_code() -> String {
+pub(crate) fn invite_code() -> String {
     let bytes = Uuid::new_v4().into_bytes();
     bytes[..6]
         .iter()

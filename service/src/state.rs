@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::analysis::Analyses;
 use crate::history::History;
 use crate::ranked::Ranked;
+use crate::tournaments::Tournaments;
 
 /// Shared by every handler and worker; cheap to clone.
 #[derive(Clone)]
@@ -18,6 +19,8 @@ pub struct AppState {
     pub analysis: Analyses,
     /// The matchmaking waves, over the live path.
     pub ranked: Ranked,
+    /// The tournaments' folds and organiser, over the live path.
+    pub tournaments: Tournaments,
     /// The checkpoint signer and the ledger of closed accounts (kept outside the database).
     pub history: Arc<History>,
     /// The projections of this database (followed through the live tail).

@@ -133,6 +133,8 @@ async fn serve(
     let mut config = helpers::config(db_url);
     config.edge.addr = format!("127.0.0.1:{port}");
     config.core.no_workers = false;
+    // The shipped pool: every projection's runner holds a connection for its lock.
+    config.core.db.pool_size = 16;
     config.edge.shutdown_seconds = 1;
     let app = Application::build(config)
         .await

@@ -26,3 +26,4 @@ mod rooms;
 mod service;
 mod site;
 mod stream;
+mod tournaments;

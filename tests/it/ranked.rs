@@ -499,6 +499,34 @@ async fn a_rebuild_ends_byte_identical_to_the_live_tables() {
     let players = league(&app, 6).await;
     app.solo(&players[0], "reversi", json!({"cpu_level": 1}))
         .await;
+    // A tournament under way, for the tournaments projection: a row, lines and a pairing.
+    let admin = app.admin("Arbiter").await;
+    let starts = app.state.now() + time::Duration::minutes(1);
+    let created = app
+        .post(
+            "/v1/tournaments",
+            &admin.token,
+            json!({"game": "reversi", "format": "arena", "name": "Rebuilt", "minutes": 30,
+                   "starts_at": starts.format(&time::format_description::well_known::Rfc3339)
+                       .expect("a time")}),
+        )
+        .await;
+    let tournament = created.body["tournament_id"].as_str().expect("an id");
+    for p in &players[2..4] {
+        let joined = app
+            .post(
+                &format!("/v1/tournaments/{tournament}/join"),
+                &p.token,
+                json!({}),
+            )
+            .await;
+        assert_eq!(joined.status, StatusCode::OK, "{:?}", joined.body);
+    }
+    app.clock.advance(time::Duration::minutes(1));
+    let pass = service::tournaments::organiser::organise(&app.state.tournaments)
+        .await
+        .expect("the organiser runs");
+    assert_eq!(pass.pairings, 1);
     // A ticket left waiting and one cancelled, for the queue projection.
     app.post("/v1/queue", &players[0].token, json!({"game": "reversi"}))
         .await;

@@ -21,6 +21,7 @@ pub mod players;
 pub mod queue;
 pub mod rooms;
 pub mod stream;
+pub mod tournaments;
 
 /// One documented route.
 pub struct RouteDoc {
@@ -79,6 +80,7 @@ pub enum Tag {
     Leaderboards,
     Queue,
     Rooms,
+    Tournaments,
     Matches,
     Analysis,
     Admin,
@@ -88,12 +90,13 @@ pub enum Tag {
 }
 
 impl Tag {
-    pub const ALL: [Tag; 11] = [
+    pub const ALL: [Tag; 12] = [
         Tag::Players,
         Tag::Games,
         Tag::Leaderboards,
         Tag::Queue,
         Tag::Rooms,
+        Tag::Tournaments,
         Tag::Matches,
         Tag::Analysis,
         Tag::Admin,
@@ -110,6 +113,7 @@ impl Tag {
             Tag::Leaderboards => "leaderboards",
             Tag::Queue => "queue",
             Tag::Rooms => "rooms",
+            Tag::Tournaments => "tournaments",
             Tag::Matches => "matches",
             Tag::Analysis => "analysis",
             Tag::Admin => "admin",
@@ -134,6 +138,9 @@ impl Tag {
             }
             Tag::Rooms => {
                 "Private rooms: invite by code, change settings between matches, start matches and rematches (alone, against the CPU)."
+            }
+            Tag::Tournaments => {
+                "Arenas, Swiss tournaments and round robins over ordinary matches: create (admins public ones, any player a private one with an invite code), list, join, withdraw, pause and resume; standings with tie-breaks, pairings by round, your current match, and the tournament's event stream to open your next game."
             }
             Tag::Matches => {
                 "Solo matches against the CPU, and playing any match: the view, moves, leaving, returning, resigning, presence, the events, the replay and the live stream."
@@ -254,6 +261,19 @@ routes! {
     patch "/v1/rooms/{room_id}" => rooms::patch, id = changeRoomSettings, tag = Rooms, 200, auth = true, body = Some(of::<rooms::Patch>), query = NONE, reply = Json(of::<rooms::RoomView>), "Change a room's settings between matches.";
     post "/v1/rooms/{code}/join" => rooms::join, id = joinRoom, tag = Rooms, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<rooms::RoomView>), "Join a room by its invite code (two members at most).";
     post "/v1/rooms/{room_id}/matches" => rooms::start, id = startRoomMatch, tag = Rooms, 201, auth = true, body = Some(of::<rooms::StartBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Start a match or a rematch in a room; alone, against the CPU.";
+    post "/v1/tournaments" => tournaments::create, id = createTournament, tag = Tournaments, 201, auth = true, body = Some(of::<tournaments::NewTournament>), query = NONE, reply = Json(of::<service::tournaments::views::TournamentView>), "Create a tournament: an arena (`minutes`, 10-1440: idle players are paired continuously until a minute before the end; win 2, draw 1, doubled after two wins in a row), a Swiss tournament (`rounds`, 3-50) or a round robin (up to 16 players, each pair twice with the first move swapped); `rated` games move Glicko-2 ratings as ranked ones do. Admins create public tournaments; any player a private one, answered with its invite `code`. Players join from an hour before `starts_at`.";
+    get "/v1/tournaments" => tournaments::index, id = listTournaments, tag = Tournaments, 200, auth = true, body = NONE, query = Some(fields::<tournaments::ListQuery>), reply = Json(of::<tournaments::TournamentList>), "Public tournaments: upcoming (soonest first), running or finished (latest first), by game; paged with `before`.";
+    get "/v1/tournaments/{id}" => tournaments::get, id = getTournament, tag = Tournaments, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::tournaments::views::TournamentView>), "A tournament, with your place and your game under way (`me.match_id`: open it); a private one's code to its creator and players. A player's read counts as following the tournament.";
+    post "/v1/tournaments/join/{code}" => tournaments::join_by_code, id = joinTournamentByCode, tag = Tournaments, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<tournaments::Membership>), "Join a private tournament by its invite code.";
+    post "/v1/tournaments/{id}/join" => tournaments::join, id = joinTournament, tag = Tournaments, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<tournaments::Membership>), "Join a public tournament (from an hour before its start; an arena until near its end, a Swiss tournament until half its rounds, with a half-point bye per round missed). While a tournament of yours runs, the ranked queue refuses you (409 in_tournament).";
+    post "/v1/tournaments/{id}/withdraw" => tournaments::withdraw, id = withdrawFromTournament, tag = Tournaments, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<tournaments::Membership>), "Withdraw: you are not paired again; your games stand.";
+    post "/v1/tournaments/{id}/pause" => tournaments::pause, id = pauseInTournament, tag = Tournaments, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<tournaments::Membership>), "Pause: you are not paired until you resume. An arena player who follows the tournament neither by its stream nor by a heartbeat or read for two minutes is paused by the organiser.";
+    post "/v1/tournaments/{id}/resume" => tournaments::resume, id = resumeInTournament, tag = Tournaments, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<tournaments::Membership>), "Resume after a pause.";
+    post "/v1/tournaments/{id}/heartbeat" => tournaments::heartbeat, id = followTournament, tag = Tournaments, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<tournaments::Membership>), "Say you follow the tournament (writes no event).";
+    get "/v1/tournaments/{id}/standings" => tournaments::get_standings, id = getTournamentStandings, tag = Tournaments, 200, auth = true, body = NONE, query = Some(fields::<tournaments::StandingsQuery>), reply = Json(of::<service::tournaments::views::StandingsPage>), "The standings, paged, with your own line: score, games, wins, draws, losses, the current streak (on fire: the next arena win scores double), the tie-breaks (performance; Buchholz and Sonneborn-Berger) and each player's status; a projection of the log, audited like ratings.";
+    get "/v1/tournaments/{id}/pairings" => tournaments::get_pairings, id = listTournamentPairings, tag = Tournaments, 200, auth = true, body = NONE, query = Some(fields::<tournaments::PairingsQuery>), reply = Json(of::<tournaments::Pairings>), "Pairings and byes, oldest first: of a round, of a player, or the latest; each with its match, who moves first, and its result.";
+    get "/v1/tournaments/{id}/stream" => tournaments::stream, id = streamTournament, tag = Tournaments, 200, auth = true, body = NONE, query = NONE, reply = EventStream, "Server-sent events of the tournament's stream: `pairing`, `result`, `standings` (read them again) and `status`, each with its version as id; resumable with Last-Event-ID. An open stream counts as following the tournament.";
+    post "/v1/admin/tournaments/{id}/removals" => tournaments::remove, id = removeFromTournament, tag = Admin, 201, auth = true, body = Some(of::<tournaments::RemovalBody>), query = NONE, reply = Json(of::<tournaments::Removed>), "Admin: remove a player from a tournament, with a reason (an event of its stream): every game of theirs is scored as a forfeit, every pairing kept, every standing and tie-break recomputed from the log; the answer is each player's rank and score before and after.";
     post "/v1/matches" => matches::create_solo, id = createSoloMatch, tag = Matches, 201, auth = true, body = Some(of::<matches::NewSolo>), query = NONE, reply = Json(of::<service::views::MatchView>), "Start a solo match against the CPU.";
     get "/v1/matches/{id}" => matches::get, id = getMatch, tag = Matches, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::views::MatchView>), "The match view.";
     post "/v1/matches/{id}/moves" => matches::post_move, id = playMove, tag = Matches, 200, auth = true, body = Some(of::<matches::MoveBody>), query = NONE, reply = Json(of::<service::views::MatchView>), "Play a move; answers with the view right after it (the CPU's reply follows).";
@@ -273,6 +293,7 @@ routes! {
     get "/v1/checkpoints/{seq}" => history::get, id = getCheckpoint, tag = History, 200, auth = false, body = NONE, query = NONE, reply = Json(of::<service::history::SignedCheckpoint>), "A signed checkpoint by its number.";
     get "/v1/matches/{id}/stream" => stream::stream, id = streamMatch, tag = Matches, 200, auth = true, body = NONE, query = NONE, reply = EventStream, "Server-sent events: each new event with the match view; resumable with Last-Event-ID.";
     get "/v1/admin/audits/ratings" => admin::audit_ratings, id = auditRatings, tag = Admin, 200, auth = true, body = NONE, query = Some(fields::<admin::AuditQuery>), reply = Json(of::<projections::audit::RatingsAudit>), "Admin: recompute every rating from the log and diff it against the projection; verify every hash chain; a what-if without some players.";
+    get "/v1/admin/audits/tournaments" => tournaments::audit, id = auditTournaments, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<projections::tournaments::TournamentsAudit>), "Admin: recount every tournament's standings and tie-breaks from the log (each at the version its projection has read) and diff them against the projection, line by line.";
     get "/v1/admin/players/{id}/ratings/{game}/explain" => admin::explain, id = explainRating, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::Explained>), "Admin: a player's rating step by step, each with its match and event positions, and log_check: whether the ratings recomputed from the log give the same steps (else the first diverging match).";
     get "/v1/admin/flags" => admin::flags, id = listFlags, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<projections::audit::Flags>), "Admin: suspicious patterns (repeated pairs with alternating results, very short lost games, engine assistance: optimal moves at critical positions beyond what the player's rating leads to expect, by a pooled test and a test over games, with the suspect games) and the thresholds used.";
     get "/v1/admin/queue/stats" => admin::queue_stats, id = getQueueStats, tag = Admin, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<admin::QueueStats>), "Admin: per pool, waiting tickets, wait and rating-gap percentiles, repeat-pair rate, waves run; and the allowed-gap schedule.";
@@ -290,7 +311,7 @@ routes! {
 /// The routes that honour an `Idempotency-Key` (their handlers go through
 /// `idempotency::command*`, or the sign-up's own keyed path): the only ones the document
 /// offers it on.
-pub const KEYED: [(&str, &str); 12] = [
+pub const KEYED: [(&str, &str); 19] = [
     ("post", "/v1/players"),
     ("post", "/v1/queue"),
     ("post", "/v1/rooms"),
@@ -303,6 +324,13 @@ pub const KEYED: [(&str, &str); 12] = [
     ("post", "/v1/matches/{id}/return"),
     ("post", "/v1/matches/{id}/resign"),
     ("post", "/v1/analysis/jobs"),
+    ("post", "/v1/tournaments"),
+    ("post", "/v1/tournaments/join/{code}"),
+    ("post", "/v1/tournaments/{id}/join"),
+    ("post", "/v1/tournaments/{id}/withdraw"),
+    ("post", "/v1/tournaments/{id}/pause"),
+    ("post", "/v1/tournaments/{id}/resume"),
+    ("post", "/v1/admin/tournaments/{id}/removals"),
 ];
 
 async fn openapi(_: ByAddress) -> HttpResponse {

@@ -38,14 +38,7 @@ pub async fn stream(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id: MatchId = checks::id(&path)?;
-    let after = match req.headers().get("last-event-id") {
-        None => 0,
-        Some(v) => v
-            .to_str()
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .ok_or_else(|| Error::InvalidRequest(Invalid::LastEventId))?,
-    };
+    let after = last_event_id(&req)?;
     let loaded = play::load(&app, id).await?;
     let seat = loaded.seat_of(auth.player);
     let viewer = app.live.view(auth.player, id, seat.is_some())?;
@@ -55,21 +48,38 @@ pub async fn stream(
         .current(play::load_with_events(&app, id))
         .await?;
     let history = history(&app, id, after, &current, read).await?;
-    let (tx, mut rx) = mpsc::channel::<web::Bytes>(16);
+    let (tx, rx) = mpsc::channel::<web::Bytes>(16);
     let app = app.app.clone();
     actix_web::rt::spawn(async move {
         if let Err(e) = pump(app, viewer, current, history, seat, auth.player, tx).await {
             tracing::debug!(error = %e, "event stream ended");
         }
     });
+    Ok(events_response(rx))
+}
+
+/// The version after which a client resumes (`Last-Event-ID`; 0 without one).
+pub fn last_event_id(req: &HttpRequest) -> Result<u64, Error> {
+    match req.headers().get("last-event-id") {
+        None => Ok(0),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .ok_or(Error::InvalidRequest(Invalid::LastEventId)),
+    }
+}
+
+/// A server-sent events answer of the frames `rx` receives.
+pub fn events_response(mut rx: mpsc::Receiver<web::Bytes>) -> HttpResponse {
     let body = futures_util::stream::poll_fn(move |cx| {
         rx.poll_recv(cx).map(|b| b.map(Ok::<_, actix_web::Error>))
     });
-    Ok(HttpResponse::Ok()
+    HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
-        .streaming(body))
+        .streaming(body)
 }
 
 /// The frames after the client's last event up to the version the fan-out has sent: from the

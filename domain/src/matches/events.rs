@@ -36,6 +36,8 @@ pub enum FirstMoveRule {
     FewerStarts,
     /// A recorded coin flip (`first: random`, or a ranked tie): `heads` means seat 1 starts.
     CoinFlip { heads: bool },
+    /// A tournament's pairing: the organiser named who starts (seat 1).
+    Pairing,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

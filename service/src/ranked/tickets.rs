@@ -118,8 +118,8 @@ pub async fn current_rating(
 }
 
 /// `POST /v1/queue`: opens a ticket for `player` in the pool, unless an admin banned them
-/// (`forbidden`), they already have one open (`already_queued`) or are playing a ranked match
-/// (`in_match`).
+/// (`forbidden`), they already have one open (`already_queued`), are playing a ranked match
+/// (`in_match`) or a tournament that has started (`in_tournament`).
 pub async fn open_ticket(
     app: &Ranked,
     player: PlayerId,
@@ -158,6 +158,16 @@ pub async fn open_ticket(
             return own_ticket(app, player, id).await;
         }
         return Err(Error::AlreadyQueued);
+    }
+    let in_tournament = tx
+        .query_opt(
+            "SELECT 1 FROM tournament_seats WHERE player_id = $1 AND starts_at <= $2 LIMIT 1",
+            &[&player.as_uuid(), &now],
+        )
+        .await
+        .map_err(unexpected)?;
+    if in_tournament.is_some() {
+        return Err(Error::InTournament);
     }
     if let Some(m) = in_match {
         let loaded = play::load(app, MatchId::from_uuid(m)).await?;

@@ -74,13 +74,22 @@ async fn busy_pools(app: &Ranked) -> Result<Vec<Pool>, Error> {
 async fn open_tickets(
     client: &deadpool_postgres::Client,
     pool: Pool,
+    now: OffsetDateTime,
 ) -> Result<Vec<Waiting>, tokio_postgres::Error> {
+    // A player whose tournament has started waits: they are not in the queue meanwhile.
     let rows = client
         .query(
-            "SELECT ticket_id, player_id, rating, deviation, opened_at FROM queue_slots \
-              WHERE ticket_id IS NOT NULL AND game = $1 AND turn_seconds = $2 \
-              ORDER BY opened_at, ticket_id",
-            &[&pool.game.as_str(), &TurnSeconds::code(pool.turn_seconds)],
+            "SELECT s.ticket_id, s.player_id, s.rating, s.deviation, s.opened_at \
+               FROM queue_slots s \
+              WHERE s.ticket_id IS NOT NULL AND s.game = $1 AND s.turn_seconds = $2 \
+                AND NOT EXISTS (SELECT 1 FROM tournament_seats t \
+                                 WHERE t.player_id = s.player_id AND t.starts_at <= $3) \
+              ORDER BY s.opened_at, s.ticket_id",
+            &[
+                &pool.game.as_str(),
+                &TurnSeconds::code(pool.turn_seconds),
+                &now,
+            ],
         )
         .await?;
     Ok(rows
@@ -119,7 +128,7 @@ pub async fn run_wave(app: &Ranked, pool: Pool) -> Result<WaveReport, Error> {
     let started = std::time::Instant::now();
     let now = app.now();
     let client = app.wave_pool.get().await.map_err(unexpected)?;
-    let waiting = open_tickets(&client, pool).await.map_err(unexpected)?;
+    let waiting = open_tickets(&client, pool, now).await.map_err(unexpected)?;
     let players: Vec<PlayerId> = waiting.iter().map(|t| t.player).collect();
     // Each player's previous ranked opponent and first moves in their last 10 ranked games.
     let previous = projections::queries::ranked_pasts(&client, pool.game, &players)
@@ -416,7 +425,7 @@ fn pairing_appends(
 }
 
 /// A match just created from `events`, as the command path knows it (for its work row).
-fn created(id: MatchId, events: &[MatchEvent], now: OffsetDateTime) -> Loaded {
+pub(crate) fn created(id: MatchId, events: &[MatchEvent], now: OffsetDateTime) -> Loaded {
     let mut state = MatchState::default();
     for e in events {
         evolve(

@@ -1,0 +1,625 @@
+//! The tournaments' routes over `service::tournaments`: create (admins public ones, any player a
+//! private one with an invite code), list, read (with the reader's place and current match),
+//! join, withdraw, pause, resume, heartbeat, standings, pairings, the event stream, and an
+//! admin's removal with its what-if.
+
+use std::time::Duration;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+
+use domain::games::GameId;
+use domain::ids::{PlayerId, TournamentId};
+use domain::matches::TurnSeconds;
+use domain::tournaments::{EntrantStatus, Format, Tournament};
+use eventlog::RecordedEvent;
+use service::Error;
+use service::answers::Body;
+use service::checks;
+use service::reasons::Invalid;
+use service::tournaments::views::{
+    Listed, Listing, PairingView, StandingsPage, TournamentView, list, pairings, standings,
+};
+use service::tournaments::{self as tournaments, Tournaments, commands};
+
+use crate::auth::Auth;
+use crate::error::ApiError;
+use crate::idempotency;
+use crate::input;
+use crate::state::ApiState;
+
+/// The turn limit of a tournament's games when its settings do not say (`null`: none).
+fn default_turn_seconds() -> Option<TurnSeconds> {
+    TurnSeconds::try_from(30).ok()
+}
+
+/// A tournament's game settings.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "TournamentSettings")]
+pub struct TournamentSettings {
+    /// Each game's turn limit, 30 by default; `null` for none.
+    #[serde(default = "default_turn_seconds")]
+    turn_seconds: Option<TurnSeconds>,
+}
+
+impl Default for TournamentSettings {
+    fn default() -> Self {
+        TournamentSettings {
+            turn_seconds: default_turn_seconds(),
+        }
+    }
+}
+
+/// `POST /v1/tournaments`: the body.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "CreateTournamentRequest")]
+pub struct NewTournament {
+    game: GameId,
+    format: Format,
+    /// 1 to 60 characters.
+    name: String,
+    /// In the future, within 90 days (RFC 3339). Players may join from an hour before.
+    #[serde(with = "time::serde::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
+    starts_at: OffsetDateTime,
+    /// An arena's length, 10 to 1440.
+    minutes: Option<u32>,
+    /// A Swiss tournament's rounds, 3 to 50.
+    rounds: Option<u32>,
+    /// Whether its games move Glicko-2 ratings (as ranked ones do).
+    #[serde(default)]
+    rated: bool,
+    #[serde(default, deserialize_with = "input::object")]
+    settings: TournamentSettings,
+    /// A private tournament is joined with its invite code; only admins create public ones.
+    #[serde(default)]
+    private: bool,
+    /// At most 20,000 (16 for a round robin).
+    max_players: Option<u32>,
+}
+
+/// A player's place in a tournament, after a command.
+#[derive(Serialize, JsonSchema)]
+pub struct Membership {
+    tournament_id: TournamentId,
+    player_id: PlayerId,
+    status: EntrantStatus,
+}
+
+fn membership(id: TournamentId, t: &Tournament, player: PlayerId) -> Result<Body, Error> {
+    let status = t
+        .entrant(player)
+        .map_or(EntrantStatus::Withdrawn, |e| e.status);
+    Body::of(&Membership {
+        tournament_id: id,
+        player_id: player,
+        status,
+    })
+}
+
+async fn view(
+    app: &Tournaments,
+    id: TournamentId,
+    t: &Tournament,
+    reader: PlayerId,
+) -> Result<TournamentView, Error> {
+    let code = if t.created.private {
+        commands::code_of(app, id).await?
+    } else {
+        None
+    };
+    Ok(TournamentView::of(id, t, Some(reader), code, app.now()))
+}
+
+/// `POST /v1/tournaments`.
+pub async fn create(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        let b: NewTournament = input::json(&body)?;
+        let new = commands::NewTournament {
+            name: b.name,
+            game: b.game,
+            format: b.format,
+            starts_at: b.starts_at,
+            minutes: b.minutes,
+            rounds: b.rounds,
+            rated: b.rated,
+            turn_seconds: b.settings.turn_seconds,
+            private: b.private,
+            max_players: b.max_players,
+        };
+        let admin = auth.require_admin().is_ok();
+        let (t, id, code) =
+            commands::create(&app.tournaments, auth.player, admin, new, command_id).await?;
+        let view = TournamentView::of(id, &t, Some(auth.player), code, app.now());
+        Ok((StatusCode::CREATED, Body::of(&view)?))
+    })
+    .await
+}
+
+/// `GET /v1/tournaments`: the query.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// `upcoming` (soonest first, the default), `running` or `finished` (latest first).
+    status: Option<Listed>,
+    game: Option<GameId>,
+    /// Default 50.
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<i64>,
+    /// The next page: tournaments starting before this instant (after it for `upcoming`).
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
+    before: Option<OffsetDateTime>,
+}
+
+/// A list of public tournaments.
+#[derive(Serialize, JsonSchema)]
+pub struct TournamentList {
+    tournaments: Vec<Listing>,
+}
+
+/// `GET /v1/tournaments?status&game&limit&before`.
+pub async fn index(
+    app: web::Data<ApiState>,
+    _auth: Auth,
+    query: Result<web::Query<ListQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    let q = query.map_err(input::query_error)?;
+    let limit = checks::limit(q.limit)?;
+    let listed = q.status.unwrap_or(Listed::Upcoming);
+    let tournaments = list(&app.tournaments, listed, q.game, limit, q.before).await?;
+    Ok(HttpResponse::Ok().json(TournamentList { tournaments }))
+}
+
+/// `GET /v1/tournaments/{id}`: the tournament, with the reader's place and current match (a
+/// read by a player counts as following it).
+pub async fn get(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id: TournamentId = checks::id(&path)?;
+    let t = tournaments::load(&app.tournaments, id).await?;
+    if t.entrant(auth.player).is_some() {
+        commands::seen(&app.tournaments, id, auth.player).await?;
+    }
+    Ok(HttpResponse::Ok().json(view(&app.tournaments, id, &t, auth.player).await?))
+}
+
+/// What a player does to their place in a tournament.
+#[derive(Clone, Copy)]
+enum Act {
+    Join,
+    Withdraw,
+    Pause,
+    Resume,
+}
+
+/// A player's command on their place in tournament `path`, keyed.
+async fn act(
+    app: &ApiState,
+    auth: &Auth,
+    req: &HttpRequest,
+    path: &str,
+    payload: web::Payload,
+    act: Act,
+) -> HttpResponse {
+    idempotency::command(app, auth, req, payload, |command_id, _| async move {
+        let id: TournamentId = checks::id(path)?;
+        let (app, player) = (&app.tournaments, auth.player);
+        let t = match act {
+            Act::Join => commands::join(app, id, player, false, command_id).await?,
+            Act::Withdraw => commands::withdraw(app, id, player, command_id).await?,
+            Act::Pause => commands::pause(app, id, player, command_id).await?,
+            Act::Resume => commands::resume(app, id, player, command_id).await?,
+        };
+        Ok((StatusCode::OK, membership(id, &t, player)?))
+    })
+    .await
+}
+
+/// `POST /v1/tournaments/{id}/join`.
+pub async fn join(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    act(&app, &auth, &req, &path, payload, Act::Join).await
+}
+
+/// `POST /v1/tournaments/join/{code}`: a private tournament by its invite code.
+pub async fn join_by_code(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, _| async move {
+        let id = commands::by_code(&app.tournaments, &path).await?;
+        let t = commands::join(&app.tournaments, id, auth.player, true, command_id).await?;
+        Ok((StatusCode::OK, membership(id, &t, auth.player)?))
+    })
+    .await
+}
+
+/// `POST /v1/tournaments/{id}/withdraw`.
+pub async fn withdraw(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    act(&app, &auth, &req, &path, payload, Act::Withdraw).await
+}
+
+/// `POST /v1/tournaments/{id}/pause`.
+pub async fn pause(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    act(&app, &auth, &req, &path, payload, Act::Pause).await
+}
+
+/// `POST /v1/tournaments/{id}/resume`.
+pub async fn resume(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    act(&app, &auth, &req, &path, payload, Act::Resume).await
+}
+
+/// `POST /v1/tournaments/{id}/heartbeat`: the player follows the tournament (writes no event).
+pub async fn heartbeat(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id: TournamentId = checks::id(&path)?;
+    let t = tournaments::load(&app.tournaments, id).await?;
+    if t.entrant(auth.player).is_none() {
+        return Err(Error::Tournament(domain::tournaments::TournamentError::NotJoined).into());
+    }
+    commands::seen(&app.tournaments, id, auth.player).await?;
+    Ok(HttpResponse::Ok().json(Membership {
+        tournament_id: id,
+        player_id: auth.player,
+        status: t
+            .entrant(auth.player)
+            .map_or(EntrantStatus::Withdrawn, |e| e.status),
+    }))
+}
+
+/// `GET /v1/tournaments/{id}/standings`: the query.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StandingsQuery {
+    /// Default 50.
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<i64>,
+    /// Lines to skip (default 0).
+    #[schemars(range(min = 0))]
+    offset: Option<i64>,
+}
+
+/// `GET /v1/tournaments/{id}/standings?limit&offset`: a page of standings and the reader's line.
+pub async fn get_standings(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    path: web::Path<String>,
+    query: Result<web::Query<StandingsQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    let id: TournamentId = checks::id(&path)?;
+    let q = query.map_err(input::query_error)?;
+    let limit = checks::limit(q.limit)?;
+    let offset = q.offset.unwrap_or(0);
+    if offset < 0 {
+        return Err(Error::InvalidRequest(Invalid::Offset).into());
+    }
+    let t = tournaments::load(&app.tournaments, id).await?;
+    let page: StandingsPage = standings(
+        &app.tournaments,
+        id,
+        t.created.format,
+        limit,
+        offset,
+        Some(auth.player),
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(page))
+}
+
+/// `GET /v1/tournaments/{id}/pairings`: the query.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PairingsQuery {
+    /// A round's pairings (Swiss, round robin).
+    #[schemars(range(min = 1))]
+    round: Option<u32>,
+    /// A player's games.
+    player: Option<PlayerId>,
+    /// The latest this many (default 50).
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<i64>,
+}
+
+/// Pairings, oldest first.
+#[derive(Serialize, JsonSchema)]
+pub struct Pairings {
+    pairings: Vec<PairingView>,
+}
+
+/// `GET /v1/tournaments/{id}/pairings?round&player&limit`.
+pub async fn get_pairings(
+    app: web::Data<ApiState>,
+    _auth: Auth,
+    path: web::Path<String>,
+    query: Result<web::Query<PairingsQuery>, actix_web::Error>,
+) -> Result<HttpResponse, ApiError> {
+    let id: TournamentId = checks::id(&path)?;
+    let q = query.map_err(input::query_error)?;
+    let limit = checks::limit(q.limit)?;
+    tournaments::load(&app.tournaments, id).await?;
+    let pairings = pairings(&app.tournaments, id, q.round, q.player, limit).await?;
+    Ok(HttpResponse::Ok().json(Pairings { pairings }))
+}
+
+/// `POST /v1/admin/tournaments/{id}/removals`: the body.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "RemovalRequest")]
+pub struct RemovalBody {
+    player_id: PlayerId,
+    /// Why (required; at most 500 characters).
+    #[schemars(length(min = 1, max = 500))]
+    reason: String,
+}
+
+/// One player's change in the standings.
+#[derive(Serialize, JsonSchema)]
+pub struct ChangeView {
+    player_id: PlayerId,
+    rank_before: u32,
+    /// None for the removed player.
+    rank_after: Option<u32>,
+    score_before: f64,
+    score_after: f64,
+}
+
+/// A removal: its what-if, as recorded.
+#[derive(Serialize, JsonSchema)]
+pub struct Removed {
+    removed: PlayerId,
+    changes: Vec<ChangeView>,
+}
+
+/// `POST /v1/admin/tournaments/{id}/removals`: an admin removes a player (a reason required):
+/// their games are scored as forfeits, every pairing kept; the answer is each player's change.
+pub async fn remove(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> HttpResponse {
+    let (app, auth) = (&app, &auth);
+    idempotency::command(app, auth, &req, payload, |command_id, body| async move {
+        auth.require_admin()?;
+        let id: TournamentId = checks::id(&path)?;
+        let b: RemovalBody = input::json(&body)?;
+        if b.reason.chars().count() > 500 {
+            return Err(Error::InvalidRequest(Invalid::ReasonLength { max: 500 }).into());
+        }
+        let removal = commands::remove(
+            &app.tournaments,
+            id,
+            b.player_id,
+            &b.reason,
+            auth.player,
+            command_id,
+        )
+        .await?;
+        let t = tournaments::load(&app.tournaments, id).await?;
+        let scale = match t.created.format {
+            Format::Arena => 1.0,
+            _ => 0.5,
+        };
+        let changes = removal
+            .changes
+            .iter()
+            .map(|c| ChangeView {
+                player_id: c.player_id,
+                rank_before: c.rank_before,
+                rank_after: c.rank_after,
+                score_before: f64::from(c.score_before) * scale,
+                score_after: f64::from(c.score_after) * scale,
+            })
+            .collect();
+        Ok((
+            StatusCode::CREATED,
+            Body::of(&Removed {
+                removed: removal.removed,
+                changes,
+            })?,
+        ))
+    })
+    .await
+}
+
+/// A comment line this often keeps proxies from closing an idle stream.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// A follower is marked as following this often.
+const PRESENCE: Duration = Duration::from_secs(20);
+
+/// `GET /v1/tournaments/{id}/stream`: server-sent events of the tournament's stream, each with
+/// its version as id (resumable with `Last-Event-ID`): `pairing` (a pairing or a bye), `result`,
+/// `standings` (after results or a removal: read the standings again) and `status` (the rest).
+/// An open stream counts as following the tournament.
+pub async fn stream(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id: TournamentId = checks::id(&path)?;
+    let after = super::stream::last_event_id(&req)? as i64;
+    // Subscribed before the history is read: nothing falls between the two.
+    let batches = app.live.batches().subscribe();
+    let t = tournaments::load(&app.tournaments, id).await?;
+    let member = t.entrant(auth.player).is_some();
+    let history = app
+        .log
+        .read_stream_after(&id.stream(), after)
+        .await
+        .map_err(service::unexpected)?;
+    let (tx, rx) = mpsc::channel::<web::Bytes>(64);
+    let app = app.app.clone();
+    let player = auth.player;
+    actix_web::rt::spawn(async move {
+        let _ = pump(
+            app,
+            id,
+            member.then_some(player),
+            history,
+            after,
+            batches,
+            tx,
+        )
+        .await;
+    });
+    Ok(super::stream::events_response(rx))
+}
+
+/// The frames of a tournament event (and a `standings` hint after one that changes them).
+fn frames(e: &RecordedEvent) -> Vec<web::Bytes> {
+    let name = match e.event_type.as_str() {
+        "pairing_made" | "bye_given" => "pairing",
+        "result_recorded" => "result",
+        _ => "status",
+    };
+    let data = serde_json::json!({"type": e.event_type, "version": e.version, "data": e.data});
+    let mut out = vec![web::Bytes::from(format!(
+        "id: {}\nevent: {name}\ndata: {data}\n\n",
+        e.version
+    ))];
+    if matches!(
+        e.event_type.as_str(),
+        "result_recorded" | "player_removed" | "bye_given" | "tournament_finished"
+    ) {
+        out.push(web::Bytes::from(format!(
+            "id: {}\nevent: standings\ndata: {}\n\n",
+            e.version,
+            serde_json::json!({"version": e.version})
+        )));
+    }
+    out
+}
+
+async fn pump(
+    app: service::state::AppState,
+    id: TournamentId,
+    follower: Option<PlayerId>,
+    history: Vec<RecordedEvent>,
+    after: i64,
+    mut batches: tokio::sync::broadcast::Receiver<std::sync::Arc<projections::Batch>>,
+    tx: mpsc::Sender<web::Bytes>,
+) -> Result<(), ()> {
+    let stream = id.stream();
+    let mut sent = after;
+    let ended = |e: &RecordedEvent| {
+        matches!(
+            e.event_type.as_str(),
+            "tournament_finished" | "tournament_cancelled"
+        )
+    };
+    for e in &history {
+        for f in frames(e) {
+            tx.send(f).await.map_err(drop)?;
+        }
+        sent = e.version;
+        if ended(e) {
+            return Ok(());
+        }
+    }
+    let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
+    let mut presence = tokio::time::interval(PRESENCE);
+    keep_alive.reset();
+    let mut stopping = app.stopping.clone();
+    loop {
+        tokio::select! {
+            batch = batches.recv() => match batch {
+                Ok(batch) => {
+                    let mine: Vec<&RecordedEvent> = batch
+                        .events
+                        .iter()
+                        .filter(|e| e.stream == stream && e.version > sent)
+                        .collect();
+                    // A gap (the fan-out skipped some): read what is missing.
+                    let missing = mine.first().is_some_and(|e| e.version > sent + 1);
+                    let events: Vec<RecordedEvent> = if missing {
+                        app.log.read_stream_after(&stream, sent).await.map_err(drop)?
+                    } else {
+                        mine.into_iter().cloned().collect()
+                    };
+                    for e in &events {
+                        for f in frames(e) {
+                            tx.send(f).await.map_err(drop)?;
+                        }
+                        sent = e.version;
+                        if ended(e) {
+                            return Ok(());
+                        }
+                    }
+                }
+                // Too far behind: the client resumes with Last-Event-ID.
+                Err(RecvError::Lagged(_) | RecvError::Closed) => return Ok(()),
+            },
+            _ = keep_alive.tick() => {
+                tx.send(web::Bytes::from_static(b": keep-alive\n\n")).await.map_err(drop)?;
+            }
+            _ = presence.tick(), if follower.is_some() => {
+                if let Some(p) = follower {
+                    let _ = commands::seen(&app.tournaments, id, p).await;
+                }
+            }
+            () = tx.closed() => return Ok(()),
+            _ = stopping.wait_for(|s| *s) => {
+                let _ = tx.send(web::Bytes::from_static(b"retry: 1000\n\n")).await;
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// `GET /v1/admin/audits/tournaments`: every tournament's standings recounted from the log and
+/// diffed against the projection, line by line.
+pub async fn audit(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+    auth.require_admin()?;
+    let report = projections::audit::tournaments(&app.log)
+        .await
+        .map_err(service::unexpected)?;
+    Ok(HttpResponse::Ok().json(report))
+}

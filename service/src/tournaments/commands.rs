@@ -1,0 +1,414 @@
+//! The commands of players and admins on a tournament: create (a private one with an invite
+//! code), join (by id, or by code), withdraw, pause, resume, mark as following (presence), and
+//! an admin's removal with its exact what-if. Each is decided against the stream's fold and
+//! appended at its version, with the write side's `tournament_seats` row changed in the same
+//! transaction; a command that loses a race to another writer is decided again.
+
+use std::sync::Arc;
+
+use time::OffsetDateTime;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use domain::games::GameId;
+use domain::ids::{PlayerId, TournamentId};
+use domain::matches::TurnSeconds;
+use domain::tournaments::standings::{Change, removal_report};
+use domain::tournaments::{
+    Command, Format, PLAYERS_MAX, Tournament, TournamentCreated, TournamentError, decide,
+};
+use eventlog::{AppendError, AppendOutcome, EventLog, RecordedEvent, StreamAppend};
+
+use super::{Tournaments, fold_onto, load, new_events};
+use crate::error::{Error, unexpected};
+use crate::reasons::{Missing, Refused};
+
+/// How many times a command is decided again after losing a race before it gives up.
+const ATTEMPTS: usize = 16;
+
+/// A new tournament, as its creator asks for it.
+#[derive(Debug, Clone)]
+pub struct NewTournament {
+    pub name: String,
+    pub game: GameId,
+    pub format: Format,
+    pub starts_at: OffsetDateTime,
+    pub minutes: Option<u32>,
+    pub rounds: Option<u32>,
+    pub rated: bool,
+    pub turn_seconds: Option<TurnSeconds>,
+    pub private: bool,
+    pub max_players: Option<u32>,
+}
+
+/// What a command changes beside the log, in its transaction.
+enum SeatChange {
+    None,
+    /// The player takes (or keeps) a place, seen now.
+    Take(PlayerId),
+    /// The player leaves the tournament (withdrawn, removed).
+    Free(PlayerId),
+    /// The player is seen now.
+    Seen(PlayerId),
+}
+
+/// Creates a tournament: an admin a public one, any player a private one, whose invite code
+/// comes back with it. The tournament's id derives from `command_id`.
+pub async fn create(
+    app: &Tournaments,
+    creator: PlayerId,
+    admin: bool,
+    new: NewTournament,
+    command_id: Uuid,
+) -> Result<(Arc<Tournament>, TournamentId, Option<String>), Error> {
+    if !new.private && !admin {
+        return Err(Error::Forbidden(Refused::AdminsOnly));
+    }
+    crate::standing::refuse_banned(app, creator).await?;
+    let id = TournamentId::from_uuid(Uuid::new_v5(&command_id, b"tournament"));
+    let now = app.now();
+    let created = TournamentCreated {
+        name: new.name.trim().to_owned(),
+        game: new.game,
+        format: new.format,
+        starts_at: new.starts_at,
+        minutes: new.minutes,
+        rounds: new.rounds,
+        rated: new.rated,
+        turn_seconds: new.turn_seconds,
+        private: new.private,
+        created_by: creator,
+        max_players: new.max_players.unwrap_or(match new.format {
+            Format::RoundRobin => domain::tournaments::ROUND_ROBIN_MAX,
+            _ => PLAYERS_MAX,
+        }),
+    };
+    let events = decide(None, &Command::Create(created), now).map_err(Error::Tournament)?;
+    let append = StreamAppend {
+        stream: id.stream(),
+        expected_version: 0,
+        events: new_events(&events, Some(creator), now),
+    };
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    match EventLog::append_on(&tx, command_id, vec![append]).await {
+        Ok(AppendOutcome::Appended(_)) => {
+            tx.execute(
+                "INSERT INTO tournament_schedule (tournament_id, starts_at) VALUES ($1, $2)",
+                &[&id.as_uuid(), &new.starts_at],
+            )
+            .await
+            .map_err(unexpected)?;
+            if new.private {
+                insert_code(&tx, id).await?;
+            }
+            tx.commit().await.map_err(unexpected)?;
+        }
+        Ok(AppendOutcome::AlreadyApplied(_)) => drop(tx),
+        Err(AppendError::Conflict { .. }) => {
+            return Err(Error::Tournament(TournamentError::Exists));
+        }
+        Err(e) => return Err(unexpected(e)),
+    }
+    app.wake_projections();
+    app.wake.notify_one();
+    let t = load(app, id).await?;
+    let code = code_of(app, id).await?;
+    Ok((t, id, code))
+}
+
+/// A fresh invite code for `id`, drawn again on the rare collision.
+async fn insert_code(tx: &tokio_postgres::Transaction<'_>, id: TournamentId) -> Result<(), Error> {
+    for _ in 0..8 {
+        let inserted = tx
+            .execute(
+                "INSERT INTO tournament_codes (tournament_id, code) VALUES ($1, $2) \
+                 ON CONFLICT (code) DO NOTHING",
+                &[&id.as_uuid(), &crate::rooms::invite_code()],
+            )
+            .await
+            .map_err(unexpected)?;
+        if inserted == 1 {
+            return Ok(());
+        }
+    }
+    Err(Error::Unexpected(anyhow::anyhow!("no free invite code")))
+}
+
+/// The invite code of a private tournament.
+pub async fn code_of(app: &Tournaments, id: TournamentId) -> Result<Option<String>, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let row = client
+        .query_opt(
+            "SELECT code FROM tournament_codes WHERE tournament_id = $1",
+            &[&id.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// The private tournament of invite code `raw` (`not_found` otherwise).
+pub async fn by_code(app: &Tournaments, raw: &str) -> Result<TournamentId, Error> {
+    let code = raw.trim().to_ascii_uppercase();
+    if code.len() != 6
+        || !code
+            .bytes()
+            .all(|b| crate::rooms::CODE_ALPHABET.contains(&b))
+    {
+        return Err(Error::NotFound(Missing::Tournament));
+    }
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let row = client
+        .query_opt(
+            "SELECT tournament_id FROM tournament_codes WHERE code = $1",
+            &[&code],
+        )
+        .await
+        .map_err(unexpected)?;
+    row.map(|r| TournamentId::from_uuid(r.get(0)))
+        .ok_or(Error::NotFound(Missing::Tournament))
+}
+
+/// Joins `player` to tournament `id` with their current rating in its game. A private
+/// tournament is joined with its code (`via_code`), or by its creator.
+pub async fn join(
+    app: &Tournaments,
+    id: TournamentId,
+    player: PlayerId,
+    via_code: bool,
+    command_id: Uuid,
+) -> Result<Arc<Tournament>, Error> {
+    crate::standing::refuse_banned(app, player).await?;
+    let t = load(app, id).await?;
+    if t.created.private && !via_code && t.created.created_by != player {
+        return Err(Error::Forbidden(Refused::InviteOnly));
+    }
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rating = crate::ranked::current_rating(&client, player, t.created.game, app.now()).await?;
+    drop(client);
+    let command = Command::Join {
+        player_id: player,
+        rating: rating.rating,
+    };
+    let t = run(
+        app,
+        id,
+        command,
+        Some(player),
+        command_id,
+        SeatChange::Take(player),
+    )
+    .await?;
+    app.wake.notify_one();
+    Ok(t)
+}
+
+/// Withdraws `player` from tournament `id`: not paired again; their games stand.
+pub async fn withdraw(
+    app: &Tournaments,
+    id: TournamentId,
+    player: PlayerId,
+    command_id: Uuid,
+) -> Result<Arc<Tournament>, Error> {
+    let command = Command::Withdraw { player_id: player };
+    run(
+        app,
+        id,
+        command,
+        Some(player),
+        command_id,
+        SeatChange::Free(player),
+    )
+    .await
+}
+
+/// Pauses `player`: not paired until they resume.
+pub async fn pause(
+    app: &Tournaments,
+    id: TournamentId,
+    player: PlayerId,
+    command_id: Uuid,
+) -> Result<Arc<Tournament>, Error> {
+    let command = Command::Pause { player_id: player };
+    run(app, id, command, Some(player), command_id, SeatChange::None).await
+}
+
+/// Resumes a paused `player` (seen now).
+pub async fn resume(
+    app: &Tournaments,
+    id: TournamentId,
+    player: PlayerId,
+    command_id: Uuid,
+) -> Result<Arc<Tournament>, Error> {
+    let command = Command::Resume { player_id: player };
+    let t = run(
+        app,
+        id,
+        command,
+        Some(player),
+        command_id,
+        SeatChange::Seen(player),
+    )
+    .await?;
+    app.wake.notify_one();
+    Ok(t)
+}
+
+/// Notes that `player` follows tournament `id` now (a heartbeat, an open stream, a read of the
+/// tournament): the arena's organiser does not pause them. Writes at most every 10 seconds.
+pub async fn seen(app: &Tournaments, id: TournamentId, player: PlayerId) -> Result<(), Error> {
+    let now = app.now();
+    let client = app.pool.get().await.map_err(unexpected)?;
+    client
+        .execute(
+            "UPDATE tournament_seats SET seen_at = $3 \
+              WHERE player_id = $1 AND tournament_id = $2 AND seen_at < $3::timestamptz - interval '10 seconds'",
+            &[&player.as_uuid(), &id.as_uuid(), &now],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(())
+}
+
+/// What an admin's removal did: the standings' changes, computed as a what-if on the fold the
+/// removal was decided on, then recorded.
+#[derive(Debug, Clone)]
+pub struct Removal {
+    pub removed: PlayerId,
+    pub changes: Vec<Change>,
+}
+
+/// Removes `player` from tournament `id` (an admin, with a reason): every game of theirs is
+/// scored as a forfeit, every pairing kept.
+pub async fn remove(
+    app: &Tournaments,
+    id: TournamentId,
+    player: PlayerId,
+    reason: &str,
+    admin: PlayerId,
+    command_id: Uuid,
+) -> Result<Removal, Error> {
+    for _ in 0..ATTEMPTS {
+        let t = load(app, id).await?;
+        let changes = removal_report(&t, player);
+        let command = Command::Remove {
+            player_id: player,
+            reason: reason.to_owned(),
+            by: admin,
+        };
+        match attempt(
+            app,
+            id,
+            &t,
+            &command,
+            Some(admin),
+            command_id,
+            &SeatChange::Free(player),
+        )
+        .await?
+        {
+            Some(_) => {
+                return Ok(Removal {
+                    removed: player,
+                    changes,
+                });
+            }
+            None => continue,
+        }
+    }
+    Err(busy())
+}
+
+/// Decides `command` on tournament `id` and appends it, again after a lost race.
+async fn run(
+    app: &Tournaments,
+    id: TournamentId,
+    command: Command,
+    actor: Option<PlayerId>,
+    command_id: Uuid,
+    seat: SeatChange,
+) -> Result<Arc<Tournament>, Error> {
+    for _ in 0..ATTEMPTS {
+        let t = load(app, id).await?;
+        if let Some(t) = attempt(app, id, &t, &command, actor, command_id, &seat).await? {
+            return Ok(t);
+        }
+    }
+    Err(busy())
+}
+
+fn busy() -> Error {
+    Error::Unavailable("the tournament changed too often under this command".into())
+}
+
+/// One attempt: `None` when another writer appended first.
+async fn attempt(
+    app: &Tournaments,
+    id: TournamentId,
+    t: &Arc<Tournament>,
+    command: &Command,
+    actor: Option<PlayerId>,
+    command_id: Uuid,
+    seat: &SeatChange,
+) -> Result<Option<Arc<Tournament>>, Error> {
+    let now = app.now();
+    let events = decide(Some(t), command, now).map_err(Error::Tournament)?;
+    let append = StreamAppend {
+        stream: id.stream(),
+        expected_version: t.version as i64,
+        events: new_events(&events, actor, now),
+    };
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let written: Vec<RecordedEvent> = match EventLog::append_on(&tx, command_id, vec![append]).await
+    {
+        Ok(AppendOutcome::Appended(written)) => {
+            change_seat(&tx, id, t, seat, now).await?;
+            tx.commit().await.map_err(unexpected)?;
+            written
+        }
+        Ok(AppendOutcome::AlreadyApplied(_)) => return load(app, id).await.map(Some),
+        Err(AppendError::Conflict { .. }) => return Ok(None),
+        Err(e) => return Err(unexpected(e)),
+    };
+    app.wake_projections();
+    let next = Arc::new(
+        fold_onto(Some(Tournament::clone(t)), &written)?
+            .ok_or(Error::NotFound(Missing::Tournament))?,
+    );
+    app.folds.keep(id, next.clone());
+    Ok(Some(next))
+}
+
+async fn change_seat(
+    tx: &tokio_postgres::Transaction<'_>,
+    id: TournamentId,
+    t: &Tournament,
+    seat: &SeatChange,
+    now: OffsetDateTime,
+) -> Result<(), Error> {
+    let (sql, player) = match seat {
+        SeatChange::None => return Ok(()),
+        SeatChange::Take(p) => (
+            "INSERT INTO tournament_seats (player_id, tournament_id, starts_at, seen_at) \
+             VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (player_id, tournament_id) DO UPDATE SET seen_at = EXCLUDED.seen_at",
+            p,
+        ),
+        SeatChange::Free(p) => (
+            "DELETE FROM tournament_seats WHERE player_id = $1 AND tournament_id = $2 \
+               AND $3::timestamptz IS NOT NULL AND $4::timestamptz IS NOT NULL",
+            p,
+        ),
+        SeatChange::Seen(p) => (
+            "UPDATE tournament_seats SET seen_at = $4 \
+              WHERE player_id = $1 AND tournament_id = $2 AND $3::timestamptz IS NOT NULL",
+            p,
+        ),
+    };
+    let params: [&(dyn ToSql + Sync); 4] =
+        [&player.as_uuid(), &id.as_uuid(), &t.created.starts_at, &now];
+    tx.execute(sql, &params).await.map_err(unexpected)?;
+    Ok(())
+}

@@ -1,0 +1,479 @@
+//! The organiser: one pass ([`organise`]) over every tournament that has not ended records the
+//! results of its games that ended, pauses the arena players it has not seen for
+//! [`super::PAUSED_AFTER`], and writes what `domain::tournaments::organiser::next` says comes
+//! next (the start, a round, an arena's pairing wave, the end), each tournament's step one
+//! append at its version. Every instance runs it ([`run_forever`]); two passes that decide the
+//! same step write it once (the same command id, the same match ids), and a pass that loses a
+//! race leaves the step to the next one.
+//!
+//! **Results** come from the log, not from the live path's memory: each pass reads the
+//! `match_ended` events after where it stood, up to a horizon read *before* it caught up with the
+//! tournaments, so every game those events end is in a fold it holds (a pairing commits with its
+//! match, before any of the match's moves). A pass that fails, and an instance's first, instead
+//! look up every game without a result in the log, so a result never waits on a lost read.
+//!
+//! **Matches** are created in the transaction that appends their pairings, with their timers
+//! (`match_work`) and, for a rated tournament, the players' `queue_slots` pointing at them (what
+//! the fair-play boundary reads of a seated player).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use time::OffsetDateTime;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use domain::ids::{MatchId, PlayerId, Seat, TournamentId};
+use domain::matches::{
+    Action, Command as MatchCommand, CreateMatch, FirstMoveRule, MatchState, Occupant, Settings,
+};
+use domain::tournaments::organiser::next;
+use domain::tournaments::{
+    Command, EntrantStatus, Format, PairingMade, Status, Tournament, TournamentEvent, decide,
+};
+use eventlog::{AppendError, AppendOutcome, Checkpoint, EventLog, NewEvent, StreamAppend};
+
+use super::{PAUSED_AFTER, Tournaments, applied, fold_onto, load, new_events};
+use crate::error::{Error, unexpected};
+use crate::live::commit::{WorkRow, write_work};
+use crate::live::play;
+
+/// How often a pass runs at the latest; a result seen in the log or a command on this instance
+/// runs one sooner.
+pub const TICK: StdDuration = StdDuration::from_millis(250);
+
+/// What one pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pass {
+    /// Tournaments looked at.
+    pub tournaments: usize,
+    /// Steps written (one append each).
+    pub steps: usize,
+    pub pairings: usize,
+    pub results: usize,
+    pub pauses: usize,
+    /// Steps another writer got to first.
+    pub lost: usize,
+}
+
+/// One pass over every tournament that has not ended.
+pub async fn organise(app: &Tournaments) -> Result<Pass, Error> {
+    let outcome = pass(app).await;
+    if outcome.is_err() {
+        // The results read in a failed pass may not have been recorded: look again.
+        *app.folds.results.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+    outcome
+}
+
+async fn pass(app: &Tournaments) -> Result<Pass, Error> {
+    let ids = scheduled(app).await?;
+    // Read before the folds are caught up: every game a result up to here ends is in them.
+    let horizon = app.log.last_checkpoint().await.map_err(unexpected)?;
+    let mut folds = Vec::with_capacity(ids.len());
+    for id in ids {
+        folds.push((id, load(app, id).await?));
+    }
+    let results = results(app, &folds, horizon).await?;
+    let now = app.now();
+    let mut pass = Pass {
+        tournaments: folds.len(),
+        ..Pass::default()
+    };
+    for (id, t) in folds {
+        let mine = results.get(&id).map(Vec::as_slice).unwrap_or_default();
+        step(app, id, &t, mine, now, &mut pass).await?;
+    }
+    Ok(pass)
+}
+
+/// The tournaments that have not ended.
+async fn scheduled(app: &Tournaments) -> Result<Vec<TournamentId>, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT tournament_id FROM tournament_schedule ORDER BY starts_at, tournament_id",
+            &[],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows
+        .iter()
+        .map(|r| TournamentId::from_uuid(r.get(0)))
+        .collect())
+}
+
+type Results = HashMap<TournamentId, Vec<(MatchId, Option<PlayerId>)>>;
+
+/// The games without a result in `folds` whose match has ended, with their winners.
+async fn results(
+    app: &Tournaments,
+    folds: &[(TournamentId, Arc<Tournament>)],
+    horizon: Checkpoint,
+) -> Result<Results, Error> {
+    let open: HashMap<MatchId, (TournamentId, [PlayerId; 2])> = folds
+        .iter()
+        .flat_map(|(id, t)| {
+            t.unfinished()
+                .map(move |g| (g.pairing.match_id, (*id, g.pairing.players)))
+        })
+        .collect();
+    let cursor = *app.folds.results.lock().unwrap_or_else(|p| p.into_inner());
+    let mut ended: Vec<(MatchId, Option<u8>)> = Vec::new();
+    match cursor {
+        // Every game without a result, looked up in the log.
+        None if !open.is_empty() => {
+            let streams: Vec<String> = open.keys().map(MatchId::stream).collect();
+            let limits = vec![1i64; streams.len()];
+            let client = app.pool.get().await.map_err(unexpected)?;
+            let rows =
+                eventlog::first_values(&client, &streams, &limits, "match_ended", "winner_seat")
+                    .await
+                    .map_err(unexpected)?;
+            for (stream, seat) in rows {
+                if let Some(m) = MatchId::of_stream(&stream) {
+                    ended.push((m, seat.and_then(|s| s.parse().ok())));
+                }
+            }
+        }
+        None => {}
+        Some(mut from) => loop {
+            let events = app
+                .log
+                .read_types_after(from, &["match_ended"], 5000)
+                .await
+                .map_err(unexpected)?;
+            let full = events.len() == 5000;
+            for e in events.iter().filter(|e| e.checkpoint() <= horizon) {
+                if let Some(m) = MatchId::of_stream(&e.stream) {
+                    let seat = e.data["winner_seat"].as_u64().map(|s| s as u8);
+                    ended.push((m, seat));
+                }
+            }
+            match events.last() {
+                Some(last) if full && last.checkpoint() < horizon => from = last.checkpoint(),
+                _ => break,
+            }
+        },
+    }
+    let mut results = Results::new();
+    for (m, seat) in ended {
+        let Some((id, players)) = open.get(&m) else {
+            continue;
+        };
+        let winner = match seat {
+            Some(1) => Some(players[0]),
+            Some(2) => Some(players[1]),
+            _ => None,
+        };
+        results.entry(*id).or_default().push((m, winner));
+    }
+    *app.folds.results.lock().unwrap_or_else(|p| p.into_inner()) = Some(horizon);
+    Ok(results)
+}
+
+/// Decides and writes what tournament `id` needs now: its results, the pauses of absent arena
+/// players, then the organiser's next commands.
+async fn step(
+    app: &Tournaments,
+    id: TournamentId,
+    t: &Arc<Tournament>,
+    results: &[(MatchId, Option<PlayerId>)],
+    now: OffsetDateTime,
+    pass: &mut Pass,
+) -> Result<(), Error> {
+    let absent = absent(app, id, t, now).await?;
+    // With nothing to record, what comes next is decided on the fold as it is.
+    let mut upcoming = None;
+    if results.is_empty() && absent.is_empty() {
+        upcoming = next(id, t, now);
+        if upcoming.is_none() {
+            return Ok(());
+        }
+    }
+    let mut steps = Steps {
+        id,
+        now,
+        state: Some(Tournament::clone(t)),
+        events: Vec::new(),
+    };
+    for &(match_id, winner) in results {
+        pass.results += usize::from(steps.take(&Command::Record { match_id, winner }));
+    }
+    for player_id in absent {
+        pass.pauses += usize::from(steps.take(&Command::Pause { player_id }));
+    }
+    // The start, then its first pairings, in one step; at most a few commands.
+    for _ in 0..4 {
+        let Some(command) = upcoming
+            .take()
+            .or_else(|| steps.state.as_ref().and_then(|s| next(id, s, now)))
+        else {
+            break;
+        };
+        if !steps.take(&command) {
+            break;
+        }
+    }
+    let events = steps.events;
+    if events.is_empty() {
+        return Ok(());
+    }
+    match write(app, id, t, &events, now).await? {
+        true => {
+            pass.steps += 1;
+            pass.pairings += events
+                .iter()
+                .filter(|e| matches!(e, TournamentEvent::PairingMade(_)))
+                .count();
+        }
+        false => pass.lost += 1,
+    }
+    Ok(())
+}
+
+/// The commands of one step, each decided on the state the ones before it left.
+struct Steps {
+    id: TournamentId,
+    now: OffsetDateTime,
+    state: Option<Tournament>,
+    events: Vec<TournamentEvent>,
+}
+
+impl Steps {
+    /// Decides `command`; whether it went in (a command the state no longer allows, such as a
+    /// result recorded meanwhile, is skipped).
+    fn take(&mut self, command: &Command) -> bool {
+        let Some(s) = self.state.as_ref() else {
+            return false;
+        };
+        match decide(Some(s), command, self.now) {
+            Ok(more) => {
+                self.state = applied(self.state.take(), &more, self.now);
+                self.events.extend(more);
+                true
+            }
+            Err(e) => {
+                tracing::debug!(tournament = %self.id, error = %e, "organiser command skipped");
+                false
+            }
+        }
+    }
+}
+
+/// The arena players not seen for [`PAUSED_AFTER`], joined and not playing: to be paused.
+async fn absent(
+    app: &Tournaments,
+    id: TournamentId,
+    t: &Tournament,
+    now: OffsetDateTime,
+) -> Result<Vec<PlayerId>, Error> {
+    if t.created.format != Format::Arena || t.status(now) != Status::Running {
+        return Ok(Vec::new());
+    }
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT player_id FROM tournament_seats WHERE tournament_id = $1 AND seen_at < $2",
+            &[&id.as_uuid(), &(now - PAUSED_AFTER)],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows
+        .iter()
+        .map(|r| PlayerId::from_uuid(r.get(0)))
+        .filter(|p| {
+            t.entrant(*p)
+                .is_some_and(|e| e.status == EntrantStatus::Joined)
+                && !t.playing(*p)
+                // Seen through their last game: a game that ended within the window counts.
+                && t.games_of(*p).last().is_none_or(|g| g.paired_at < now - PAUSED_AFTER)
+        })
+        .collect())
+}
+
+/// Appends `events` at `t`'s version with the matches of their pairings, their timers and
+/// slots; `false` when another writer appended first.
+async fn write(
+    app: &Tournaments,
+    id: TournamentId,
+    t: &Tournament,
+    events: &[TournamentEvent],
+    now: OffsetDateTime,
+) -> Result<bool, Error> {
+    let command_id = Uuid::new_v5(&id.as_uuid(), format!("step:{}", t.version).as_bytes());
+    let mut appends = vec![StreamAppend {
+        stream: id.stream(),
+        expected_version: t.version as i64,
+        events: new_events(events, None, now),
+    }];
+    let mut work: Vec<WorkRow> = Vec::new();
+    let mut matches: Vec<MatchId> = Vec::new();
+    let (mut seated, mut seated_in) = (Vec::new(), Vec::new());
+    for e in events {
+        let TournamentEvent::PairingMade(p) = e else {
+            continue;
+        };
+        let created = decide_match(id, t, p, now)?;
+        appends.push(StreamAppend {
+            stream: p.match_id.stream(),
+            expected_version: 0,
+            events: created
+                .iter()
+                .map(|e| NewEvent {
+                    event_type: e.event_type().to_owned(),
+                    schema_version: e.schema_version(),
+                    data: e.data(),
+                    actor: None,
+                    recorded_at: now,
+                })
+                .collect(),
+        });
+        let loaded = crate::ranked::waves::created(p.match_id, &created, now);
+        work.extend(play::work_row(app, &loaded, None, now));
+        matches.push(p.match_id);
+        if t.created.rated {
+            for player in p.players {
+                seated.push(player.as_uuid());
+                seated_in.push(p.match_id.as_uuid());
+            }
+        }
+    }
+    let ends = events.iter().any(|e| {
+        matches!(
+            e,
+            TournamentEvent::TournamentFinished {} | TournamentEvent::TournamentCancelled { .. }
+        )
+    });
+    let freed: Vec<Uuid> = events
+        .iter()
+        .filter_map(|e| match e {
+            TournamentEvent::PlayerRemoved { player_id, .. } => Some(player_id.as_uuid()),
+            _ => None,
+        })
+        .collect();
+    let mut client = app.pool.get().await.map_err(unexpected)?;
+    let tx = client.transaction().await.map_err(unexpected)?;
+    let written = match EventLog::append_on(&tx, command_id, appends).await {
+        Ok(AppendOutcome::Appended(written)) => written,
+        Ok(AppendOutcome::AlreadyApplied(_)) | Err(AppendError::Conflict { .. }) => {
+            return Ok(false);
+        }
+        Err(e) => return Err(unexpected(e)),
+    };
+    let rows: Vec<&WorkRow> = work.iter().collect();
+    write_work(&tx, &rows).await.map_err(unexpected)?;
+    if !seated.is_empty() {
+        let params: [&(dyn ToSql + Sync); 2] = [&seated, &seated_in];
+        tx.execute(
+            "INSERT INTO queue_slots (player_id, match_id) \
+             SELECT * FROM unnest($1::uuid[], $2::uuid[]) \
+             ON CONFLICT (player_id) DO UPDATE SET match_id = EXCLUDED.match_id",
+            &params,
+        )
+        .await
+        .map_err(unexpected)?;
+    }
+    if ends {
+        tx.execute(
+            "DELETE FROM tournament_schedule WHERE tournament_id = $1",
+            &[&id.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+        tx.execute(
+            "DELETE FROM tournament_seats WHERE tournament_id = $1",
+            &[&id.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    } else if !freed.is_empty() {
+        tx.execute(
+            "DELETE FROM tournament_seats WHERE tournament_id = $1 AND player_id = ANY($2)",
+            &[&id.as_uuid(), &freed],
+        )
+        .await
+        .map_err(unexpected)?;
+    }
+    tx.commit().await.map_err(unexpected)?;
+    for m in &matches {
+        app.live.committed(&app.log, *m, &written);
+    }
+    app.wake_projections();
+    let stream = id.stream();
+    let mine: Vec<_> = written.into_iter().filter(|e| e.stream == stream).collect();
+    if let Some(next) = fold_onto(Some(Tournament::clone(t)), &mine)? {
+        app.folds.keep(id, Arc::new(next));
+    }
+    Ok(true)
+}
+
+/// The match of a pairing: `players[0]` in seat 1, moving first, in the tournament's game and
+/// turn limit, rated as the tournament is.
+fn decide_match(
+    id: TournamentId,
+    t: &Tournament,
+    p: &PairingMade,
+    now: OffsetDateTime,
+) -> Result<Vec<domain::matches::MatchEvent>, Error> {
+    let create = CreateMatch {
+        game: t.created.game,
+        seats: p.players.map(|player_id| Occupant::Human { player_id }),
+        settings: Settings {
+            turn_seconds: t.created.turn_seconds,
+            ..Settings::default()
+        },
+        first_seat: Seat::ONE,
+        first_rule: FirstMoveRule::Pairing,
+        ranked: t.created.rated,
+        room_id: None,
+        tournament_id: Some(id),
+        cpu_seed: play::fresh_seed(),
+    };
+    domain::matches::decide(
+        &MatchState::default(),
+        &MatchCommand {
+            at: now,
+            action: Action::CreateMatch(create),
+        },
+    )
+    .map_err(Error::from)
+}
+
+/// The background loop of `discs serve`: a pass every [`TICK`], sooner when this instance sees
+/// a match end in the log or is woken by a command, until the instance stops.
+pub async fn run_forever(app: Tournaments) {
+    let mut batches = app.live.batches().subscribe();
+    let mut stopping = app.stopping.clone();
+    let wake = app.wake.clone();
+    loop {
+        if let Err(e) = organise(&app).await {
+            tracing::warn!(error = %e, "tournament pass failed");
+        }
+        let deadline = tokio::time::Instant::now() + TICK;
+        loop {
+            let woken = tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => true,
+                _ = wake.notified() => true,
+                batch = batches.recv() => match batch {
+                    Ok(batch) => batch.events.iter().any(|e| e.event_type == "match_ended"),
+                    Err(RecvError::Lagged(_)) => true,
+                    // No reader of the log (shutting down): the tick alone.
+                    Err(RecvError::Closed) => {
+                        batches = app.live.batches().subscribe();
+                        false
+                    }
+                },
+                _ = stopping.wait_for(|s| *s) => true
+            };
+            if *app.stopping.borrow() {
+                return;
+            }
+            if woken {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! What a client reads of tournaments: a tournament (from its fold, with the reader's own place
+//! and current match), the lists, standings and pairings (from the tournaments projection).
+
+use projections::tournaments::StandingRow;
+use schemars::JsonSchema;
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use domain::games::GameId;
+use domain::ids::{MatchId, PlayerId, TournamentId};
+use domain::matches::TurnSeconds;
+use domain::tournaments::{EntrantStatus, Format, Status, Tournament};
+
+use super::Tournaments;
+use crate::error::{Error, unexpected};
+
+/// A tournament as SPEC §6 shows it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TournamentView {
+    pub tournament_id: TournamentId,
+    pub game: GameId,
+    pub format: Format,
+    pub name: String,
+    pub status: Status,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
+    pub starts_at: OffsetDateTime,
+    /// An arena's end (its start plus its minutes); none for the other formats.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
+    pub ends_at: Option<OffsetDateTime>,
+    pub minutes: Option<u32>,
+    /// The rounds (an arena has one; a round robin's follow from its players).
+    pub rounds: u32,
+    /// The round under way (0 before the start).
+    pub round: u32,
+    pub rated: bool,
+    /// The games' turn limit in seconds (none: no limit).
+    pub turn_seconds: Option<u32>,
+    pub private: bool,
+    /// Players joined or paused.
+    pub players: u32,
+    pub max_players: u32,
+    pub created_by: PlayerId,
+    /// The invite code of a private tournament, shown to its creator and its players.
+    pub code: Option<String>,
+    /// The reader's place, if they joined.
+    pub me: Option<Me>,
+    /// The stream's version (`Last-Event-ID` of its event stream).
+    pub version: u64,
+}
+
+/// The reader's place in a tournament.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Me {
+    pub status: EntrantStatus,
+    /// Their game under way, if any: what a client opens next.
+    pub match_id: Option<MatchId>,
+}
+
+impl TournamentView {
+    /// `t` (tournament `id`) as `reader` sees it at `now`.
+    pub fn of(
+        id: TournamentId,
+        t: &Tournament,
+        reader: Option<PlayerId>,
+        code: Option<String>,
+        now: OffsetDateTime,
+    ) -> TournamentView {
+        let c = &t.created;
+        let me = reader.and_then(|p| {
+            t.entrant(p).map(|e| Me {
+                status: e.status,
+                match_id: t
+                    .games_of(p)
+                    .last()
+                    .filter(|g| g.result.is_none())
+                    .map(|g| g.pairing.match_id),
+            })
+        });
+        let member = reader.is_some_and(|p| p == c.created_by || me.is_some());
+        TournamentView {
+            tournament_id: id,
+            game: c.game,
+            format: c.format,
+            name: c.name.clone(),
+            status: t.status(now),
+            starts_at: c.starts_at,
+            ends_at: t.ends_at(),
+            minutes: c.minutes,
+            rounds: t.rounds(),
+            round: t.round,
+            rated: c.rated,
+            turn_seconds: c.turn_seconds.map(TurnSeconds::get),
+            private: c.private,
+            players: t.would_start().count() as u32,
+            max_players: c.max_players,
+            created_by: c.created_by,
+            code: code.filter(|_| member),
+            me,
+            version: t.version,
+        }
+    }
+}
+
+/// Which tournaments a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Listed {
+    /// Scheduled or open, soonest first.
+    Upcoming,
+    /// Running, latest start first.
+    Running,
+    /// Finished or cancelled, latest start first.
+    Finished,
+}
+
+/// A tournament in a list (from the tournaments projection).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Listing {
+    pub tournament_id: TournamentId,
+    pub game: GameId,
+    pub format: Format,
+    pub name: String,
+    pub status: Status,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
+    pub starts_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
+    pub ends_at: Option<OffsetDateTime>,
+    pub rounds: u32,
+    pub round: u32,
+    pub rated: bool,
+    pub players: u32,
+}
+
+/// The public tournaments of `listed` (and `game`), `limit` of them; `before`: only those that
+/// start before it (the next page of a list by latest start), after it for `upcoming`.
+pub async fn list(
+    app: &Tournaments,
+    listed: Listed,
+    game: Option<GameId>,
+    limit: i64,
+    before: Option<OffsetDateTime>,
+) -> Result<Vec<Listing>, Error> {
+    let (states, ascending): (&[&str], bool) = match listed {
+        Listed::Upcoming => (&["upcoming"], true),
+        Listed::Running => (&["running"], false),
+        Listed::Finished => (&["finished", "cancelled"], false),
+    };
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = projections::tournaments::listed(
+        &client,
+        states,
+        game.map(GameId::as_str),
+        before,
+        ascending,
+        limit,
+    )
+    .await
+    .map_err(unexpected)?;
+    let now = app.now();
+    rows.into_iter()
+        .map(|r| {
+            Ok(Listing {
+                tournament_id: TournamentId::from_uuid(r.tournament_id),
+                game: r.game.parse().map_err(unexpected)?,
+                format: parse_format(&r.format)?,
+                name: r.name,
+                status: status_of(&r.state, r.starts_at, now),
+                starts_at: r.starts_at,
+                ends_at: r.ends_at,
+                rounds: r.rounds as u32,
+                round: r.round as u32,
+                rated: r.rated,
+                players: r.players as u32,
+            })
+        })
+        .collect()
+}
+
+fn parse_format(s: &str) -> Result<Format, Error> {
+    serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(unexpected)
+}
+
+fn parse_status(s: &str) -> Result<EntrantStatus, Error> {
+    Ok(match s {
+        "joined" => EntrantStatus::Joined,
+        "paused" => EntrantStatus::Paused,
+        "withdrawn" => EntrantStatus::Withdrawn,
+        "removed" => EntrantStatus::Removed,
+        other => {
+            return Err(Error::Unexpected(anyhow::anyhow!(
+                "tournament_standings: unknown status `{other}`"
+            )));
+        }
+    })
+}
+
+/// The status a stored state shows at `now`.
+fn status_of(state: &str, starts_at: OffsetDateTime, now: OffsetDateTime) -> Status {
+    match state {
+        "running" => Status::Running,
+        "finished" => Status::Finished,
+        "cancelled" => Status::Cancelled,
+        _ if now >= starts_at - domain::tournaments::JOINS_OPEN_BEFORE => Status::Open,
+        _ => Status::Scheduled,
+    }
+}
+
+/// A player's line in the standings.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StandingView {
+    pub rank: u32,
+    pub player_id: PlayerId,
+    pub name: String,
+    /// Arena points, or points (Swiss, round robin: a draw is 0.5).
+    pub score: f64,
+    pub games: u32,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    /// Wins in a row now.
+    pub streak: u32,
+    /// An arena player whose next win scores double.
+    pub on_fire: bool,
+    pub tiebreaks: Tiebreaks,
+    pub status: EntrantStatus,
+}
+
+/// The tie-breaks of a line.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Tiebreaks {
+    /// The arena's: average opponent rating plus 400 × (wins − losses) / games.
+    pub performance: f64,
+    /// Swiss and round robin: the opponents' points.
+    pub buchholz: f64,
+    /// Swiss and round robin: the points of the opponents beaten, half those drawn.
+    pub sonneborn_berger: f64,
+}
+
+/// A page of standings and the reader's own line.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StandingsPage {
+    pub standings: Vec<StandingView>,
+    pub me: Option<StandingView>,
+    /// How far the projection had read the tournament's stream.
+    pub version: u64,
+}
+
+/// The standings of tournament `id` from `offset`, `limit` lines, and `reader`'s.
+pub async fn standings(
+    app: &Tournaments,
+    id: TournamentId,
+    format: Format,
+    limit: i64,
+    offset: i64,
+    reader: Option<PlayerId>,
+) -> Result<StandingsPage, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let (page, mine, version) = projections::tournaments::standings_page(
+        &client,
+        id.as_uuid(),
+        limit,
+        offset,
+        reader.map(|p| p.as_uuid()),
+    )
+    .await
+    .map_err(unexpected)?;
+    let players: Vec<PlayerId> = page
+        .iter()
+        .chain(mine.iter())
+        .map(|r| PlayerId::from_uuid(r.player_id))
+        .collect();
+    let names = crate::players::names(&client, &players).await?;
+    let line = |r: &StandingRow| -> Result<StandingView, Error> {
+        let points = |v: i32| match format {
+            Format::Arena => f64::from(v),
+            _ => f64::from(v) / 2.0,
+        };
+        let player_id = PlayerId::from_uuid(r.player_id);
+        Ok(StandingView {
+            rank: r.rank as u32,
+            player_id,
+            name: names.get(&player_id).cloned().unwrap_or_default(),
+            score: points(r.score),
+            games: r.games as u32,
+            wins: r.wins as u32,
+            draws: r.draws as u32,
+            losses: r.losses as u32,
+            streak: r.streak as u32,
+            on_fire: r.on_fire,
+            tiebreaks: Tiebreaks {
+                performance: r.performance,
+                buchholz: f64::from(r.buchholz) / 2.0,
+                sonneborn_berger: f64::from(r.sonneborn_berger) / 4.0,
+            },
+            status: parse_status(&r.status)?,
+        })
+    };
+    Ok(StandingsPage {
+        standings: page.iter().map(line).collect::<Result<_, _>>()?,
+        me: mine.as_ref().map(line).transpose()?,
+        version: version.unwrap_or(0) as u64,
+    })
+}
+
+/// A pairing or a bye.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PairingView {
+    pub round: u32,
+    /// None for a bye.
+    pub match_id: Option<MatchId>,
+    /// Who moves first, then the other; a bye has one seat.
+    pub seats: Vec<PlayerId>,
+    /// `win`, `draw`, `bye`; none while the game is played.
+    pub result: Option<String>,
+    pub winner: Option<PlayerId>,
+    /// A bye's points.
+    pub points: Option<f64>,
+}
+
+/// The pairings of tournament `id`: of a round, of a player, or the latest `limit`.
+pub async fn pairings(
+    app: &Tournaments,
+    id: TournamentId,
+    round: Option<u32>,
+    player: Option<PlayerId>,
+    limit: i64,
+) -> Result<Vec<PairingView>, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = projections::tournaments::pairings(
+        &client,
+        id.as_uuid(),
+        round.map(|r| r as i32),
+        player.map(|p| p.as_uuid()),
+        limit,
+    )
+    .await
+    .map_err(unexpected)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| PairingView {
+            round: r.round as u32,
+            match_id: r.match_id.map(MatchId::from_uuid),
+            seats: [Some(r.first_player), r.second_player]
+                .into_iter()
+                .flatten()
+                .map(PlayerId::from_uuid)
+                .collect(),
+            result: r.result,
+            winner: r.winner.map(PlayerId::from_uuid),
+            points: r.half_points.map(|h| f64::from(h) / 2.0),
+        })
+        .collect())
+}
