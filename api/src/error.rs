@@ -432,6 +432,7 @@ mod tests {
             Invalid::ReasonLength { max: 500 },
             Invalid::NameToFind,
             Invalid::Offset,
+            Invalid::ReasonControl,
             Invalid::Side {
                 first: 'R',
                 second: 'Y',

@@ -113,6 +113,7 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::ReasonLength { max } => ("invalid.reason_length", vec![arg("max", max)]),
         Invalid::NameToFind => ("invalid.name_to_find", vec![]),
         Invalid::Offset => ("invalid.offset", vec![]),
+        Invalid::ReasonControl => ("invalid.reason_control", vec![]),
         Invalid::Side {
             first,
             second,

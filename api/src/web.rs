@@ -22,7 +22,7 @@ use service::Error;
 use service::reasons::Missing;
 
 /// The pages; each answers the shell, and the entry module renders the page its address names.
-pub const PAGES: [&str; 8] = [
+pub const PAGES: [&str; 10] = [
     "/",
     "/play",
     "/matches/{id}",
@@ -31,6 +31,8 @@ pub const PAGES: [&str; 8] = [
     "/admin",
     "/rooms/{code}",
     "/explorer/{game}",
+    "/tournaments",
+    "/tournaments/{id}",
 ];
 
 /// An embedded file, with its gzipped bytes.
@@ -62,7 +64,7 @@ macro_rules! embed {
 
 /// The files of `api/web/`: the entry module first, then the modules it imports (one per page,
 /// and what the pages share), the stylesheet and the icon.
-const FILES: [(&str, &str, &[u8]); 20] = [
+const FILES: [(&str, &str, &[u8]); 22] = [
     embed!("app.js", JS),
     embed!("api.js", JS),
     embed!("texts.js", JS),
@@ -80,6 +82,8 @@ const FILES: [(&str, &str, &[u8]); 20] = [
     embed!("explorer.js", JS),
     embed!("admin.js", JS),
     embed!("room.js", JS),
+    embed!("tournaments.js", JS),
+    embed!("tournament.js", JS),
     embed!("notfound.js", JS),
     embed!("app.css", "text/css; charset=utf-8"),
     embed!("icon.svg", "image/svg+xml"),

@@ -1,7 +1,8 @@
 // The admin page (`/admin`): with an admin token kept for this browser session only
 // (sessionStorage: gone when the tab closes), players found by name (never an id typed by
 // hand) with their standing, a rating explained, the ratings without them (the what-if) and a
-// decision (cleared, or banned with a reason); the rating audit; the flags, an engine-assistance
+// decision (cleared, or banned with a reason); the rating audit; the tournaments' standings
+// recounted from the log; the flags, an engine-assistance
 // flag reviewed where the admin works (the name, the score, the games, the critical positions
 // with the move played and the best ones); the queue statistics; and a projection's status or
 // rebuild followed to its end.
@@ -12,7 +13,7 @@ import { t } from './texts.js';
 import { frame, showError } from './view.js';
 
 /** The projections the API can rebuild. */
-const PROJECTIONS = ['ratings', 'history', 'leaderboards', 'queue'];
+const PROJECTIONS = ['ratings', 'history', 'leaderboards', 'queue', 'explorer', 'tournaments'];
 /** How often a rebuild's progress is asked for, in milliseconds. */
 const PROGRESS_POLL = 1000;
 
@@ -138,7 +139,9 @@ export async function show(view) {
     return [...engine.map(review), others.length ? display(others) : ''];
   });
   document.getElementById('main').append(
-    tokenForm, players, explain, audit, flags,
+    tokenForm, players, explain, audit,
+    section('tournament-audit', t('admin.tournamentAudit'), [], async () => display(await call('GET', '/v1/admin/audits/tournaments'))),
+    flags,
     section('queue-stats', t('admin.queueStats'), [], async () => display(await call('GET', '/v1/admin/queue/stats'))),
     section('projections', t('admin.projections'), [field(t('admin.projections'), select('name', PROJECTIONS.map((n) => [n, n]), PROJECTIONS[0])),
       checkbox('rebuild', t('admin.rebuild'), false)], async (f, result) => {

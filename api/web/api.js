@@ -17,17 +17,24 @@ export const path = (strings, ...values) =>
 
 export const token = () => localStorage.getItem('discs.token');
 
-/** The player id of the stored token (its `sub` claim), or null. */
-export function me() {
-  const tk = token();
+/** The claims of token `tk` (a JWT), or null. */
+function claims(tk) {
   if (!tk) return null;
   try {
-    const claims = JSON.parse(atob(tk.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
-    return claims.sub ?? null;
+    return JSON.parse(atob(tk.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
   } catch {
     // Not a JWT: no player to name; the next call with it says why (401).
     return null;
   }
+}
+
+/** The player id of the stored token (its `sub` claim), or null. */
+export const me = () => claims(token())?.sub ?? null;
+
+/** An admin's token for this browser: the stored one if it is an admin's, else the one pasted on
+ * the admin page for this session (its role claim is what the page goes by; the server decides). */
+export function adminToken() {
+  return [token(), sessionStorage.getItem('discs.admin_token')].find((tk) => claims(tk)?.role === 'admin') ?? null;
 }
 
 /** A failed call: its problem document (`title`, `detail`, `status`, `code`), in the page's language. */

@@ -18,6 +18,8 @@ import * as notFound from './notfound.js';
 import * as play from './play.js';
 import * as player from './player.js';
 import * as room from './room.js';
+import * as tournament from './tournament.js';
+import * as tournaments from './tournaments.js';
 
 /** The pages: an address pattern (its `:name` parts are the page's arguments) and its module. */
 const PAGES = [
@@ -29,6 +31,8 @@ const PAGES = [
   ['/admin', admin],
   ['/rooms/:code', room],
   ['/explorer/:game', explorer],
+  ['/tournaments', tournaments],
+  ['/tournaments/:id', tournament],
 ];
 
 /** The page module for `path` and its arguments, or the not-found page. */
@@ -77,7 +81,7 @@ function header(view) {
   });
   document.getElementById('top').replaceChildren(
     h('nav', { 'aria-label': 'discs' }, h('a', { href: '/', class: 'brand' }, '● discs'),
-      h('a', { href: '/' }, t('nav.home')), h('a', { href: '/play' }, t('nav.play')), games, explore,
+      h('a', { href: '/' }, t('nav.home')), h('a', { href: '/play' }, t('nav.play')), h('a', { href: '/tournaments' }, t('nav.tournaments')), games, explore,
       id && h('a', { href: `/players/${id}` }, t('nav.profile')), h('a', { href: '/admin' }, t('nav.admin'))),
     h('label', { class: 'lang' }, t('language'), ' ', select));
   // The leaderboards and the explorer open on the catalogue's first game; the page says it if the catalogue fails.

@@ -1,16 +1,21 @@
 // A match (`/matches/<id>`): the live view (the board, whose turn and its clock, the disc count,
 // leave/return/resign, the moves arriving through the stream), then, once the match is over,
 // its replay ply by ply (keyboard, buttons, slider, `?ply=<n>`) with the analysis beside each move.
+// A tournament's game links to its tournament, and a player whose game ends while they watch it
+// goes back there by itself (where the next pairing opens).
 
 import { catalogue, me, path, Problem } from './api.js';
 import { board, countsDiscs, discCountLine, drops, landed, splitMoves, unknownGame } from './board.js';
 import { h, mmss } from './dom.js';
 import { follow } from './stream.js';
 import { t } from './texts.js';
-import { frame, loadingNote, showError } from './view.js';
+import { frame, loadingNote, navigate, showError } from './view.js';
 
 /** How many times the analysis is asked for while the server says to retry later. */
 const ANALYSIS_ATTEMPTS = 10;
+/** How long the end of a tournament game stays on screen before its tournament's page opens
+ * again, in milliseconds. */
+const BACK_TO_TOURNAMENT = 2500;
 
 export async function show(view, id) {
   frame(t('match.title'), loadingNote());
@@ -51,6 +56,12 @@ function seatsLine(match) {
 }
 
 const colours = (match) => match.seats.map((s) => s.color);
+
+/** A tournament game's link to its tournament (none for another match); `returning`: the page
+ * goes back there by itself, and says so. */
+const tournamentLink = (match, returning = false) => (match.tournament_id ? h('p', { id: 'tournament-link' },
+  h('a', { href: `/tournaments/${match.tournament_id}` }, t('match.tournament')),
+  returning ? h('span', { id: 'tournament-return', text: ` — ${t('match.backToTournament')}` }) : null) : null);
 
 /** The rules from the catalogue, notation included, folded under the board (none without it). */
 const rulesOf = (game) => (game.rules ? h('details', { id: 'rules' }, h('summary', { text: t('match.rules') }),
@@ -115,11 +126,16 @@ function live(view, initial, game) {
     render();
     if (match.status === 'finished') {
       part.leave();
-      replay(view, match, game).catch((e) => showError(e));
+      // A player's tournament game: back to the tournament, where the next pairing opens.
+      const returning = Boolean(match.tournament_id && mine());
+      replay(view, match, game, returning).catch((e) => showError(e));
+      if (returning) {
+        view.sleep(BACK_TO_TOURNAMENT).then(() => navigate(`/tournaments/${match.tournament_id}`), () => {});
+      }
     }
   };
 
-  frame(`${game.name} · ${t('match.live')}`, seatsLine(match), status, clock, conn, streamProblem, count, holder, controls, rulesOf(game));
+  frame(`${game.name} · ${t('match.live')}`, tournamentLink(match), seatsLine(match), status, clock, conn, streamProblem, count, holder, controls, rulesOf(game));
   render();
   part.every(250, () => {
     clock.textContent = match.deadline && match.status === 'active' ? t('match.clock', { time: mmss(Date.parse(match.deadline) - Date.now()) }) : '';
@@ -141,9 +157,10 @@ function live(view, initial, game) {
   });
 }
 
-/** The replay of a finished match, with its analysis (`game` as for the live view). */
-async function replay(view, match, game) {
-  frame(`${game.name} · ${t('match.replay')}`, loadingNote());
+/** The replay of a finished match, with its analysis (`game` as for the live view; `returning`:
+ * the page goes back to the match's tournament by itself). */
+async function replay(view, match, game, returning = false) {
+  frame(`${game.name} · ${t('match.replay')}`, tournamentLink(match, returning), loadingNote());
   const data = await view.load(() => view.call('GET', path`/v1/matches/${match.match_id}/replay`));
   if (!data || view.left) return;
   const plies = data.plies;
@@ -196,7 +213,7 @@ async function replay(view, match, game) {
   const btn = (id, text, to) => h('button', { type: 'button', id, onclick: () => showPly(to()) }, text);
   const analysisNote = h('div', { id: 'analysis-status' }, t('match.analysing'));
   frame(`${game.name} · ${t('match.replay')}`,
-    seatsLine(match), h('p', { id: 'match-status', 'data-status': 'finished', text: `${t('match.finished')}: ${resultText(match)}` }),
+    tournamentLink(match, returning), seatsLine(match), h('p', { id: 'match-status', 'data-status': 'finished', text: `${t('match.finished')}: ${resultText(match)}` }),
     // The opening the game followed: Reversi's published names (not translated), Four in a Row's first columns.
     data.opening ? h('p', { id: 'opening', text: t('match.opening', { name: data.opening.name, plies: data.opening.plies }) }) : null,
     h('div', { class: 'replay' }, h('div', {}, count, holder, where,

@@ -1,5 +1,6 @@
-// Following a match's event stream (server-sent events read with fetch, so that the request can
-// carry the token and Last-Event-ID), reconnecting after a lost connection.
+// Following an event stream of the API (a match's, a tournament's: server-sent events read with
+// fetch, so that the request can carry the token and Last-Event-ID), reconnecting after a lost
+// connection.
 
 import { isAbort, path, Problem, problemOf, retryAfter, send, sleep, token } from './api.js';
 import { t } from './texts.js';
@@ -10,8 +11,15 @@ const LONGEST_DELAY = 5000;
 /** Answers that another attempt will not change: the stream is given up. */
 const FINAL = new Set([400, 401, 403, 404, 422]);
 
+/** Follows match `matchId` from `version`: each frame (`{event, match}`) goes to `onFrame`; the
+ * rest as for `followStream`. */
+export function follow(matchId, version, { onFrame, ...rest }) {
+  followStream(path`/v1/matches/${matchId}/stream`, version, { onFrame: (data) => onFrame(data), ...rest });
+}
+
 /**
- * Follows match `matchId` from `version`: each frame (`{event, match}`) goes to `onFrame`.
+ * Follows the event stream at `url` from `version`: each frame's data goes to
+ * `onFrame(data, event)` (`event`: the frame's name, `message` when it has none).
  * `onConnection(true|false)` tells whether a stream is open (a lost connection is told there);
  * `onProblem(problem)` tells why the server refused a stream or sent an unreadable frame, and
  * `onProblem(null)` that a stream is open again. A lost connection (network, server restart)
@@ -19,14 +27,14 @@ const FINAL = new Set([400, 401, 403, 404, 422]);
  * an answer that retrying cannot change (401, 403, 404…) gives the stream up. Ends when `signal`
  * aborts.
  */
-export function follow(matchId, version, { onFrame, onConnection = () => {}, onProblem = () => {}, signal }) {
+export function followStream(url, version, { onFrame, onConnection = () => {}, onProblem = () => {}, signal }) {
   let last = version;
   (async () => {
     let delay = FIRST_DELAY;
     while (!signal.aborted) {
       let wait = delay;
       try {
-        const res = await send(path`/v1/matches/${matchId}/stream`, {
+        const res = await send(url, {
           headers: { Authorization: `Bearer ${token()}`, 'Last-Event-ID': String(last), Accept: 'text/event-stream' },
           signal,
         });
@@ -44,9 +52,12 @@ export function follow(matchId, version, { onFrame, onConnection = () => {}, onP
           wait = delay;
           // The frames that committed while no stream was open come first: the server replays them.
           for await (const frame of frames(res.body)) {
+            // A frame that arrives with those before it once the follower is done is not told.
+            if (signal.aborted) return;
             if (frame.id !== null) last = frame.id;
-            onFrame(frame.data);
+            onFrame(frame.data, frame.event);
           }
+          if (signal.aborted) return;
           onConnection(false);
         }
       } catch (e) {
@@ -67,7 +78,7 @@ export function follow(matchId, version, { onFrame, onConnection = () => {}, onP
   })();
 }
 
-/** The frames of an event stream's body: `{id, data}` with `data` parsed as JSON. */
+/** The frames of an event stream's body: `{id, event, data}` with `data` parsed as JSON. */
 async function* frames(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
@@ -80,12 +91,14 @@ async function* frames(body) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       let id = null;
+      let event = 'message';
       let data = '';
       for (const line of block.split('\n')) {
         if (line.startsWith('id:')) id = Number(line.slice(3).trim());
+        else if (line.startsWith('event:')) event = line.slice(6).trim();
         else if (line.startsWith('data:')) data += line.slice(5).trim();
       }
-      if (data) yield { id, data: parse(data) };
+      if (data) yield { id, event, data: parse(data) };
     }
   }
 }

@@ -26,6 +26,13 @@
 //!   stretch without an acknowledgement since the kill (a killed postmaster's backends may serve
 //!   their open connections a moment longer) comes at most that long after it.
 //!
+//! With `--tournament-players`, an admin's arena runs through it all too: its players follow it
+//! (`GET /v1/tournaments/{id}`), and in each game one of the two resigns after two seconds (with
+//! an `Idempotency-Key`). After the drill, once every ended game has its result, the checks: no
+//! match paired twice, nobody in two games at once, every pairing's match in the log naming the
+//! tournament, every result the match's own winner, and the standings recounted from the log
+//! equal to the projection (`GET /v1/admin/audits/tournaments`).
+//!
 //! It prints the figures (`moves_acked`, `moves_lost`, `unavailable_503`, `refused`, `no_ack_s`
 //! the longest stretch without an acknowledged move, `acked_again_after_kill_s` its end,
 //! `promotion_s`, `switchover_s`, `stream_resumes`, `read_back`, ...) and exits non-zero on any failed check.
@@ -63,6 +70,9 @@ struct Cli {
     /// Patroni's `ttl`: a move must be acknowledged again within ttl + 5 s of the kill.
     #[arg(long, default_value_t = 10)]
     ttl: u64,
+    /// Players of an arena that runs through it all (0: none).
+    #[arg(long, default_value_t = 10)]
+    tournament_players: usize,
     /// Shell commands: kill the primary, bring it back as a standby, switch back to it.
     #[arg(long)]
     kill: String,
@@ -188,6 +198,18 @@ async fn main() -> Result<()> {
     }
     let drill = Arc::new(Drill::default());
     let mut tasks = Vec::new();
+    let arena = match cli.tournament_players {
+        0 => None,
+        n => Some(arena(&http, &base, &cli.database_url, &ids[0], n).await?),
+    };
+    if let Some((id, players)) = &arena {
+        for (me, token) in players.clone() {
+            let (drill, http, base, id) = (drill.clone(), http.clone(), base.clone(), id.clone());
+            tasks.push(tokio::spawn(async move {
+                arena_player(&drill, &http, &base, &id, &me, &token).await;
+            }));
+        }
+    }
     for (i, token) in tokens.iter().enumerate() {
         let (drill, http, base, token) = (drill.clone(), http.clone(), base.clone(), token.clone());
         tasks.push(tokio::spawn(async move {
@@ -339,6 +361,10 @@ async fn main() -> Result<()> {
             drill.violation(format!("stream {k} on {m}: saw {last}, beyond the log"));
         }
     }
+    let (games, results) = match &arena {
+        Some((id, _)) => check_arena(&drill, &http, &base, &admin, id).await?,
+        None => (0, 0),
+    };
     let recovered_s = recovered.map(|(_, after)| after.as_secs_f64());
     match recovered_s {
         Some(s) if s <= (cli.ttl + 5) as f64 => {}
@@ -353,7 +379,8 @@ async fn main() -> Result<()> {
          unavailable_503={} refused={} no_ack_s={} acked_again_after_kill_s={} \
          promotion_s={:.1} switchover_s={:.1} \
          stream_resumes={} stream_matches={} stream_gaps={gaps} stream_repeats={repeats} \
-         read_back={} chains_ok={} violations={violations}",
+         read_back={} chains_ok={} tournament_games={games} tournament_results={results} \
+         violations={violations}",
         cli.players,
         cli.streams,
         acked.len(),
@@ -606,5 +633,196 @@ async fn follow(
         if finished {
             done.push(m);
         }
+    }
+}
+
+/// An admin's arena starting in three seconds, with `n` players joined: its id and the players
+/// (id, token).
+async fn arena(
+    http: &reqwest::Client,
+    base: &str,
+    database_url: &str,
+    admin: &str,
+    n: usize,
+) -> Result<(String, Vec<(String, String)>)> {
+    let token = admin_token(database_url, admin).await?;
+    let starts = time::OffsetDateTime::now_utc() + time::Duration::seconds(3);
+    let created: Value = http
+        .post(format!("{base}/v1/tournaments"))
+        .bearer_auth(&token)
+        .json(
+            &json!({"game": "four_in_a_row", "format": "arena", "name": "Drill arena",
+                      "minutes": 30, "rated": true, "settings": {"turn_seconds": null},
+                      "starts_at": starts.format(&time::format_description::well_known::Rfc3339)?}),
+        )
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let id = created["tournament_id"]
+        .as_str()
+        .context("an id")?
+        .to_owned();
+    let mut players = Vec::new();
+    for i in 0..n {
+        let res: Value = http
+            .post(format!("{base}/v1/players"))
+            .json(&json!({"name": format!("Arena{i}")}))
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        let token = res["token"].as_str().context("a token")?.to_owned();
+        http.post(format!("{base}/v1/tournaments/{id}/join"))
+            .bearer_auth(&token)
+            .send()
+            .await?
+            .error_for_status()?;
+        players.push((
+            res["player_id"].as_str().context("an id")?.to_owned(),
+            token,
+        ));
+    }
+    Ok((id, players))
+}
+
+/// An arena player: follows the tournament; in each game of theirs, the player the match id
+/// names (its first byte's parity: seat 1 or 2) resigns after two seconds.
+async fn arena_player(
+    drill: &Drill,
+    http: &reqwest::Client,
+    base: &str,
+    id: &str,
+    me: &str,
+    token: &str,
+) {
+    let mut done = String::new();
+    while !drill.stopped() {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let req = http
+            .get(format!("{base}/v1/tournaments/{id}"))
+            .bearer_auth(token);
+        let Outcome::Ok(view) = send(drill, req, "tournament").await else {
+            continue;
+        };
+        let Some(m) = view["me"]["match_id"].as_str().map(str::to_owned) else {
+            continue;
+        };
+        if m == done {
+            continue;
+        }
+        let seat1 = u8::from_str_radix(&m[..2], 16).unwrap_or(0) % 2 == 0;
+        let req = http
+            .get(format!("{base}/v1/matches/{m}"))
+            .bearer_auth(token);
+        let Outcome::Ok(game) = send(drill, req, "arena match").await else {
+            continue;
+        };
+        let mine_to_lose = (game["seats"][0]["player_id"].as_str() == Some(me)) == seat1;
+        if !mine_to_lose || game["status"] != "active" {
+            done = m;
+            continue;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let key = format!("resign-{m}");
+        let version = game["version"].clone();
+        if until_answered(drill, "arena resign", || {
+            http.post(format!("{base}/v1/matches/{m}/resign"))
+                .bearer_auth(token)
+                .header("idempotency-key", &key)
+                .json(&json!({"expected_version": version}))
+        })
+        .await
+        .is_some()
+        {
+            done = m;
+        }
+    }
+}
+
+/// The arena's checks, once every ended game has its result (a minute at most): the games and
+/// the results counted.
+async fn check_arena(
+    drill: &Drill,
+    http: &reqwest::Client,
+    base: &str,
+    admin: &str,
+    id: &str,
+) -> Result<(usize, usize)> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let pairings: Value = http
+            .get(format!("{base}/v1/tournaments/{id}/pairings?limit=500"))
+            .bearer_auth(admin)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        let pairings = pairings["pairings"].as_array().cloned().unwrap_or_default();
+        let mut waiting = false;
+        let mut playing = std::collections::HashSet::new();
+        let mut matches = std::collections::HashSet::new();
+        let mut problems = Vec::new();
+        for p in &pairings {
+            let m = p["match_id"].as_str().unwrap_or_default();
+            if !matches.insert(m.to_owned()) {
+                problems.push(format!("match {m} paired twice"));
+            }
+            let game: Value = http
+                .get(format!("{base}/v1/matches/{m}"))
+                .bearer_auth(admin)
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            if game["tournament_id"] != id {
+                problems.push(format!("match {m} does not name the tournament"));
+            }
+            let ended = game["status"] == "finished";
+            match (ended, p["result"].is_null()) {
+                (true, true) => waiting = true,
+                (false, true) => {
+                    for s in p["seats"].as_array().into_iter().flatten() {
+                        if !playing.insert(s.to_string()) {
+                            problems.push(format!("{s} in two games at once"));
+                        }
+                    }
+                }
+                (true, false) => {
+                    let seat = game["result"]["winner_seat"].as_u64();
+                    let winner = seat.map(|s| p["seats"][(s - 1) as usize].clone());
+                    if winner.unwrap_or(Value::Null) != p["winner"] {
+                        problems.push(format!("match {m}: result {} against {game}", p["winner"]));
+                    }
+                }
+                (false, false) => problems.push(format!("match {m}: a result while played")),
+            }
+        }
+        if !waiting || Instant::now() > deadline {
+            for problem in problems {
+                drill.violation(format!("arena: {problem}"));
+            }
+            if waiting {
+                drill.violation("arena: ended games without a result after a minute".into());
+            }
+            let audit: Value = http
+                .get(format!("{base}/v1/admin/audits/tournaments"))
+                .bearer_auth(admin)
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            for m in audit["mismatches"].as_array().into_iter().flatten() {
+                drill.violation(format!("arena standings: {m}"));
+            }
+            let results = pairings.iter().filter(|p| !p["result"].is_null()).count();
+            return Ok((pairings.len(), results));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }

@@ -1,7 +1,8 @@
 //! The real `discs serve` process under real signals. SIGTERM: requests in flight finish, open
 //! event streams end with a reconnect hint, the process exits 0; its logs are JSON lines that
 //! carry each request's id. SIGKILL in the middle of a matchmaking wave's write: no half
-//! pairing is left, and the next instance pairs every ticket once.
+//! pairing is left, and the next instance pairs every ticket once; likewise in the middle of a
+//! tournament organiser's step.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -277,4 +278,118 @@ async fn a_wave_killed_mid_write_leaves_no_half_pairing() {
         .expect("matched");
     assert_eq!(rows.len(), 6);
     assert!(rows.iter().all(|r| r.get::<_, i64>(1) == 1));
+}
+
+/// The tournament's stream version, its games (pairings), the matches created, and work rows.
+async fn tournament_state(client: &tokio_postgres::Client, stream: &str) -> [i64; 4] {
+    let row = client
+        .query_one(
+            "SELECT (SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1), \
+                    (SELECT count(*) FROM events \
+                      WHERE stream_id = $1 AND event_type = 'pairing_made'), \
+                    (SELECT count(*) FROM events WHERE event_type = 'match_created'), \
+                    (SELECT count(*) FROM match_work)",
+            &[&stream],
+        )
+        .await
+        .expect("counts");
+    [row.get(0), row.get(1), row.get(2), row.get(3)]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tournament_step_killed_mid_write_leaves_no_half_pairing() {
+    let db = database::testing::TestDb::migrated(1).await;
+    let (_front, _front_lines, base) = serve(&db.url, &[("DISCS_NO_WORKERS", "true")]);
+    let http = reqwest::Client::new();
+    // An admin's rated arena starting in two seconds, four players in it.
+    let token = Command::new(env!("CARGO_BIN_EXE_discs"))
+        .args(["token", "--admin", "Root"])
+        .env("DATABASE_URL", &db.url)
+        .stderr(Stdio::null())
+        .output()
+        .expect("discs token runs");
+    let admin_token = String::from_utf8(token.stdout).expect("utf-8");
+    let starts = time::OffsetDateTime::now_utc() + time::Duration::seconds(2);
+    let created: Value = http
+        .post(format!("{base}/v1/tournaments"))
+        .bearer_auth(admin_token.trim())
+        .json(
+            &json!({"game": "four_in_a_row", "format": "arena", "name": "Killed",
+                      "minutes": 30, "rated": true,
+                      "starts_at": starts.format(&time::format_description::well_known::Rfc3339)
+                          .expect("a time")}),
+        )
+        .send()
+        .await
+        .expect("created")
+        .json()
+        .await
+        .expect("json");
+    let id = created["tournament_id"].as_str().expect("an id").to_owned();
+    let stream = format!("tournament-{id}");
+    let mut players = Vec::new();
+    for i in 0..4 {
+        let (player, token) = sign_up(&http, &base, &format!("P{i}")).await;
+        let res = http
+            .post(format!("{base}/v1/tournaments/{id}/join"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .expect("joined");
+        assert_eq!(res.status(), 200);
+        players.push(player);
+    }
+    let client = database::testing::raw_client(&db.url).await;
+    let joined = tournament_state(&client, &stream).await;
+    assert_eq!(joined, [5, 0, 0, 0]);
+
+    // A player's queue slot is locked: the organiser's step (the start and the first pairings,
+    // their matches and work rows, then the rated games' slots) appends and then waits for it.
+    let locker = database::testing::raw_client(&db.url).await;
+    locker
+        .execute(
+            "INSERT INTO queue_slots (player_id) VALUES ($1)",
+            &[&players[0]],
+        )
+        .await
+        .expect("a slot");
+    locker.batch_execute("BEGIN").await.expect("begin");
+    locker
+        .execute(
+            "SELECT 1 FROM queue_slots WHERE player_id = $1 FOR UPDATE",
+            &[&players[0]],
+        )
+        .await
+        .expect("locked");
+    let (organiser, lines, _) = serve(&db.url, &[("RUST_LOG", "info,service::tournaments=debug")]);
+    let appended = next_line(&lines, |l| message(l) == "tournament step appended");
+    assert_eq!(
+        appended["fields"]["events"], 3,
+        "the start and two pairings"
+    );
+    let killed = Command::new("kill")
+        .args(["-KILL", &organiser.0.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    drop(organiser);
+    locker.batch_execute("ROLLBACK").await.expect("rollback");
+    // Nothing of the step remains.
+    assert_eq!(tournament_state(&client, &stream).await, joined);
+
+    // Another instance starts it and pairs everyone once, each game with its match.
+    let (_again, lines, _) = serve(&db.url, &[]);
+    let step = next_line(&lines, |l| message(l) == "tournament step");
+    assert_eq!(step["fields"]["pairings"], 2);
+    assert_eq!(tournament_state(&client, &stream).await, [8, 2, 2, 2]);
+    let rows = client
+        .query(
+            "SELECT p.value, count(*) FROM events e, jsonb_array_elements_text(e.data->'players') p \
+              WHERE e.stream_id = $1 AND e.event_type = 'pairing_made' GROUP BY 1",
+            &[&stream],
+        )
+        .await
+        .expect("pairings");
+    assert_eq!(rows.len(), 4, "every player paired");
+    assert!(rows.iter().all(|r| r.get::<_, i64>(1) == 1), "once");
 }

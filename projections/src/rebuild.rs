@@ -116,6 +116,8 @@ async fn run(
     let mut checkpoint = Checkpoint::START;
     let mut applied = 0u64;
     let batch = 5000;
+    // Folds of its own: the live runner's describe the live tables, not these.
+    let folds = crate::tournaments::Folds::default();
     loop {
         let events = runner
             .log()
@@ -130,7 +132,7 @@ async fn run(
         tx.batch_execute(&format!("SET LOCAL search_path TO {SHADOW}, public"))
             .await?;
         if !events.is_empty() {
-            tables::apply(&tx, p, &events, runner.explorer_plies(), runner.folds()).await?;
+            tables::apply(&tx, p, &events, runner.explorer_plies(), &folds).await?;
             applied += events.len() as u64;
             if let Some(last) = events.last() {
                 checkpoint = last.checkpoint();
@@ -164,7 +166,7 @@ async fn run(
                 .await?;
             let Some(last) = late.last() else { break };
             checkpoint = last.checkpoint();
-            tables::apply(&tx, p, &late, runner.explorer_plies(), runner.folds()).await?;
+            tables::apply(&tx, p, &late, runner.explorer_plies(), &folds).await?;
             applied += late.len() as u64;
         }
         let mut swap = String::from("SET LOCAL search_path TO public;");

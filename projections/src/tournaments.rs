@@ -23,19 +23,28 @@ use eventlog::RecordedEvent;
 
 use crate::Error;
 
-/// The folds a runner keeps, by stream, at the version of the last batch it applied.
+/// The folds a runner keeps, by stream, at the version of the last batch it applied, with the
+/// standing lines that batch wrote (a later batch writes only the lines that changed).
 #[derive(Debug, Default)]
-pub struct Folds(Mutex<HashMap<String, Tournament>>);
+pub struct Folds(Mutex<HashMap<String, Kept>>);
+
+#[derive(Debug)]
+struct Kept {
+    t: Tournament,
+    lines: HashMap<Uuid, Line>,
+}
 
 impl Folds {
-    fn take(&self, stream: &str, version: u64) -> Option<Tournament> {
+    /// The fold at `version`, if kept; a batch that starts anywhere else (a retry after a
+    /// rollback, a rebuild) refolds from the log and writes every line.
+    fn take(&self, stream: &str, version: u64) -> Option<Kept> {
         let mut folds = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        folds.remove(stream).filter(|t| t.version == version)
+        folds.remove(stream).filter(|k| k.t.version == version)
     }
 
-    fn keep(&self, stream: String, t: Tournament) {
+    fn keep(&self, stream: String, kept: Kept) {
         let mut folds = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        folds.insert(stream, t);
+        folds.insert(stream, kept);
     }
 }
 
@@ -110,12 +119,13 @@ pub async fn apply(
         let mine = &by_stream[stream];
         let first = mine[0].version;
         let last = mine[mine.len() - 1].version;
-        let before = match folds.take(stream, (first - 1) as u64) {
-            Some(t) => Some(t),
-            None if first == 1 => None,
+        let kept = folds.take(stream, (first - 1) as u64);
+        let (before, written) = match kept {
+            Some(k) => (Some(k.t), Some(k.lines)),
+            None if first == 1 => (None, None),
             None => {
                 let earlier = eventlog::stream_events(client, stream, 0, first - 1).await?;
-                fold_onto(None, &earlier.iter().collect::<Vec<_>>())?
+                (fold_onto(None, &earlier.iter().collect::<Vec<_>>())?, None)
             }
         };
         let Some(t) = fold_onto(before, mine)? else {
@@ -128,10 +138,14 @@ pub async fn apply(
                 reason: format!("`{stream}` is not a tournament stream"),
             })?;
         debug_assert_eq!(t.version, last as u64);
+        let lines: HashMap<Uuid, Line> = standings(&t)
+            .into_iter()
+            .map(|l| (l.player_id.as_uuid(), l))
+            .collect();
         write_tournament(client, id, &t).await?;
-        write_standings(client, id, &standings(&t)).await?;
+        write_standings(client, id, &lines, written.as_ref()).await?;
         write_pairings(client, id, mine).await?;
-        folds.keep(stream.to_owned(), t);
+        folds.keep(stream.to_owned(), Kept { t, lines });
     }
     Ok(())
 }
@@ -179,25 +193,39 @@ async fn write_tournament(
     Ok(())
 }
 
-/// Upserts every line, skipping the rows that did not change (one statement).
+/// Writes the lines that differ from `written` (the lines as the table holds them, when known),
+/// and deletes the lines of players who have none any more (a removal); without `written`,
+/// upserts every line, skipping the rows that did not change.
 async fn write_standings(
     client: &impl GenericClient,
     id: Uuid,
-    lines: &[Line],
+    all: &HashMap<Uuid, Line>,
+    written: Option<&HashMap<Uuid, Line>>,
 ) -> Result<(), Error> {
-    let players: Vec<Uuid> = lines.iter().map(|l| l.player_id.as_uuid()).collect();
-    // A removed player has no line any more.
-    client
-        .execute(
-            "DELETE FROM tournament_standings WHERE tournament_id = $1 \
-               AND NOT (player_id = ANY($2))",
-            &[&id, &players],
-        )
-        .await?;
+    let gone: Vec<Uuid> = match written {
+        Some(w) => w.keys().filter(|p| !all.contains_key(p)).copied().collect(),
+        None => Vec::new(),
+    };
+    if written.is_none() || !gone.is_empty() {
+        let players: Vec<Uuid> = all.keys().copied().collect();
+        client
+            .execute(
+                "DELETE FROM tournament_standings WHERE tournament_id = $1 \
+                   AND NOT (player_id = ANY($2))",
+                &[&id, &players],
+            )
+            .await?;
+    }
+    let lines: Vec<&Line> = all
+        .iter()
+        .filter(|(p, l)| written.is_none_or(|w| w.get(p) != Some(l)))
+        .map(|(_, l)| l)
+        .collect();
     if lines.is_empty() {
         return Ok(());
     }
     let n = |f: fn(&Line) -> u32| -> Vec<i32> { lines.iter().map(|l| f(l) as i32).collect() };
+    let players: Vec<Uuid> = lines.iter().map(|l| l.player_id.as_uuid()).collect();
     let fire: Vec<bool> = lines.iter().map(|l| l.on_fire).collect();
     let performance: Vec<f64> = lines.iter().map(|l| l.performance).collect();
     let status: Vec<&str> = lines
@@ -528,87 +556,6 @@ pub async fn listed(
             players: r.get(10),
         })
         .collect())
-}
-
-/// A projected line of the standings.
-#[derive(Debug, Clone)]
-pub struct StandingRow {
-    pub rank: i32,
-    pub player_id: Uuid,
-    pub score: i32,
-    pub games: i32,
-    pub wins: i32,
-    pub draws: i32,
-    pub losses: i32,
-    pub streak: i32,
-    pub on_fire: bool,
-    pub performance: f64,
-    pub buchholz: i32,
-    pub sonneborn_berger: i32,
-    pub status: String,
-}
-
-const STANDING_COLUMNS: &str = "rank, player_id, score, games, wins, draws, losses, streak, \
-    on_fire, performance, buchholz, sonneborn_berger, status";
-
-fn standing_row(r: &tokio_postgres::Row) -> StandingRow {
-    StandingRow {
-        rank: r.get(0),
-        player_id: r.get(1),
-        score: r.get(2),
-        games: r.get(3),
-        wins: r.get(4),
-        draws: r.get(5),
-        losses: r.get(6),
-        streak: r.get(7),
-        on_fire: r.get(8),
-        performance: r.get(9),
-        buchholz: r.get(10),
-        sonneborn_berger: r.get(11),
-        status: r.get(12),
-    }
-}
-
-/// Tournament `id`'s standings from `offset`, `limit` lines, `player`'s line, and the version
-/// of its stream the projection has read (none before it has read the tournament).
-pub async fn standings_page(
-    client: &impl GenericClient,
-    id: Uuid,
-    limit: i64,
-    offset: i64,
-    player: Option<Uuid>,
-) -> Result<(Vec<StandingRow>, Option<StandingRow>, Option<i64>), Error> {
-    let page = client
-        .query(
-            &format!(
-                "SELECT {STANDING_COLUMNS} FROM tournament_standings WHERE tournament_id = $1 \
-                 ORDER BY rank, player_id LIMIT $2 OFFSET $3"
-            ),
-            &[&id, &limit, &offset],
-        )
-        .await?;
-    let mine = match player {
-        None => None,
-        Some(p) => client
-            .query_opt(
-                &format!(
-                    "SELECT {STANDING_COLUMNS} FROM tournament_standings \
-                     WHERE tournament_id = $1 AND player_id = $2"
-                ),
-                &[&id, &p],
-            )
-            .await?
-            .as_ref()
-            .map(standing_row),
-    };
-    let version = client
-        .query_opt(
-            "SELECT version FROM tournaments WHERE tournament_id = $1",
-            &[&id],
-        )
-        .await?
-        .map(|r| r.get(0));
-    Ok((page.iter().map(standing_row).collect(), mine, version))
 }
 
 /// A projected pairing or bye.

@@ -102,10 +102,16 @@ fn changes_direction(c: char) -> bool {
 /// of the text around it, none that renders as nothing, no surrounding spaces, and something
 /// left once the spaces are set aside.
 pub fn valid_name(raw: &str) -> Result<String, Error> {
+    valid_title(raw, 32)
+}
+
+/// A name shown to others (a player's, up to 32 characters; a tournament's, up to 60): trimmed,
+/// with no control, direction-changing or invisible character.
+pub fn valid_title(raw: &str, max: usize) -> Result<String, Error> {
     let name = raw.trim();
     let count = name.chars().count();
-    if count == 0 || count > 32 {
-        return Err(Invalid::NameLength { min: 1, max: 32 }.into());
+    if count == 0 || count > max {
+        return Err(Invalid::NameLength { min: 1, max }.into());
     }
     if name.chars().any(char::is_control) {
         return Err(Invalid::NameControl.into());

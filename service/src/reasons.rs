@@ -84,6 +84,8 @@ pub enum Invalid {
     NameToFind,
     /// A negative offset in a page's query.
     Offset,
+    /// A reason with a control character.
+    ReasonControl,
     Side {
         first: char,
         second: char,

@@ -21,6 +21,9 @@ use database::testing::TestDb;
 use discs::startup::Application;
 use domain::games::GameId;
 use domain::games::any::{AnyPosition, split_moves};
+use service::clock::{Clock, ManualClock};
+use time::format_description::well_known::Rfc3339;
+use time::{Duration, OffsetDateTime};
 use webdriver::{Driver, Session, Sessions};
 
 /// WebDriver key codes.
@@ -29,10 +32,11 @@ const ARROW_RIGHT: &str = "\u{E014}";
 const HOME: &str = "\u{E011}";
 const END: &str = "\u{E010}";
 
-/// The site: the server on a fixed port (so that a restart keeps the address), ChromeDriver,
-/// and the windows opened so far.
+/// The site: the server on a fixed port (so that a restart keeps the address), its clock (the
+/// system's, or a manual one the test moves), ChromeDriver, and the windows opened so far.
 struct Site {
     db: TestDb,
+    clock: Option<Arc<ManualClock>>,
     port: u16,
     base: String,
     http: reqwest::Client,
@@ -43,11 +47,25 @@ struct Site {
 }
 
 impl Site {
+    /// The site on the system clock.
     async fn open() -> Site {
+        Site::open_on(None).await
+    }
+
+    /// The site with its workers on a manual clock, from the present on.
+    async fn on_manual_clock() -> Site {
+        let start = OffsetDateTime::now_utc()
+            .replace_nanosecond(0)
+            .expect("valid");
+        Site::open_on(Some(Arc::new(ManualClock::new(start)))).await
+    }
+
+    async fn open_on(clock: Option<Arc<ManualClock>>) -> Site {
         helpers::init_logs();
         let db = TestDb::migrated(2).await;
-        let (state, port, stop) = serve(&db.url, 0).await;
+        let (state, port, stop) = serve(&db.url, 0, clock.clone()).await;
         Site {
+            clock,
             port,
             base: format!("http://127.0.0.1:{port}"),
             http: reqwest::Client::new(),
@@ -80,7 +98,7 @@ impl Site {
 
     /// Starts a new server on the same port.
     async fn start(&self) {
-        let (state, port, stop) = serve(&self.db.url, self.port).await;
+        let (state, port, stop) = serve(&self.db.url, self.port, self.clock.clone()).await;
         assert_eq!(port, self.port);
         *self.state.lock().expect("not poisoned") = state;
         *self.stop.lock().expect("not poisoned") = Some(stop);
@@ -94,6 +112,24 @@ impl Site {
             .sync_all()
             .await
             .expect("projections catch up");
+    }
+
+    /// The manual clock the site runs on.
+    fn clock(&self) -> &ManualClock {
+        self.clock.as_deref().expect("a site on a manual clock")
+    }
+
+    /// A new player with an admin token (as an operator issues one); their id and the token.
+    async fn admin(&self, name: &str) -> (String, String) {
+        let p = self.post("/v1/players", "", json!({ "name": name })).await;
+        let id = p["player_id"].as_str().expect("an id").to_owned();
+        let state = self.state.lock().expect("not poisoned").clone();
+        let player: domain::ids::PlayerId = id.parse().expect("a player id");
+        let token = state
+            .keys
+            .issue(player, api::auth::Role::Admin, 0, state.now())
+            .expect("a token");
+        (id, token)
     }
 
     async fn get(&self, path: &str, token: &str) -> Value {
@@ -121,10 +157,11 @@ impl Site {
     }
 }
 
-/// The real application with its workers and the system clock, on `port` (0: any).
+/// The real application with its workers, on `port` (0: any), on the system clock or `clock`.
 async fn serve(
     db_url: &str,
     port: u16,
+    clock: Option<Arc<ManualClock>>,
 ) -> (
     api::state::ApiState,
     u16,
@@ -136,9 +173,11 @@ async fn serve(
     // The shipped pool: every projection's runner holds a connection for its lock.
     config.core.db.pool_size = 16;
     config.edge.shutdown_seconds = 1;
-    let app = Application::build(config)
-        .await
-        .expect("the application builds");
+    let app = match clock {
+        Some(clock) => Application::build_with_clock(config, clock).await,
+        None => Application::build(config).await,
+    }
+    .expect("the application builds");
     let (state, port) = (app.edge(), app.port());
     let (tx, rx) = oneshot::channel::<()>();
     let done = tokio::spawn(async move {
@@ -158,7 +197,16 @@ where
     F: FnOnce(Arc<Site>) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let site = Arc::new(Site::open().await);
+    run_on(name, Site::open().await, test).await;
+}
+
+/// [`run`] on a given site.
+async fn run_on<F, Fut>(name: &str, site: Site, test: F)
+where
+    F: FnOnce(Arc<Site>) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let site = Arc::new(site);
     let outcome = AssertUnwindSafe(test(site.clone())).catch_unwind().await;
     if let Err(panic) = outcome {
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-screenshots");
@@ -1013,6 +1061,300 @@ async fn a_player_closes_their_account_from_their_page_in_two_steps() {
     .await;
 }
 
+/// An instant as the API takes it (RFC 3339).
+fn rfc3339(at: OffsetDateTime) -> String {
+    at.format(&Rfc3339).expect("a time")
+}
+
+/// Waits until the page shows tournament `id` with its standings read, and answers the
+/// testing contract's view of its lines: `[player, rank, score, streak]` each.
+async fn standings_shown(w: &Session, id: &str, lines: usize) -> Value {
+    w.wait(&format!(
+        "location.pathname === '/tournaments/{id}' \
+         && document.querySelectorAll('#standings-table tbody tr').length === {lines} \
+         && [...document.querySelectorAll('#standings-table tbody tr')].map((tr) => \
+              [tr.dataset.player, Number(tr.dataset.rank), tr.querySelector('[data-score]').dataset.score, \
+               Number(tr.querySelector('[data-streak]').dataset.streak)])"
+    ))
+    .await
+}
+
+/// A small arena on the server's manual clock, in two browsers (one English, one Portuguese):
+/// an admin creates it through the API; both players find it in the list, open it and join by
+/// clicks, the countdown counting on the server's clock (three hours ahead of the browsers');
+/// the clock reaches the start, the organiser pairs them and both pages open the game by
+/// themselves; it is played to its end by clicks, both pages go back to the tournament, whose
+/// standings show the result; the clock passes the end, and both pages show the tournament
+/// finished with the winner first on the podium. Two players meet once (an arena refuses an
+/// immediate rematch), so the game is the only one.
+#[tokio::test]
+async fn a_small_arena_is_played_to_its_end_in_two_browsers() {
+    run_on("arena", Site::on_manual_clock().await, |site| async move {
+        // The server's clock three hours ahead of the browsers': a countdown on the browser's
+        // clock would be three hours off.
+        site.clock().advance(Duration::hours(3));
+        let (_, admin) = site.admin("Organiser").await;
+        let starts_at = site.clock().now() + Duration::minutes(1);
+        let created = site
+            .post(
+                "/v1/tournaments",
+                &admin,
+                json!({"game": "four_in_a_row", "format": "arena", "name": "Browser Arena",
+                       "starts_at": rfc3339(starts_at), "minutes": 10, "rated": false,
+                       "settings": {"turn_seconds": null}, "private": false}),
+            )
+            .await;
+        assert_eq!(created["status"], "open", "{created}");
+        let id = created["tournament_id"].as_str().expect("an id").to_owned();
+        site.project().await;
+
+        let a = site.window("en").await;
+        let b = site.window("pt-BR,pt").await;
+        let (a_id, a_token) = sign_up(&site, &a, "Ada").await;
+        let (b_id, _) = sign_up(&site, &b, "Bea").await;
+        for w in [&a, &b] {
+            w.goto(&format!("{}/tournaments", site.base)).await;
+            let link = format!("#tournaments-upcoming a[href='/tournaments/{id}']");
+            w.wait(&format!("document.querySelector(\"{link}\")"))
+                .await;
+            w.click(&link).await;
+            w.wait(&format!(
+                "location.pathname === '/tournaments/{id}' && document.querySelector('#tournament-join')"
+            ))
+            .await;
+            // A minute to go by the server's clock, whatever the browser's says.
+            let seconds = w
+                .wait("document.querySelector('#countdown')?.dataset.seconds")
+                .await;
+            let seconds: u64 = seconds
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .expect("seconds");
+            assert!((1..=60).contains(&seconds), "{seconds} s to the start");
+            w.click("#tournament-join").await;
+            w.wait("document.querySelector('#my-place')?.dataset.status === 'joined' && document.querySelector('#tournament-withdraw')")
+                .await;
+        }
+        // Ada's page learns of Bea's joining through the stream; each page in its language.
+        for (w, open) in [(&a, "open for joining"), (&b, "inscrições abertas")] {
+            let lines = standings_shown(w, &id, 2).await;
+            let players: Vec<&str> = lines
+                .as_array()
+                .expect("lines")
+                .iter()
+                .map(|l| l[0].as_str().expect("a player"))
+                .collect();
+            assert!(
+                players.contains(&a_id.as_str()) && players.contains(&b_id.as_str()),
+                "{lines}"
+            );
+            let status = w
+                .wait("document.querySelector('#tournament-status')?.textContent")
+                .await;
+            assert!(
+                status.as_str().is_some_and(|s| s.ends_with(open)),
+                "{status}"
+            );
+        }
+
+        // The start: the organiser (every 250 ms) starts the arena and pairs them; both pages
+        // open the game by themselves.
+        site.clock().advance(Duration::minutes(1));
+        let mut ids = Vec::new();
+        for w in [&a, &b] {
+            let m = w
+                .wait("location.pathname.startsWith('/matches/') && document.querySelector('[data-board]') && location.pathname.split('/')[2]")
+                .await;
+            ids.push(m.as_str().expect("a match id").to_owned());
+            let back = w
+                .wait("document.querySelector('#tournament-link a')?.getAttribute('href')")
+                .await;
+            assert_eq!(back, json!(format!("/tournaments/{id}")));
+        }
+        assert_eq!(ids[0], ids[1], "one game for both");
+        let match_id = ids[0].clone();
+        let view = site.get(&format!("/v1/tournaments/{id}"), &a_token).await;
+        assert_eq!(view["status"], "running", "{view}");
+        assert_eq!(view["me"]["match_id"], json!(match_id), "{view}");
+        let game = site.get(&format!("/v1/matches/{match_id}"), &a_token).await;
+        assert_eq!(game["tournament_id"], json!(id), "{game}");
+
+        // The game, by clicks, the mover's page each time.
+        let finished = loop {
+            let view = site.get(&format!("/v1/matches/{match_id}"), &a_token).await;
+            if view["status"] == "finished" {
+                break view;
+            }
+            let to_move = view["to_move"].as_u64().expect("a seat to move");
+            let seat = &view["seats"][to_move as usize - 1];
+            let w = if seat["player_id"] == json!(a_id) {
+                &a
+            } else {
+                assert_eq!(seat["player_id"], json!(b_id));
+                &b
+            };
+            assert!(!finished_or_my_turn(w).await, "the mover's page offers a move");
+            click_a_move(w).await;
+        };
+        let seat = finished["result"]["winner_seat"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("a winner (first columns first never draws): {finished}"));
+        let winner = finished["seats"][seat as usize - 1]["player_id"]
+            .as_str()
+            .expect("the winner")
+            .to_owned();
+        let loser = if winner == a_id { &b_id } else { &a_id }.clone();
+
+        // Both pages go back to the tournament by themselves: the winner's two points (the
+        // standings read again on the result), the game in the pairings.
+        for w in [&a, &b] {
+            w.wait(&format!(
+                "location.pathname === '/tournaments/{id}' \
+                 && document.querySelector('#standings-table tr[data-player=\"{winner}\"] [data-score=\"2\"]') \
+                 && document.querySelector('#pairings-list li[data-match=\"{match_id}\"][data-result=win]')"
+            ))
+            .await;
+            let lines = standings_shown(w, &id, 2).await;
+            assert_eq!(
+                lines,
+                json!([[winner, 1, "2", 1], [loser, 2, "0", 0]]),
+                "{lines}"
+            );
+            assert_eq!(
+                w.eval("return document.querySelector('#my-place').dataset.status")
+                    .await,
+                "joined"
+            );
+        }
+
+        // Past the end: the arena finishes (no game is left), and both pages say so, with the
+        // podium.
+        site.clock().advance(Duration::minutes(10));
+        for (w, finished, over) in [
+            (&a, "finished", "The tournament is over."),
+            (&b, "terminado", "O torneio terminou."),
+        ] {
+            let podium = w
+                .wait("document.querySelector('#tournament-status')?.dataset.status === 'finished' \
+                       && document.querySelectorAll('#podium-list li').length === 2 \
+                       && [...document.querySelectorAll('#podium-list li')].map((li) => li.dataset.player)")
+                .await;
+            assert_eq!(podium, json!([winner, loser]));
+            let status = w
+                .eval("return document.querySelector('#tournament-status').textContent")
+                .await;
+            assert!(
+                status.as_str().is_some_and(|s| s.ends_with(finished)),
+                "{status}"
+            );
+            assert_eq!(
+                w.eval("return [location.pathname, document.querySelector('#countdown').textContent, \
+                        document.querySelector('#my-place').textContent, document.querySelectorAll('#tournament-actions button').length]")
+                    .await,
+                json!([format!("/tournaments/{id}"), "", over, 0])
+            );
+            let violations = axe_violations(w).await;
+            assert!(violations.is_empty(), "{}", violations.join("\n"));
+        }
+        let view = site.get(&format!("/v1/tournaments/{id}"), &a_token).await;
+        assert_eq!(view["status"], "finished", "{view}");
+        let pairings = site
+            .get(&format!("/v1/tournaments/{id}/pairings"), &a_token)
+            .await;
+        assert_eq!(
+            pairings["pairings"].as_array().map(Vec::len),
+            Some(1),
+            "{pairings}"
+        );
+    })
+    .await;
+}
+
+/// A private tournament created with the form (no admin: private it must be) shows its invite
+/// code; a friend joins by typing it, and the same code again is refused in the friend's
+/// language, as the API words it.
+#[tokio::test]
+async fn a_private_tournament_is_created_by_its_form_and_joined_by_its_code() {
+    run("private-tournament", |site| async move {
+        let a = site.window("en").await;
+        sign_up(&site, &a, "Host").await;
+        a.goto(&format!("{}/tournaments", site.base)).await;
+        a.wait("document.querySelector('#create-tournament input[name=name]')")
+            .await;
+        assert_eq!(
+            a.eval("const p = document.querySelector('#create-tournament input[name=private]'); return [p.checked, p.disabled]")
+                .await,
+            json!([true, true]),
+            "a player's tournament is private"
+        );
+        a.type_into("#create-tournament input[name=name]", "Friday Four")
+            .await;
+        a.click("#create-tournament button[type=submit]").await;
+        let code = a
+            .wait("document.querySelector('#created-code')?.textContent")
+            .await;
+        let code = code.as_str().expect("a code").to_owned();
+        let href = a
+            .wait("document.querySelector('#created-link')?.getAttribute('href')")
+            .await;
+        let id = href
+            .as_str()
+            .and_then(|h| h.strip_prefix("/tournaments/"))
+            .expect("a link to the tournament")
+            .to_owned();
+
+        let b = site.window("pt-BR,pt").await;
+        let (b_id, b_token) = sign_up(&site, &b, "Amiga").await;
+        b.goto(&format!("{}/tournaments", site.base)).await;
+        b.wait("document.querySelector('#join-code input[name=code]')")
+            .await;
+        b.type_into("#join-code input[name=code]", &code).await;
+        b.click("#join-code button[type=submit]").await;
+        b.wait(&format!(
+            "location.pathname === '/tournaments/{id}' && document.querySelector('#my-place')?.dataset.status === 'joined'"
+        ))
+        .await;
+        let lines = standings_shown(&b, &id, 1).await;
+        assert_eq!(lines, json!([[b_id, 1, "0", 0]]));
+        // The player sees the code to pass on.
+        let shown = b
+            .wait("document.querySelector('#tournament-code strong')?.textContent")
+            .await;
+        assert_eq!(shown, json!(code));
+
+        // The code again: the API's refusal, in Portuguese.
+        b.goto(&format!("{}/tournaments", site.base)).await;
+        b.wait("document.querySelector('#join-code input[name=code]')")
+            .await;
+        b.type_into("#join-code input[name=code]", &code).await;
+        b.click("#join-code button[type=submit]").await;
+        let detail = b
+            .wait("document.querySelector('#errors .problem[data-code=already_joined] span')?.textContent")
+            .await;
+        let problem: Value = site
+            .http
+            .post(format!("{}/v1/tournaments/join/{code}", site.base))
+            .bearer_auth(&b_token)
+            .header("accept-language", "pt")
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("a problem");
+        assert_eq!(problem["code"], "already_joined", "{problem}");
+        assert_eq!(detail, problem["detail"]);
+
+        // The host's page of it: the friend in the standings, and a button to join too.
+        a.click("#created-link").await;
+        let lines = standings_shown(&a, &id, 1).await;
+        assert_eq!(lines[0][0], json!(b_id));
+        a.wait("document.querySelector('#my-place')?.dataset.status === 'none' && document.querySelector('#tournament-join')")
+            .await;
+    })
+    .await;
+}
+
 /// axe-core 4.14.1 (`npm pack axe-core@4.14.1`, MPL-2.0, vendored as published): the
 /// accessibility rules a new user's checker runs.
 const AXE: &str = include_str!("axe.min.js");
@@ -1046,7 +1388,8 @@ async fn axe_violations(w: &Session) -> Vec<String> {
 
 /// Every page of the site, in English and in Portuguese, has no serious or critical
 /// accessibility violation by axe-core: the home page, play, a match, a player, a leaderboard,
-/// the admin page, a room, the explorer, and a page that does not exist.
+/// the admin page, a room, the explorer, the tournaments and a tournament, and a page that does
+/// not exist.
 #[tokio::test]
 async fn every_page_in_both_languages_passes_axe_core() {
     run("axe", |site| async move {
@@ -1085,10 +1428,38 @@ async fn every_page_in_both_languages_passes_axe_core() {
         }
         site.project().await;
         let rated = players[0].0.clone();
+        // A public arena (an admin's) for the lists, and in each language a private Swiss
+        // tournament the visitor created and joined: its code, standings and buttons.
+        let soon = rfc3339(OffsetDateTime::now_utc() + Duration::minutes(30));
+        let (_, admin) = site.admin("Axe Organiser").await;
+        let arena = site
+            .post(
+                "/v1/tournaments",
+                &admin,
+                json!({"game": "four_in_a_row", "format": "arena", "name": "Axe Arena",
+                       "starts_at": soon, "minutes": 30}),
+            )
+            .await;
+        assert_eq!(arena["status"], "open", "{arena}");
+        site.project().await;
         let mut failures = Vec::new();
         for languages in ["en", "pt-BR,pt"] {
             let w = site.window(languages).await;
-            let (id, _) = sign_up(&site, &w, &format!("Axe {}", &languages[..2])).await;
+            let (id, token) = sign_up(&site, &w, &format!("Axe {}", &languages[..2])).await;
+            let swiss = site
+                .post(
+                    "/v1/tournaments",
+                    &token,
+                    json!({"game": "reversi", "format": "swiss", "name": "Axe Swiss",
+                           "starts_at": soon, "rounds": 3, "private": true}),
+                )
+                .await;
+            let invite = swiss["code"].as_str().expect("an invite code");
+            let joined = site
+                .post(&format!("/v1/tournaments/join/{invite}"), &token, json!({}))
+                .await;
+            assert_eq!(joined["status"], "joined", "{joined}");
+            let swiss = swiss["tournament_id"].as_str().expect("an id").to_owned();
             let match_id = start_solo(&site, &w, "four_in_a_row").await;
             w.goto(&format!("{}/play", site.base)).await;
             w.wait("document.querySelector('#room button[type=submit]')")
@@ -1110,6 +1481,8 @@ async fn every_page_in_both_languages_passes_axe_core() {
                 "/admin".to_owned(),
                 format!("/rooms/{code}"),
                 "/explorer/reversi".to_owned(),
+                "/tournaments".to_owned(),
+                format!("/tournaments/{swiss}"),
                 "/no-such-page".to_owned(),
             ] {
                 if page == "/no-such-page" {

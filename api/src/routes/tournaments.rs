@@ -340,15 +340,8 @@ pub async fn get_standings(
         return Err(Error::InvalidRequest(Invalid::Offset).into());
     }
     let t = tournaments::load(&app.tournaments, id).await?;
-    let page: StandingsPage = standings(
-        &app.tournaments,
-        id,
-        t.created.format,
-        limit,
-        offset,
-        Some(auth.player),
-    )
-    .await?;
+    let page: StandingsPage =
+        standings(&app.tournaments, id, &t, limit, offset, Some(auth.player)).await?;
     Ok(HttpResponse::Ok().json(page))
 }
 

@@ -23,7 +23,8 @@ use super::{Tournaments, fold_onto, load, new_events};
 use crate::error::{Error, unexpected};
 use crate::reasons::{Missing, Refused};
 
-/// How many times a command is decided again after losing a race before it gives up.
+/// How many times a command is decided again after losing a race (to another instance: on
+/// this one, writers of a tournament take turns) before it gives up.
 const ATTEMPTS: usize = 16;
 
 /// A new tournament, as its creator asks for it.
@@ -68,7 +69,7 @@ pub async fn create(
     let id = TournamentId::from_uuid(Uuid::new_v5(&command_id, b"tournament"));
     let now = app.now();
     let created = TournamentCreated {
-        name: new.name.trim().to_owned(),
+        name: crate::checks::valid_title(&new.name, domain::tournaments::NAME_MAX)?,
         game: new.game,
         format: new.format,
         starts_at: new.starts_at,
@@ -289,6 +290,11 @@ pub async fn remove(
     admin: PlayerId,
     command_id: Uuid,
 ) -> Result<Removal, Error> {
+    if reason.chars().any(char::is_control) {
+        return Err(Error::InvalidRequest(
+            crate::reasons::Invalid::ReasonControl,
+        ));
+    }
     for _ in 0..ATTEMPTS {
         let t = load(app, id).await?;
         let changes = removal_report(&t, player);
@@ -329,6 +335,7 @@ async fn run(
     command_id: Uuid,
     seat: SeatChange,
 ) -> Result<Arc<Tournament>, Error> {
+    let _turn = app.folds.writer(id).await;
     for _ in 0..ATTEMPTS {
         let t = load(app, id).await?;
         if let Some(t) = attempt(app, id, &t, &command, actor, command_id, &seat).await? {

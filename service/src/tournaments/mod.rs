@@ -21,6 +21,7 @@ use time::{Duration, OffsetDateTime};
 use tokio::sync::Notify;
 
 use domain::ids::TournamentId;
+use domain::tournaments::standings::Line;
 use domain::tournaments::{Tournament, TournamentEvent, evolve};
 use eventlog::{NewEvent, RecordedEvent};
 
@@ -70,9 +71,40 @@ impl Tournaments {
 pub struct Folds {
     folds: Mutex<HashMap<TournamentId, Arc<Tournament>>>,
     pub(crate) results: Mutex<Option<eventlog::Checkpoint>>,
+    /// One writer per tournament on this instance at a time: commands and organiser steps on a
+    /// tournament queue here instead of racing each other to its next version (a race lost
+    /// is decided again; hundreds of joins at once would lose most of theirs).
+    writers: Mutex<HashMap<TournamentId, Arc<tokio::sync::Mutex<()>>>>,
+    /// Each tournament's standings at the version last asked for.
+    standings: Mutex<HashMap<TournamentId, Counted>>,
 }
 
+/// Standings at a version of the stream.
+type Counted = (u64, Arc<Vec<Line>>);
+
 impl Folds {
+    /// The standings of `t` (tournament `id`), computed once per version on this instance.
+    pub fn lines(&self, id: TournamentId, t: &Tournament) -> Arc<Vec<Line>> {
+        let mut standings = self.standings.lock().unwrap_or_else(|p| p.into_inner());
+        match standings.get(&id) {
+            Some((v, lines)) if *v == t.version => lines.clone(),
+            _ => {
+                let lines = Arc::new(domain::tournaments::standings::standings(t));
+                standings.insert(id, (t.version, lines.clone()));
+                lines
+            }
+        }
+    }
+
+    /// Waits for this instance's turn to write tournament `id`.
+    pub(crate) async fn writer(&self, id: TournamentId) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut writers = self.writers.lock().unwrap_or_else(|p| p.into_inner());
+            writers.entry(id).or_default().clone()
+        };
+        lock.lock_owned().await
+    }
+
     fn get(&self, id: TournamentId) -> Option<Arc<Tournament>> {
         self.lock().get(&id).cloned()
     }

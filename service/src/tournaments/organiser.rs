@@ -84,6 +84,17 @@ async fn pass(app: &Tournaments) -> Result<Pass, Error> {
     };
     for (id, t) in folds {
         let mine = results.get(&id).map(Vec::as_slice).unwrap_or_default();
+        // Its turn among this instance's writers of the tournament, on the fold as it is then.
+        let _turn = app.folds.writer(id).await;
+        let t = if app
+            .folds
+            .get(id)
+            .is_some_and(|kept| kept.version != t.version)
+        {
+            load(app, id).await?
+        } else {
+            t
+        };
         step(app, id, &t, mine, now, &mut pass).await?;
     }
     Ok(pass)
@@ -363,6 +374,7 @@ async fn write(
         }
         Err(e) => return Err(unexpected(e)),
     };
+    tracing::debug!(tournament = %id, events = events.len(), "tournament step appended");
     let rows: Vec<&WorkRow> = work.iter().collect();
     write_work(&tx, &rows).await.map_err(unexpected)?;
     if !seated.is_empty() {
@@ -398,6 +410,12 @@ async fn write(
         .map_err(unexpected)?;
     }
     tx.commit().await.map_err(unexpected)?;
+    tracing::info!(
+        tournament = %id,
+        version = t.version + events.len() as u64,
+        pairings = matches.len(),
+        "tournament step"
+    );
     for m in &matches {
         app.live.committed(&app.log, *m, &written);
     }

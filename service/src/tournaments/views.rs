@@ -1,7 +1,7 @@
 //! What a client reads of tournaments: a tournament (from its fold, with the reader's own place
 //! and current match), the lists, standings and pairings (from the tournaments projection).
 
-use projections::tournaments::StandingRow;
+use domain::tournaments::standings::Line;
 use schemars::JsonSchema;
 use serde::Serialize;
 use time::OffsetDateTime;
@@ -48,6 +48,10 @@ pub struct TournamentView {
     pub me: Option<Me>,
     /// The stream's version (`Last-Event-ID` of its event stream).
     pub version: u64,
+    /// The server's clock when it answered: what a countdown counts against.
+    #[serde(with = "time::serde::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
+    pub server_time: OffsetDateTime,
 }
 
 /// The reader's place in a tournament.
@@ -99,6 +103,7 @@ impl TournamentView {
             code: code.filter(|_| member),
             me,
             version: t.version,
+            server_time: now,
         }
     }
 }
@@ -184,20 +189,6 @@ fn parse_format(s: &str) -> Result<Format, Error> {
     serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(unexpected)
 }
 
-fn parse_status(s: &str) -> Result<EntrantStatus, Error> {
-    Ok(match s {
-        "joined" => EntrantStatus::Joined,
-        "paused" => EntrantStatus::Paused,
-        "withdrawn" => EntrantStatus::Withdrawn,
-        "removed" => EntrantStatus::Removed,
-        other => {
-            return Err(Error::Unexpected(anyhow::anyhow!(
-                "tournament_standings: unknown status `{other}`"
-            )));
-        }
-    })
-}
-
 /// The status a stored state shows at `now`.
 fn status_of(state: &str, starts_at: OffsetDateTime, now: OffsetDateTime) -> Status {
     match state {
@@ -245,64 +236,59 @@ pub struct Tiebreaks {
 pub struct StandingsPage {
     pub standings: Vec<StandingView>,
     pub me: Option<StandingView>,
-    /// How far the projection had read the tournament's stream.
+    /// The version of the tournament's stream these standings count up to.
     pub version: u64,
 }
 
-/// The standings of tournament `id` from `offset`, `limit` lines, and `reader`'s.
+/// The standings of tournament `t` (`id`) from `offset`, `limit` lines, and `reader`'s: from
+/// this instance's fold, caught up with the log by the caller, so a result shows as soon as it
+/// is recorded (the tournaments projection holds the same lines for the audit and SQL readers).
 pub async fn standings(
     app: &Tournaments,
     id: TournamentId,
-    format: Format,
+    t: &Tournament,
     limit: i64,
     offset: i64,
     reader: Option<PlayerId>,
 ) -> Result<StandingsPage, Error> {
+    let lines = app.folds.lines(id, t);
+    let from = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(lines.len());
+    let page = &lines[from..(from + usize::try_from(limit).unwrap_or(0)).min(lines.len())];
+    let mine = reader.and_then(|p| lines.iter().find(|l| l.player_id == p));
+    let players: Vec<PlayerId> = page.iter().chain(mine).map(|l| l.player_id).collect();
     let client = app.pool.get().await.map_err(unexpected)?;
-    let (page, mine, version) = projections::tournaments::standings_page(
-        &client,
-        id.as_uuid(),
-        limit,
-        offset,
-        reader.map(|p| p.as_uuid()),
-    )
-    .await
-    .map_err(unexpected)?;
-    let players: Vec<PlayerId> = page
-        .iter()
-        .chain(mine.iter())
-        .map(|r| PlayerId::from_uuid(r.player_id))
-        .collect();
     let names = crate::players::names(&client, &players).await?;
-    let line = |r: &StandingRow| -> Result<StandingView, Error> {
-        let points = |v: i32| match format {
+    let format = t.created.format;
+    let line = |l: &Line| {
+        let points = |v: u32| match format {
             Format::Arena => f64::from(v),
             _ => f64::from(v) / 2.0,
         };
-        let player_id = PlayerId::from_uuid(r.player_id);
-        Ok(StandingView {
-            rank: r.rank as u32,
-            player_id,
-            name: names.get(&player_id).cloned().unwrap_or_default(),
-            score: points(r.score),
-            games: r.games as u32,
-            wins: r.wins as u32,
-            draws: r.draws as u32,
-            losses: r.losses as u32,
-            streak: r.streak as u32,
-            on_fire: r.on_fire,
+        StandingView {
+            rank: l.rank,
+            player_id: l.player_id,
+            name: names.get(&l.player_id).cloned().unwrap_or_default(),
+            score: points(l.score),
+            games: l.games,
+            wins: l.wins,
+            draws: l.draws,
+            losses: l.losses,
+            streak: l.streak,
+            on_fire: l.on_fire,
             tiebreaks: Tiebreaks {
-                performance: r.performance,
-                buchholz: f64::from(r.buchholz) / 2.0,
-                sonneborn_berger: f64::from(r.sonneborn_berger) / 4.0,
+                performance: l.performance,
+                buchholz: f64::from(l.buchholz) / 2.0,
+                sonneborn_berger: f64::from(l.sonneborn_berger) / 4.0,
             },
-            status: parse_status(&r.status)?,
-        })
+            status: l.status,
+        }
     };
     Ok(StandingsPage {
-        standings: page.iter().map(line).collect::<Result<_, _>>()?,
-        me: mine.as_ref().map(line).transpose()?,
-        version: version.unwrap_or(0) as u64,
+        standings: page.iter().map(line).collect(),
+        me: mine.map(line),
+        version: t.version,
     })
 }
 
