@@ -21,7 +21,7 @@ use eventlog::RecordedEvent;
 use service::Error;
 use service::answers::Body;
 use service::checks;
-use service::reasons::Invalid;
+use service::reasons::{Invalid, JsonIssue};
 use service::tournaments::views::{
     Listed, Listing, PairingView, StandingsPage, TournamentView, list, pairings, standings,
 };
@@ -64,14 +64,17 @@ pub struct NewTournament {
     game: GameId,
     format: Format,
     /// 1 to 60 characters.
+    #[schemars(length(min = 1, max = 60))]
     name: String,
     /// In the future, within 90 days (RFC 3339). Players may join from an hour before.
     #[serde(with = "time::serde::rfc3339")]
     #[schemars(with = "String", extend("format" = "date-time"))]
     starts_at: OffsetDateTime,
     /// An arena's length, 10 to 1440.
+    #[schemars(range(min = 10, max = 1440))]
     minutes: Option<u32>,
     /// A Swiss tournament's rounds, 3 to 50.
+    #[schemars(range(min = 3, max = 50))]
     rounds: Option<u32>,
     /// Whether its games move Glicko-2 ratings (as ranked ones do).
     #[serde(default)]
@@ -82,6 +85,7 @@ pub struct NewTournament {
     #[serde(default)]
     private: bool,
     /// At most 20,000 (16 for a round robin).
+    #[schemars(range(min = 2, max = 20_000))]
     max_players: Option<u32>,
 }
 
@@ -179,6 +183,15 @@ pub async fn index(
 ) -> Result<HttpResponse, ApiError> {
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
+    // PostgreSQL holds instants in UTC: one whose UTC year is past 9999 cannot be sent.
+    if q.before
+        .is_some_and(|b| b.checked_to_offset(time::UtcOffset::UTC).is_none())
+    {
+        return Err(Error::InvalidRequest(Invalid::Query(JsonIssue::Other(
+            "`before` is out of range".into(),
+        )))
+        .into());
+    }
     let listed = q.status.unwrap_or(Listed::Upcoming);
     let tournaments = list(&app.tournaments, listed, q.game, limit, q.before).await?;
     Ok(HttpResponse::Ok().json(TournamentList { tournaments }))
@@ -350,7 +363,7 @@ pub async fn get_standings(
 #[serde(deny_unknown_fields)]
 pub struct PairingsQuery {
     /// A round's pairings (Swiss, round robin).
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 2_147_483_647))]
     round: Option<u32>,
     /// A player's games.
     player: Option<PlayerId>,
@@ -375,6 +388,12 @@ pub async fn get_pairings(
     let id: TournamentId = checks::id(&path)?;
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
+    if q.round.is_some_and(|r| r == 0 || i32::try_from(r).is_err()) {
+        return Err(Error::InvalidRequest(Invalid::Query(JsonIssue::Other(
+            "`round` counts from 1".into(),
+        )))
+        .into());
+    }
     tournaments::load(&app.tournaments, id).await?;
     let pairings = pairings(&app.tournaments, id, q.round, q.player, limit).await?;
     Ok(HttpResponse::Ok().json(Pairings { pairings }))
@@ -478,10 +497,19 @@ pub async fn stream(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id: TournamentId = checks::id(&path)?;
-    let after = super::stream::last_event_id(&req)? as i64;
+    let after = i64::try_from(super::stream::last_event_id(&req)?)
+        .map_err(|_| Error::InvalidRequest(Invalid::LastEventId))?;
     // Subscribed before the history is read: nothing falls between the two.
     let batches = app.live.batches().subscribe();
     let t = tournaments::load(&app.tournaments, id).await?;
+    if after > t.version as i64 {
+        return Err(Error::InvalidRequest(Invalid::LastEventId).into());
+    }
+    // An ended tournament's stream read to its end: nothing more will come (204 tells an
+    // EventSource to stop reconnecting).
+    if (t.finished || t.cancelled) && after == t.version as i64 {
+        return Ok(HttpResponse::NoContent().finish());
+    }
     let member = t.entrant(auth.player).is_some();
     let history = app
         .log

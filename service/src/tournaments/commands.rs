@@ -295,6 +295,8 @@ pub async fn remove(
             crate::reasons::Invalid::ReasonControl,
         ));
     }
+    load(app, id).await?;
+    let _turn = app.folds.writer(id).await;
     for _ in 0..ATTEMPTS {
         let t = load(app, id).await?;
         let changes = removal_report(&t, player);
@@ -335,6 +337,8 @@ async fn run(
     command_id: Uuid,
     seat: SeatChange,
 ) -> Result<Arc<Tournament>, Error> {
+    // A tournament that does not exist is refused before it gets a turn.
+    load(app, id).await?;
     let _turn = app.folds.writer(id).await;
     for _ in 0..ATTEMPTS {
         let t = load(app, id).await?;
@@ -376,7 +380,12 @@ async fn attempt(
             written
         }
         Ok(AppendOutcome::AlreadyApplied(_)) => return load(app, id).await.map(Some),
-        Err(AppendError::Conflict { .. }) => return Ok(None),
+        Err(AppendError::Conflict { .. }) => {
+            // Another instance wrote first, or the fold is ahead of the log (a commit a
+            // failover lost): read it again from the log.
+            app.folds.forget(id);
+            return Ok(None);
+        }
         Err(e) => return Err(unexpected(e)),
     };
     app.wake_projections();

@@ -120,9 +120,50 @@ impl Folds {
         }
     }
 
+    /// Drops the fold of `id` (an append lost to another writer: the log says what it is).
+    pub(crate) fn forget(&self, id: TournamentId) {
+        self.lock().remove(&id);
+    }
+
+    /// Drops what this instance keeps of ended tournaments (a read folds them again), and the
+    /// turns nobody waits for: what is kept stays bounded by the tournaments under way.
+    pub(crate) fn forget_ended(&self) {
+        let ended: Vec<TournamentId> = {
+            let mut folds = self.lock();
+            let ended = folds
+                .iter()
+                .filter(|(_, t)| t.finished || t.cancelled)
+                .map(|(id, _)| *id)
+                .collect::<Vec<_>>();
+            for id in &ended {
+                folds.remove(id);
+            }
+            ended
+        };
+        let mut standings = self.standings.lock().unwrap_or_else(|p| p.into_inner());
+        for id in &ended {
+            standings.remove(id);
+        }
+        drop(standings);
+        let folds = self.lock();
+        standings_retain(&self.standings, |id| folds.contains_key(id));
+        drop(folds);
+        let mut writers = self.writers.lock().unwrap_or_else(|p| p.into_inner());
+        writers.retain(|_, turn| Arc::strong_count(turn) > 1);
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TournamentId, Arc<Tournament>>> {
         self.folds.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Keeps the standings of the tournaments `keep` says.
+fn standings_retain(
+    standings: &Mutex<HashMap<TournamentId, Counted>>,
+    keep: impl Fn(&TournamentId) -> bool,
+) {
+    let mut standings = standings.lock().unwrap_or_else(|p| p.into_inner());
+    standings.retain(|id, _| keep(id));
 }
 
 /// Decodes a stored tournament event.

@@ -69,7 +69,9 @@ pub async fn organise(app: &Tournaments) -> Result<Pass, Error> {
 }
 
 async fn pass(app: &Tournaments) -> Result<Pass, Error> {
-    let ids = scheduled(app).await?;
+    let now = app.now();
+    let ids = scheduled(app, now).await?;
+    app.folds.forget_ended();
     // Read before the folds are caught up: every game a result up to here ends is in them.
     let horizon = app.log.last_checkpoint().await.map_err(unexpected)?;
     let mut folds = Vec::with_capacity(ids.len());
@@ -77,36 +79,64 @@ async fn pass(app: &Tournaments) -> Result<Pass, Error> {
         folds.push((id, load(app, id).await?));
     }
     let results = results(app, &folds, horizon).await?;
-    let now = app.now();
     let mut pass = Pass {
         tournaments: folds.len(),
         ..Pass::default()
     };
+    let mut failed = None;
     for (id, t) in folds {
         let mine = results.get(&id).map(Vec::as_slice).unwrap_or_default();
-        // Its turn among this instance's writers of the tournament, on the fold as it is then.
-        let _turn = app.folds.writer(id).await;
-        let t = if app
-            .folds
-            .get(id)
-            .is_some_and(|kept| kept.version != t.version)
-        {
-            load(app, id).await?
-        } else {
-            t
-        };
-        step(app, id, &t, mine, now, &mut pass).await?;
+        // One tournament's failure does not hold up the others' steps.
+        if let Err(e) = turn(app, id, t, mine, now, &mut pass).await {
+            tracing::warn!(tournament = %id, error = %e, "tournament step failed");
+            failed = Some(e);
+        }
+    }
+    if let Some(e) = failed {
+        return Err(e);
     }
     Ok(pass)
 }
 
-/// The tournaments that have not ended.
-async fn scheduled(app: &Tournaments) -> Result<Vec<TournamentId>, Error> {
+/// Tournament `id`'s step in its turn among this instance's writers of it, on its fold as it is
+/// then; a step that lost its race leaves its results to be read again.
+async fn turn(
+    app: &Tournaments,
+    id: TournamentId,
+    t: Arc<Tournament>,
+    results: &[(MatchId, Option<PlayerId>)],
+    now: OffsetDateTime,
+    pass: &mut Pass,
+) -> Result<(), Error> {
+    let _turn = app.folds.writer(id).await;
+    let t = if app
+        .folds
+        .get(id)
+        .is_some_and(|kept| kept.version != t.version)
+    {
+        load(app, id).await?
+    } else {
+        t
+    };
+    let lost = pass.lost;
+    step(app, id, &t, results, now, pass).await?;
+    if pass.lost > lost {
+        // Another writer got there first: its fold goes, and the results are read again.
+        app.folds.forget(id);
+        *app.folds.results.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+    Ok(())
+}
+
+/// The tournaments that have started and not ended (before its start, a tournament needs
+/// nothing of the organiser).
+async fn scheduled(app: &Tournaments, now: OffsetDateTime) -> Result<Vec<TournamentId>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(
-            "SELECT tournament_id FROM tournament_schedule ORDER BY starts_at, tournament_id",
-            &[],
+            "SELECT tournament_id FROM tournament_schedule WHERE starts_at <= $1 \
+              ORDER BY starts_at, tournament_id",
+            &[&now],
         )
         .await
         .map_err(unexpected)?;
@@ -358,6 +388,15 @@ async fn write(
             TournamentEvent::TournamentFinished {} | TournamentEvent::TournamentCancelled { .. }
         )
     });
+    // A game's end counts as its players being seen: a long game does not pause them.
+    let finished_playing: Vec<Uuid> = events
+        .iter()
+        .filter_map(|e| match e {
+            TournamentEvent::ResultRecorded { match_id, .. } => t.game(*match_id),
+            _ => None,
+        })
+        .flat_map(|g| g.pairing.players.map(|p| p.as_uuid()))
+        .collect();
     let freed: Vec<Uuid> = events
         .iter()
         .filter_map(|e| match e {
@@ -384,6 +423,15 @@ async fn write(
              SELECT * FROM unnest($1::uuid[], $2::uuid[]) \
              ON CONFLICT (player_id) DO UPDATE SET match_id = EXCLUDED.match_id",
             &params,
+        )
+        .await
+        .map_err(unexpected)?;
+    }
+    if !finished_playing.is_empty() {
+        tx.execute(
+            "UPDATE tournament_seats SET seen_at = $3 \
+              WHERE tournament_id = $1 AND player_id = ANY($2) AND seen_at < $3",
+            &[&id.as_uuid(), &finished_playing, &now],
         )
         .await
         .map_err(unexpected)?;
