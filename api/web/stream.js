@@ -24,8 +24,8 @@ export function follow(matchId, version, { onFrame, ...rest }) {
  * `onProblem(problem)` tells why the server refused a stream or sent an unreadable frame, and
  * `onProblem(null)` that a stream is open again. A lost connection (network, server restart)
  * reconnects with `Last-Event-ID`, backing off to 5 s, or after the `Retry-After` of a 429/503;
- * an answer that retrying cannot change (401, 403, 404…) gives the stream up. Ends when `signal`
- * aborts.
+ * an answer that retrying cannot change (401, 403, 404…) gives the stream up, and so does a 204 (a
+ * stream that has ended, read to its end). Ends when `signal` aborts.
  */
 export function followStream(url, version, { onFrame, onConnection = () => {}, onProblem = () => {}, signal }) {
   let last = version;
@@ -38,6 +38,11 @@ export function followStream(url, version, { onFrame, onConnection = () => {}, o
           headers: { Authorization: `Bearer ${token()}`, 'Last-Event-ID': String(last), Accept: 'text/event-stream' },
           signal,
         });
+        // 204: a stream that has ended and was read to its end (a finished tournament's).
+        if (res.status === 204) {
+          onConnection(false);
+          return;
+        }
         if (!res.ok) {
           const problem = await problemOf(res);
           onConnection(false);

@@ -280,6 +280,21 @@ async fn an_arena_pairs_records_and_finishes_on_the_manual_clock() {
         .get(&format!("/v1/tournaments/{id}"), &players[0].token)
         .await;
     assert_eq!(view.body["status"], "finished");
+    // Its stream read to the end answers 204 (an EventSource stops there); past it, 422.
+    for (after, status) in [
+        (t.version, StatusCode::NO_CONTENT),
+        (t.version + 1, StatusCode::UNPROCESSABLE_ENTITY),
+    ] {
+        let res = app
+            .http
+            .get(format!("{}/v1/tournaments/{id}/stream", app.base))
+            .bearer_auth(&players[0].token)
+            .header("last-event-id", after.to_string())
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(res.status(), status);
+    }
     // Over: joining is refused, the queue is open again, the list shows it finished.
     let late_join = app.join(&app.player("Late").await, &id).await;
     assert_eq!(late_join.code(), "tournament_over");
