@@ -13,6 +13,12 @@
 //!
 //! Match ids come from the tournament's id and its stream version: the same decision gives the
 //! same ids everywhere.
+//!
+//! A player the caller says is busy ([`next_with`]: seated in a live ranked match elsewhere, or
+//! banned) is never paired: an arena leaves them out of its idle players (they wait until
+//! free), a Swiss or round robin about to pair a round pauses them first, one command each.
+
+use std::collections::HashSet;
 
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -35,8 +41,21 @@ pub fn match_id(id: TournamentId, version: u64, k: usize) -> MatchId {
     ))
 }
 
-/// The next command for `t` (tournament `id`) at `now`, if any.
+/// The next command for `t` (tournament `id`) at `now`, if any, with nobody busy.
 pub fn next(id: TournamentId, t: &Tournament, now: OffsetDateTime) -> Option<Command> {
+    next_with(id, t, now, &HashSet::new())
+}
+
+/// The next command for `t` (tournament `id`) at `now`, if any, where the players in `busy`
+/// may not be paired now: left out of an arena's idle players, paused before a Swiss or round
+/// robin round is paired (a [`Command::Pause`] for the first of them still joined; the caller
+/// asks again after each).
+pub fn next_with(
+    id: TournamentId,
+    t: &Tournament,
+    now: OffsetDateTime,
+    busy: &HashSet<PlayerId>,
+) -> Option<Command> {
     match t.status(now) {
         Status::Scheduled | Status::Finished | Status::Cancelled => None,
         Status::Open if now < t.created.starts_at => None,
@@ -44,18 +63,32 @@ pub fn next(id: TournamentId, t: &Tournament, now: OffsetDateTime) -> Option<Com
             reason: "fewer than two players at the start".into(),
         }),
         Status::Open if t.created.format == Format::Arena => Some(Command::Start),
-        Status::Open => next_round(id, t),
-        Status::Running if t.created.format == Format::Arena => next_in_arena(id, t, now),
+        Status::Open => pause_busy(t, busy).or_else(|| next_round(id, t)),
+        Status::Running if t.created.format == Format::Arena => {
+            next_in_arena(id, t, now, busy)
+        }
         Status::Running => {
             if t.has_unfinished() {
                 None
             } else if t.round >= t.rounds() {
                 Some(Command::Finish)
             } else {
-                next_round(id, t).or(Some(Command::Finish))
+                pause_busy(t, busy).or_else(|| next_round(id, t).or(Some(Command::Finish)))
             }
         }
     }
+}
+
+/// A pause for the first joined player who is busy, before a round is paired.
+fn pause_busy(t: &Tournament, busy: &HashSet<PlayerId>) -> Option<Command> {
+    if busy.is_empty() {
+        return None;
+    }
+    t.active()
+        .find(|e| busy.contains(&e.player_id))
+        .map(|e| Command::Pause {
+            player_id: e.player_id,
+        })
 }
 
 fn pairing(
@@ -72,7 +105,12 @@ fn pairing(
     }
 }
 
-fn next_in_arena(id: TournamentId, t: &Tournament, now: OffsetDateTime) -> Option<Command> {
+fn next_in_arena(
+    id: TournamentId,
+    t: &Tournament,
+    now: OffsetDateTime,
+    busy: &HashSet<PlayerId>,
+) -> Option<Command> {
     let end = t.ends_at()?;
     if now >= end {
         return (!t.has_unfinished()).then_some(Command::Finish);
@@ -82,7 +120,11 @@ fn next_in_arena(id: TournamentId, t: &Tournament, now: OffsetDateTime) -> Optio
     }
     let idle: Vec<Idle> = standings(t)
         .iter()
-        .filter(|l| l.status == EntrantStatus::Joined && !t.playing(l.player_id))
+        .filter(|l| {
+            l.status == EntrantStatus::Joined
+                && !t.playing(l.player_id)
+                && !busy.contains(&l.player_id)
+        })
         .map(|l| Idle::of(t, l.player_id, l.rank))
         .collect();
     let pairs = arena::pair(&idle);
@@ -280,6 +322,114 @@ mod tests {
                 .all(|g| g.paired_at < end - ARENA_CLOSES_BEFORE_END)
         );
         assert!(t.games.iter().all(|g| g.result.is_some()));
+    }
+
+    /// A tournament of `n` joined players at its start.
+    fn at_its_start(format: Format, n: u128) -> (TournamentId, Tournament, OffsetDateTime) {
+        let id = TournamentId::from_uuid(Uuid::from_u128(8));
+        let start = OffsetDateTime::UNIX_EPOCH + Duration::days(20_000);
+        let created = TournamentCreated {
+            name: "Busy".into(),
+            game: GameId::FourInARow,
+            format,
+            starts_at: start,
+            minutes: (format == Format::Arena).then_some(20),
+            rounds: (format == Format::Swiss).then_some(3),
+            rated: true,
+            turn_seconds: None,
+            private: false,
+            created_by: player(999),
+            max_players: 16,
+        };
+        let joined = start - Duration::minutes(30);
+        let mut t = evolve(None, joined, &TournamentEvent::TournamentCreated(created));
+        for i in 1..=n {
+            t = evolve(
+                t,
+                joined,
+                &TournamentEvent::PlayerJoined {
+                    player_id: player(i),
+                    rating: 1500.0,
+                },
+            );
+        }
+        (id, t.expect("a tournament"), start)
+    }
+
+    /// Decides `command` on `t` at `now` and folds its events.
+    fn take(t: Tournament, command: &Command, now: OffsetDateTime) -> Tournament {
+        let events = decide(Some(&t), command, now).expect("accepted");
+        let mut state = Some(t);
+        for e in &events {
+            state = evolve(state, now, e);
+        }
+        state.expect("a tournament")
+    }
+
+    fn paired(command: &Command) -> Vec<PlayerId> {
+        match command {
+            Command::Pair { pairings } | Command::StartRound { pairings, .. } => {
+                pairings.iter().flat_map(|p| p.players).collect()
+            }
+            other => panic!("not a pairing: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_busy_player_waits_in_an_arena_until_free() {
+        let (id, t, start) = at_its_start(Format::Arena, 5);
+        let t = take(t, &Command::Start, start);
+        let busy: HashSet<PlayerId> = [player(2)].into();
+        let command = next_with(id, &t, start, &busy).expect("a pairing");
+        let players = paired(&command);
+        assert_eq!(players.len(), 4);
+        assert!(!players.contains(&player(2)), "{players:?}");
+        // Not paused: once free, they are idle again and paired.
+        let t = take(t, &command, start);
+        assert_eq!(t.entrant(player(2)).expect("joined").status, EntrantStatus::Joined);
+        assert!(next_with(id, &t, start, &busy).is_none());
+        let mut t = t;
+        for g in t.unfinished().cloned().collect::<Vec<_>>() {
+            let [a, _] = g.pairing.players;
+            t = take(
+                t,
+                &Command::Record {
+                    match_id: g.pairing.match_id,
+                    winner: Some(a),
+                },
+                start,
+            );
+        }
+        let command = next(id, &t, start).expect("a pairing");
+        assert!(paired(&command).contains(&player(2)));
+    }
+
+    #[test]
+    fn a_busy_player_is_paused_before_a_round_is_paired() {
+        for format in [Format::Swiss, Format::RoundRobin] {
+            let (id, mut t, start) = at_its_start(format, 4);
+            let busy: HashSet<PlayerId> = [player(1), player(3)].into();
+            let mut pauses = Vec::new();
+            let command = loop {
+                let command = next_with(id, &t, start, &busy).expect("a command");
+                let Command::Pause { player_id } = command else {
+                    break command;
+                };
+                pauses.push(player_id);
+                t = take(t, &command, start);
+            };
+            assert_eq!(pauses, [player(1), player(3)], "{format:?}");
+            let players = paired(&command);
+            assert!(
+                players.iter().all(|p| !busy.contains(p)),
+                "{format:?}: {players:?}"
+            );
+            // A Swiss pairs the two others; a round robin plays the games of its table
+            // between players not paused.
+            if format == Format::Swiss {
+                assert_eq!(players.len(), 2);
+            }
+        }
     }
 
     #[test]
