@@ -68,8 +68,8 @@ pub use deadpool_postgres::Pool;
 pub use error::{AppendError, Error};
 pub use heads::{HeadAppend, HeadArguments, HeadBatch};
 pub use read::{
-    Checkpoint, RecordedEvent, count_of_type, first_events, first_values, last_of_types,
-    last_position, stream_events,
+    Checkpoint, RecordedEvent, count_of_type, first_events, first_stamped_values, first_values,
+    last_of_types, last_position, stream_events,
 };
 pub use tree::{Leaf, TreeHead};
 pub use verify::{BrokenLink, ChainReport, LinkProblem};

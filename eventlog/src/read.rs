@@ -365,6 +365,11 @@ const FIRST_VALUES: &str = "SELECT s.stream_id, m.v FROM unnest($1::text[], $2::
       ORDER BY e.version LIMIT s.n) m \
     ORDER BY s.stream_id, m.version";
 
+const FIRST_STAMPED_VALUES: &str = "SELECT DISTINCT ON (e.stream_id) e.stream_id, \
+    e.data->>$3::text, e.recorded_at FROM events e \
+    WHERE e.stream_id = ANY($1) AND e.event_type = $2::text \
+    ORDER BY e.stream_id, e.version";
+
 const COUNT_OF_TYPE: &str = "SELECT e.stream_id, count(*) FROM events e \
     WHERE e.stream_id = ANY($1) AND e.event_type = $2 GROUP BY e.stream_id";
 
@@ -415,6 +420,25 @@ pub async fn first_values(
         .query(FIRST_VALUES, &[&streams, &limits, &event_type, &key])
         .await?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// The first event of type `event_type` of each of `streams` that has one: the text of its
+/// `data` field `key` (`None` where it has none) and when it was recorded, as
+/// `(stream, value, recorded_at)`. What the tournaments' organiser reads of the games that
+/// ended, to record each result no earlier than its end.
+pub async fn first_stamped_values(
+    client: &impl GenericClient,
+    streams: &[String],
+    event_type: &str,
+    key: &str,
+) -> Result<Vec<(String, Option<String>, OffsetDateTime)>, Error> {
+    let rows = client
+        .query(FIRST_STAMPED_VALUES, &[&streams, &event_type, &key])
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
 }
 
 /// How many events of `event_type` each of `streams` holds (streams with none are absent).

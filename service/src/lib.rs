@@ -12,8 +12,9 @@
 //! `standing`; the services, each with the context it needs (`analysis`: `Analyses`, the live
 //! path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool, schedule and
 //! wake-up; `rooms`, `explorer`, `history`, `closing`; `tournaments`: `Tournaments`, the live path plus
-//! the folds it read and the organiser's wake-up); [`state`] (`AppState`, composing every
-//! context, for the edge and the loops) and `workers` above it. A service takes the narrowest
+//! the folds it read and the organiser's wake-up); `decisions` (an admin's decision on a
+//! player, and a ban's reach into the queue and the tournaments) above them; [`state`]
+//! (`AppState`, composing every context, for the edge and the loops) and `workers` above it. A service takes the narrowest
 //! context it uses, never `AppState`.
 
 pub mod analysis;
@@ -23,6 +24,7 @@ pub mod clock;
 pub mod closing;
 pub mod config;
 pub mod core;
+pub mod decisions;
 pub mod error;
 pub mod explorer;
 pub mod history;

@@ -215,7 +215,8 @@ pub async fn change_settings(
 }
 
 /// Starts a match (or a rematch) in a room, as command `command_id` of `player`; alone,
-/// against the CPU at `cpu_level` (default [`domain::cpu::DEFAULT_LEVEL`]).
+/// against the CPU at `cpu_level` (default [`domain::cpu::DEFAULT_LEVEL`]). Not for a player
+/// an admin banned (`forbidden`), though they joined the room before the ban.
 pub async fn start(
     app: &LivePath,
     player: PlayerId,
@@ -226,6 +227,7 @@ pub async fn start(
     let level = cpu_level.unwrap_or(domain::cpu::DEFAULT_LEVEL);
     checks::cpu_level(level)?;
     let room = of_member(app, raw_id, player).await?;
+    crate::standing::refuse_banned(app, player).await?;
     if match_active(app, &room).await? {
         return Err(Error::MatchActive(Active::RoomPlaying));
     }

@@ -1,11 +1,20 @@
-//! A player's standing in fair play (`domain::standing`): the admins' decisions, each an event of
+//! A player's standing in fair play: the admins' decisions (`domain::standing`), each an event of
 //! the player's stream `player-<id>`, read from the log when it matters (a stream of a few
-//! events): a banned player opens no ranked ticket and joins no room.
+//! events), and indexed for the write side in `player_bans` (V21) in the decision's own
+//! transaction; and whether the player is seated in a live ranked match (`ranked_seats`, V21),
+//! the one rule of "one live ranked match per player" that the queue's waves, the tournaments'
+//! organiser, the fair-play boundary and the queue all read. A banned player opens no ranked
+//! ticket, no solo match, no room match and joins no room or tournament; how far a ban reaches
+//! beyond that (the player's waiting ticket, their tournament entries) is `crate::decisions`.
 
+use std::collections::HashSet;
+
+use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
+use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
-use domain::ids::PlayerId;
+use domain::ids::{MatchId, PlayerId};
 use domain::standing::{self, Decision, Standing, StandingEvent};
 use eventlog::{AppendError, NewEvent, StreamAppend};
 
@@ -48,17 +57,25 @@ pub async fn refuse_banned(app: &Core, player: PlayerId) -> Result<(), Error> {
     }
 }
 
-/// Records `admin`'s decision on `player` (`not_found` for no such player; a ban needs a
-/// reason), as the next event of the player's stream under the command `command_id` (a retry
-/// writes nothing twice); the standing after it.
-pub async fn decide(
+/// An admin's decision decided on the player's standing as read: its event, the append that
+/// records it, and the standing after it.
+pub struct Decided {
+    pub event: StandingEvent,
+    pub append: StreamAppend,
+    pub after: Standing,
+}
+
+/// Decides `admin`'s decision on `player` (`not_found` for no such player; a ban needs a
+/// reason) on their standing as the log has it now; [`record_on`] writes its row beside the
+/// append.
+pub async fn prepare(
     app: &Core,
-    command_id: Uuid,
     admin: PlayerId,
     player: PlayerId,
     decision: Decision,
     reason: &str,
-) -> Result<Standing, Error> {
+    at: OffsetDateTime,
+) -> Result<Decided, Error> {
     {
         let client = app.pool.get().await.map_err(unexpected)?;
         players::exists(&client, player).await?;
@@ -69,30 +86,126 @@ pub async fn decide(
             max: standing::MAX_REASON,
         },
     })?;
-    let (mut current, _) = of(app, player).await?;
+    let (mut after, _) = of(app, player).await?;
     let append = StreamAppend {
         stream: stream(player),
-        expected_version: current.version,
+        expected_version: after.version,
         events: vec![NewEvent {
             event_type: event.event_type().to_owned(),
             schema_version: StandingEvent::SCHEMA_VERSION,
             data: event.data(),
             actor: Some(admin.as_uuid()),
-            recorded_at: app.now(),
+            recorded_at: at,
         }],
     };
-    match app.log.append(command_id, append).await {
-        Ok(_) => {}
-        Err(AppendError::Conflict {
+    standing::evolve(&mut after, event.clone());
+    Ok(Decided {
+        event,
+        append,
+        after,
+    })
+}
+
+/// A lost race on the player's own stream: another decision was recorded first.
+pub fn conflict(e: AppendError) -> Error {
+    match e {
+        AppendError::Conflict {
             expected, actual, ..
-        }) => {
-            return Err(Error::VersionConflict {
-                expected: u64::try_from(expected).unwrap_or(0),
-                actual: u64::try_from(actual).unwrap_or(0),
-            });
-        }
-        Err(e) => return Err(unexpected(e)),
+        } => Error::VersionConflict {
+            expected: u64::try_from(expected).unwrap_or(0),
+            actual: u64::try_from(actual).unwrap_or(0),
+        },
+        e => unexpected(e),
     }
-    standing::evolve(&mut current, event);
-    Ok(current)
+}
+
+/// Writes `player`'s row of `player_bans` as `event` leaves it, in the transaction that appends
+/// the event.
+pub async fn record_on(
+    tx: &impl GenericClient,
+    player: PlayerId,
+    event: &StandingEvent,
+    at: OffsetDateTime,
+) -> Result<(), Error> {
+    let sql = match event.decision() {
+        Decision::Banned => {
+            "INSERT INTO player_bans (player_id, banned_at) VALUES ($1, $2) \
+             ON CONFLICT (player_id) DO NOTHING"
+        }
+        Decision::Cleared => {
+            "DELETE FROM player_bans WHERE player_id = $1 AND $2::timestamptz IS NOT NULL"
+        }
+    };
+    tx.execute(sql, &[&player.as_uuid(), &at])
+        .await
+        .map_err(unexpected)?;
+    Ok(())
+}
+
+/// The live ranked match `player` is seated in (a queue match or a rated tournament game), if
+/// any: their `ranked_seats` row, which lives exactly as long as the match's work row.
+pub async fn seated_in(
+    client: &impl GenericClient,
+    player: PlayerId,
+) -> Result<Option<MatchId>, Error> {
+    let row = client
+        .query_opt(
+            "SELECT match_id FROM ranked_seats WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(row.map(|r| MatchId::from_uuid(r.get(0))))
+}
+
+/// Of `players`, those who may not be paired now: seated in a live ranked match other than
+/// the matches of `except` (the pairing's own tournament's games), or banned.
+pub async fn busy(
+    client: &impl GenericClient,
+    players: &[Uuid],
+    except: &[Uuid],
+) -> Result<HashSet<PlayerId>, Error> {
+    if players.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let rows = client
+        .query(
+            "SELECT s.player_id FROM ranked_seats s \
+              WHERE s.player_id = ANY($1) AND NOT (s.match_id = ANY($2)) \
+             UNION \
+             SELECT b.player_id FROM player_bans b WHERE b.player_id = ANY($1)",
+            &[&players, &except],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows.iter().map(|r| PlayerId::from_uuid(r.get(0))).collect())
+}
+
+/// Seats `players[i]` in the live ranked match `matches[i]`, in the transaction that creates
+/// the match with its work row. A player seated already fails the statement, and so the whole
+/// transaction ([`lost_a_seat`]): the database holds "one live ranked match per player".
+pub async fn seat_on(
+    tx: &impl GenericClient,
+    players: &[Uuid],
+    matches: &[Uuid],
+) -> Result<(), tokio_postgres::Error> {
+    if players.is_empty() {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT INTO ranked_seats (player_id, match_id) \
+         SELECT * FROM unnest($1::uuid[], $2::uuid[])",
+        &[&players, &matches],
+    )
+    .await
+    .map(drop)
+}
+
+/// Whether a statement failed because a player it seated holds a seat already (seated
+/// meanwhile by another writer).
+pub fn lost_a_seat(e: &tokio_postgres::Error) -> bool {
+    e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+        && e.as_db_error()
+            .and_then(|d| d.constraint())
+            .is_some_and(|c| c == "ranked_seats_pkey")
 }

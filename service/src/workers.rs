@@ -140,6 +140,7 @@ pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
             .await
             .map_err(unexpected)?;
         if missing {
+            reseat(&client, &loaded).await?;
             report.created += 1;
         } else {
             report.fixed += 1;
@@ -156,6 +157,29 @@ pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
             .map_err(unexpected)? as usize;
     }
     Ok(report)
+}
+
+/// Seats again the players of a live ranked match whose work row was missing (its seats went
+/// with the row), unless a player sits in another one meanwhile.
+async fn reseat(client: &deadpool_postgres::Client, loaded: &Loaded) -> Result<(), Error> {
+    let Some(m) = loaded.state.get().filter(|m| m.ranked && !m.is_finished()) else {
+        return Ok(());
+    };
+    let players: Vec<Uuid> = m
+        .seats
+        .iter()
+        .filter_map(|s| s.player_id())
+        .map(|p| p.as_uuid())
+        .collect();
+    client
+        .execute(
+            "INSERT INTO ranked_seats (player_id, match_id) \
+             SELECT p, $2 FROM unnest($1::uuid[]) AS p ON CONFLICT (player_id) DO NOTHING",
+            &[&players, &loaded.id.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(())
 }
 
 /// Repairs the work rows (start-up), then runs the background loop.

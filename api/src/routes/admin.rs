@@ -417,8 +417,8 @@ pub struct Decided {
 }
 
 /// `POST /v1/admin/players/{id}/decisions`: an admin's decision on a player (cleared, or
-/// banned with a reason), an event of the player's stream: a banned player cannot queue nor
-/// join a room until cleared.
+/// banned with a reason), an event of the player's stream; a ban also closes the player's
+/// waiting ticket and pauses their tournament entries (`service::decisions`).
 pub async fn decide(
     app: web::Data<ApiState>,
     auth: Auth,
@@ -431,9 +431,15 @@ pub async fn decide(
         auth.require_admin()?;
         let player: PlayerId = checks::id(&path)?;
         let b: DecisionBody = input::json(&body)?;
-        let standing =
-            service::standing::decide(app, command_id, auth.player, player, b.decision, &b.reason)
-                .await?;
+        let standing = service::decisions::decide(
+            &app.tournaments,
+            command_id,
+            auth.player,
+            player,
+            b.decision,
+            &b.reason,
+        )
+        .await?;
         let decided = Decided {
             player_id: player,
             decision: b.decision,

@@ -57,7 +57,7 @@ fn me() -> FirstChoice {
     FirstChoice::Me
 }
 
-/// `POST /v1/matches`: a solo match against the CPU.
+/// `POST /v1/matches`: a solo match against the CPU; not for a banned player (`forbidden`).
 pub async fn create_solo(
     app: web::Data<ApiState>,
     auth: Auth,
@@ -68,6 +68,7 @@ pub async fn create_solo(
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let solo: NewSolo = input::json(&body)?;
         checks::cpu_level(solo.cpu_level)?;
+        service::standing::refuse_banned(app, auth.player).await?;
         let command_id = key.command_id;
         let id = MatchId::of_command(command_id);
         let create = CreateMatch {

@@ -9,15 +9,13 @@
 //! ([`refuse_seated`]).
 
 use deadpool_postgres::GenericClient;
-use uuid::Uuid;
 
 use domain::boundary::{Asked, Guard, withheld};
 use domain::games::{AnyPosition, GameId};
-use domain::ids::{MatchId, PlayerId};
+use domain::ids::PlayerId;
 
 use crate::error::{Error, unexpected};
 use crate::live::LivePath;
-use crate::live::play;
 
 /// The live guards of one game, as read for one question.
 #[derive(Clone, Debug)]
@@ -104,10 +102,6 @@ pub async fn refuse_position(app: &LivePath, pos: &AnyPosition) -> Result<(), Er
     }
 }
 
-/// `Err(InRankedMatch)` while `player` is seated in an active ranked match, whatever position is
-/// asked: the public opening too, whose exact values (Four in a Row's outcome book) would help
-/// in the player's own game as much as later ones. A player's latest ranked match is the one
-/// their queue slot points to.
 /// The boundary for a question about `pos` asked by `player`, whose answer reaches positions up
 /// to ply `deepest`: refused to a player seated in a live ranked match (`in_ranked_match`), and
 /// to anyone where `pos` is a live ranked position or can follow one (`LivePosition`); else the
@@ -126,23 +120,16 @@ pub async fn guard(
     Ok(boundary)
 }
 
+/// `Err(InRankedMatch)` while `player` is seated in a live ranked match (a queue match or a
+/// rated tournament game), whatever position is asked: the public opening too, whose exact
+/// values (Four in a Row's outcome book) would help in the player's own game as much as later
+/// ones. Seated is the player's `ranked_seats` row, which lives exactly as long as the match
+/// (V21): nothing a player does elsewhere (a tournament joined, left or resigned) moves it.
 pub async fn refuse_seated(app: &LivePath, player: PlayerId) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
-    let row = client
-        .query_opt(
-            "SELECT match_id FROM queue_slots WHERE player_id = $1",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?;
-    drop(client);
-    let Some(id) = row.and_then(|r| r.get::<_, Option<Uuid>>(0)) else {
-        return Ok(());
-    };
-    let loaded = play::load(app, MatchId::from_uuid(id)).await?;
-    if loaded.get()?.is_finished() {
-        Ok(())
-    } else {
+    if crate::standing::seated_in(&client, player).await?.is_some() {
         Err(Error::InRankedMatch)
+    } else {
+        Ok(())
     }
 }

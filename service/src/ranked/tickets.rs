@@ -18,7 +18,6 @@ use crate::core::Core;
 use crate::error::Error;
 use crate::error::unexpected;
 use crate::live::LivePath;
-use crate::live::play;
 use crate::ranked::Ranked;
 use crate::reasons::Missing;
 
@@ -118,8 +117,9 @@ pub async fn current_rating(
 }
 
 /// `POST /v1/queue`: opens a ticket for `player` in the pool, unless an admin banned them
-/// (`forbidden`), they already have one open (`already_queued`), are playing a ranked match
-/// (`in_match`) or a tournament that has started (`in_tournament`).
+/// (`forbidden`), they already have one open (`already_queued`), are seated in a live ranked
+/// match, from the queue or a rated tournament (`in_match`), or play a tournament that has
+/// started (`in_tournament`).
 pub async fn open_ticket(
     app: &Ranked,
     player: PlayerId,
@@ -137,7 +137,7 @@ pub async fn open_ticket(
         tx.query_one(
             "INSERT INTO queue_slots (player_id) VALUES ($1) \
                  ON CONFLICT (player_id) DO UPDATE SET player_id = EXCLUDED.player_id \
-                 RETURNING ticket_id, match_id",
+                 RETURNING ticket_id",
             &[&player.as_uuid()],
         )
         .await
@@ -150,7 +150,7 @@ pub async fn open_ticket(
         rating: rating.rating,
         deviation: rating.deviation,
     };
-    let (ticket, in_match): (Option<Uuid>, Option<Uuid>) = (slot.get(0), slot.get(1));
+    let ticket: Option<Uuid> = slot.get(0);
     if let Some(t) = ticket {
         // The same request again (same command): its ticket, as it is now.
         if t == id.as_uuid() {
@@ -169,11 +169,10 @@ pub async fn open_ticket(
     if in_tournament.is_some() {
         return Err(Error::InTournament);
     }
-    if let Some(m) = in_match {
-        let loaded = play::load(app, MatchId::from_uuid(m)).await?;
-        if !loaded.get()?.is_finished() {
-            return Err(Error::InMatch);
-        }
+    // Seated in a live ranked match, from the queue or a rated tournament (a seat taken after
+    // this read fails the wave's pairing whole: the database holds one live ranked match).
+    if crate::standing::seated_in(&tx, player).await?.is_some() {
+        return Err(Error::InMatch);
     }
     let event = TicketEvent::TicketOpened(opened);
     let append = StreamAppend {
@@ -231,7 +230,7 @@ pub async fn cancel_ticket(
         tx,
         command_id,
         vec![append],
-        "UPDATE queue_slots SET ticket_id = NULL WHERE player_id = $1 AND ticket_id = $2",
+        SLOT_FREED,
         &[&player.as_uuid(), &id.as_uuid()],
     )
     .await?;
@@ -243,4 +242,56 @@ pub async fn cancel_ticket(
     view.status = Status::Cancelled;
     view.allowed_gap = None;
     Ok(view)
+}
+
+/// Frees a player's slot from a ticket closed in the same transaction.
+const SLOT_FREED: &str =
+    "UPDATE queue_slots SET ticket_id = NULL WHERE player_id = $1 AND ticket_id = $2";
+
+/// `player`'s waiting ticket, if any, with the append that cancels it by `actor` at `now`, at
+/// the version it was read at (an admin's ban closes it so; a wave that matched it meanwhile
+/// makes that append conflict).
+pub async fn cancel_waiting(
+    app: &LivePath,
+    player: PlayerId,
+    actor: PlayerId,
+    now: OffsetDateTime,
+) -> Result<Option<(TicketId, StreamAppend)>, Error> {
+    let row = {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        client
+            .query_opt(
+                "SELECT ticket_id FROM queue_slots WHERE player_id = $1 AND ticket_id IS NOT NULL",
+                &[&player.as_uuid()],
+            )
+            .await
+            .map_err(unexpected)?
+    };
+    let Some(id) = row.map(|r| TicketId::from_uuid(r.get(0))) else {
+        return Ok(None);
+    };
+    let t = load_ticket(app, id).await?;
+    let Ok(event) = t.cancel() else {
+        return Ok(None);
+    };
+    Ok(Some((
+        id,
+        StreamAppend {
+            stream: id.stream(),
+            expected_version: t.version as i64,
+            events: vec![new_event(&event, Some(actor), now)],
+        },
+    )))
+}
+
+/// Frees `player`'s slot from `ticket`, in the transaction that appended the ticket's cancel.
+pub async fn free_slot_on(
+    tx: &impl deadpool_postgres::GenericClient,
+    player: PlayerId,
+    ticket: TicketId,
+) -> Result<(), Error> {
+    tx.execute(SLOT_FREED, &[&player.as_uuid(), &ticket.as_uuid()])
+        .await
+        .map_err(unexpected)?;
+    Ok(())
 }

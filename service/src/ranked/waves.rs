@@ -3,9 +3,11 @@
 //! that runs them.
 //!
 //! A wave reads the open tickets from `queue_slots` (the write side), not from the queue
-//! projection, which under a burst trails the log by seconds. A chunk of pairings that loses to
-//! another writer as a whole (a deadlock, a unique violation) is written again pairing by
-//! pairing. The loop ([`waves_forever`]) runs a wave `interval` after the previous one started,
+//! projection, which under a burst trails the log by seconds, leaving out the players seated in
+//! a live ranked match or banned. Each match seats its players (`ranked_seats`) in the
+//! transaction that creates it. A chunk of pairings that loses to another writer as a whole (a
+//! deadlock, a unique violation: a player seated meanwhile by a tournament) is written again
+//! pairing by pairing; a single pairing that finds a player seated is lost, its tickets wait. The loop ([`waves_forever`]) runs a wave `interval` after the previous one started,
 //! at once after a wave that took longer, or when a ticket opens into a full pool; waves read and
 //! write on connections of their own (`Ranked::wave_pool`), so that a burst of requests queueing
 //! for the shared pool does not hold back the wave that would pair them.
@@ -76,7 +78,9 @@ async fn open_tickets(
     pool: Pool,
     now: OffsetDateTime,
 ) -> Result<Vec<Waiting>, tokio_postgres::Error> {
-    // A player whose tournament has started waits: they are not in the queue meanwhile.
+    // A player whose tournament has started waits: they are not in the queue meanwhile; so
+    // does one seated in a live ranked match (a rated tournament's game taken after the ticket
+    // opened). A banned player's ticket is closed by the ban; one read before it is left out.
     let rows = client
         .query(
             "SELECT s.ticket_id, s.player_id, s.rating, s.deviation, s.opened_at \
@@ -84,6 +88,8 @@ async fn open_tickets(
               WHERE s.ticket_id IS NOT NULL AND s.game = $1 AND s.turn_seconds = $2 \
                 AND NOT EXISTS (SELECT 1 FROM tournament_seats t \
                                  WHERE t.player_id = s.player_id AND t.starts_at <= $3) \
+                AND NOT EXISTS (SELECT 1 FROM ranked_seats r WHERE r.player_id = s.player_id) \
+                AND NOT EXISTS (SELECT 1 FROM player_bans b WHERE b.player_id = s.player_id) \
               ORDER BY s.opened_at, s.ticket_id",
             &[
                 &pool.game.as_str(),
@@ -285,7 +291,7 @@ const SLOTS_MATCHED: &str = "UPDATE queue_slots s SET ticket_id = NULL, match_id
 
 /// Writes pairings in one transaction: every match with both its tickets matched
 /// (`eventlog_append_batch`, each pairing one command, so a pairing fails whole and alone), then
-/// the slot rows and work rows of the pairings that went through, then the commit. Whether each
+/// the slot rows, work rows and ranked seats of the pairings that went through, then the commit. Whether each
 /// pairing was written by this call; one that lost (a ticket cancelled or matched elsewhere
 /// meanwhile, or the same pairing written by another instance) was not.
 async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Error> {
@@ -328,6 +334,19 @@ async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Er
         );
         slots.map_err(unexpected)?;
         works.map_err(unexpected)?;
+        // The seats after the work rows they reference. A player seated meanwhile (a rated
+        // tournament's pairing) fails the whole transaction: a pairing alone is then lost, a
+        // chunk is written again pairing by pairing.
+        if let Err(e) = crate::standing::seat_on(&tx, &players, &matches).await {
+            if chunk.len() == 1 && crate::standing::lost_a_seat(&e) {
+                tracing::info!(
+                    match_id = %chunk[0].id,
+                    "pairing lost: a player was seated in another ranked match meanwhile"
+                );
+                return Ok(vec![false]);
+            }
+            return Err(unexpected(e));
+        }
     }
     tx.commit().await.map_err(unexpected)?;
     for (p, answer) in chunk.iter().zip(&answers) {

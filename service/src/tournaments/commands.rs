@@ -235,13 +235,14 @@ pub async fn pause(
     run(app, id, command, Some(player), command_id, SeatChange::None).await
 }
 
-/// Resumes a paused `player` (seen now).
+/// Resumes a paused `player` (seen now); not a banned one (`forbidden`).
 pub async fn resume(
     app: &Tournaments,
     id: TournamentId,
     player: PlayerId,
     command_id: Uuid,
 ) -> Result<Arc<Tournament>, Error> {
+    crate::standing::refuse_banned(app, player).await?;
     let command = Command::Resume { player_id: player };
     let t = run(
         app,
@@ -254,6 +255,50 @@ pub async fn resume(
     .await?;
     app.wake.notify_one();
     Ok(t)
+}
+
+/// Pauses `player` in every tournament of theirs that has not ended and where they are
+/// joined (an admin's ban, as command `command_id` of `admin`): each tournament's pause is a
+/// command of its own, decided and appended as any other, its id derived from `command_id`, so
+/// a retry pauses nothing twice. How many it paused.
+pub async fn pause_everywhere(
+    app: &Tournaments,
+    player: PlayerId,
+    admin: PlayerId,
+    command_id: Uuid,
+) -> Result<usize, Error> {
+    let rows = {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        client
+            .query(
+                "SELECT tournament_id FROM tournament_seats WHERE player_id = $1 \
+                 ORDER BY tournament_id",
+                &[&player.as_uuid()],
+            )
+            .await
+            .map_err(unexpected)?
+    };
+    let mut paused = 0;
+    for row in rows {
+        let id = TournamentId::from_uuid(row.get(0));
+        let command = Command::Pause { player_id: player };
+        let pause_id = Uuid::new_v5(&command_id, id.as_uuid().as_bytes());
+        match run(app, id, command, Some(admin), pause_id, SeatChange::None).await {
+            Ok(_) => paused += 1,
+            // Paused already, withdrawn, removed, or the tournament ended meanwhile.
+            Err(Error::Tournament(
+                TournamentError::AlreadyPaused
+                | TournamentError::AlreadyWithdrawn
+                | TournamentError::Removed
+                | TournamentError::NotJoined
+                | TournamentError::Over
+                | TournamentError::Missing,
+            ))
+            | Err(Error::NotFound(Missing::Tournament)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(paused)
 }
 
 /// Notes that `player` follows tournament `id` now (a heartbeat, an open stream, a read of the

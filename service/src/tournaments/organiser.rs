@@ -13,23 +13,30 @@
 //! look up every game without a result in the log, so a result never waits on a lost read.
 //!
 //! **Matches** are created in the transaction that appends their pairings, with their timers
-//! (`match_work`) and, for a rated tournament, the players' `queue_slots` pointing at them (what
-//! the fair-play boundary reads of a seated player).
+//! (`match_work`) and, for a rated tournament, their players' `ranked_seats` (one live ranked
+//! match per player: what the fair-play boundary and the queue read of a seated player). A
+//! player seated in a live ranked match elsewhere, or banned, is busy
+//! (`domain::tournaments::organiser::next_with`): an arena does not pair them until they are
+//! free, a Swiss or round robin pauses them before pairing a round. A player seated meanwhile
+//! by another writer fails the step whole, as a lost race: the next pass decides it again.
+//!
+//! **Time**: a step's events are stamped when the step is decided, in its writer's turn, and
+//! never before an event they follow: the `match_ended` of each result it records, the
+//! tournament's last pairing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use time::OffsetDateTime;
 use tokio::sync::broadcast::error::RecvError;
-use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use domain::ids::{MatchId, PlayerId, Seat, TournamentId};
 use domain::matches::{
     Action, Command as MatchCommand, CreateMatch, FirstMoveRule, MatchState, Occupant, Settings,
 };
-use domain::tournaments::organiser::next;
+use domain::tournaments::organiser::{next, next_with};
 use domain::tournaments::{
     Command, EntrantStatus, Format, PairingMade, Status, Tournament, TournamentEvent, decide,
 };
@@ -87,7 +94,7 @@ async fn pass(app: &Tournaments) -> Result<Pass, Error> {
     for (id, t) in folds {
         let mine = results.get(&id).map(Vec::as_slice).unwrap_or_default();
         // One tournament's failure does not hold up the others' steps.
-        if let Err(e) = turn(app, id, t, mine, now, &mut pass).await {
+        if let Err(e) = turn(app, id, t, mine, &mut pass).await {
             tracing::warn!(tournament = %id, error = %e, "tournament step failed");
             failed = Some(e);
         }
@@ -104,8 +111,7 @@ async fn turn(
     app: &Tournaments,
     id: TournamentId,
     t: Arc<Tournament>,
-    results: &[(MatchId, Option<PlayerId>)],
-    now: OffsetDateTime,
+    results: &[Ended],
     pass: &mut Pass,
 ) -> Result<(), Error> {
     let _turn = app.folds.writer(id).await;
@@ -118,6 +124,7 @@ async fn turn(
     } else {
         t
     };
+    let now = stamp(app.now(), &t, results);
     let lost = pass.lost;
     step(app, id, &t, results, now, pass).await?;
     if pass.lost > lost {
@@ -126,6 +133,18 @@ async fn turn(
         *app.folds.results.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
     Ok(())
+}
+
+/// When a step is decided and its events recorded: the clock at its turn, but never before an
+/// event the step follows (the `match_ended` of a result it records, read from another
+/// instance's clock or committed after this pass read the time; the tournament's last pairing).
+fn stamp(clock: OffsetDateTime, t: &Tournament, results: &[Ended]) -> OffsetDateTime {
+    results
+        .iter()
+        .map(|r| r.at)
+        .chain(t.games.last().map(|g| g.paired_at))
+        .chain(t.started_at)
+        .fold(clock, OffsetDateTime::max)
 }
 
 /// The tournaments that have started and not ended (before its start, a tournament needs
@@ -146,7 +165,15 @@ async fn scheduled(app: &Tournaments, now: OffsetDateTime) -> Result<Vec<Tournam
         .collect())
 }
 
-type Results = HashMap<TournamentId, Vec<(MatchId, Option<PlayerId>)>>;
+/// A game whose match ended: its winner, and when its `match_ended` was recorded.
+#[derive(Clone, Copy, Debug)]
+struct Ended {
+    match_id: MatchId,
+    winner: Option<PlayerId>,
+    at: OffsetDateTime,
+}
+
+type Results = HashMap<TournamentId, Vec<Ended>>;
 
 /// The games without a result in `folds` whose match has ended, with their winners.
 async fn results(
@@ -162,20 +189,19 @@ async fn results(
         })
         .collect();
     let cursor = *app.folds.results.lock().unwrap_or_else(|p| p.into_inner());
-    let mut ended: Vec<(MatchId, Option<u8>)> = Vec::new();
+    let mut ended: Vec<(MatchId, Option<u8>, OffsetDateTime)> = Vec::new();
     match cursor {
         // Every game without a result, looked up in the log.
         None if !open.is_empty() => {
             let streams: Vec<String> = open.keys().map(MatchId::stream).collect();
-            let limits = vec![1i64; streams.len()];
             let client = app.pool.get().await.map_err(unexpected)?;
             let rows =
-                eventlog::first_values(&client, &streams, &limits, "match_ended", "winner_seat")
+                eventlog::first_stamped_values(&client, &streams, "match_ended", "winner_seat")
                     .await
                     .map_err(unexpected)?;
-            for (stream, seat) in rows {
+            for (stream, seat, at) in rows {
                 if let Some(m) = MatchId::of_stream(&stream) {
-                    ended.push((m, seat.and_then(|s| s.parse().ok())));
+                    ended.push((m, seat.and_then(|s| s.parse().ok()), at));
                 }
             }
         }
@@ -190,7 +216,7 @@ async fn results(
             for e in events.iter().filter(|e| e.checkpoint() <= horizon) {
                 if let Some(m) = MatchId::of_stream(&e.stream) {
                     let seat = e.data["winner_seat"].as_u64().map(|s| s as u8);
-                    ended.push((m, seat));
+                    ended.push((m, seat, e.recorded_at));
                 }
             }
             match events.last() {
@@ -200,7 +226,7 @@ async fn results(
         },
     }
     let mut results = Results::new();
-    for (m, seat) in ended {
+    for (m, seat, at) in ended {
         let Some((id, players)) = open.get(&m) else {
             continue;
         };
@@ -209,7 +235,11 @@ async fn results(
             Some(2) => Some(players[1]),
             _ => None,
         };
-        results.entry(*id).or_default().push((m, winner));
+        results.entry(*id).or_default().push(Ended {
+            match_id: m,
+            winner,
+            at,
+        });
     }
     *app.folds.results.lock().unwrap_or_else(|p| p.into_inner()) = Some(horizon);
     Ok(results)
@@ -221,39 +251,47 @@ async fn step(
     app: &Tournaments,
     id: TournamentId,
     t: &Arc<Tournament>,
-    results: &[(MatchId, Option<PlayerId>)],
+    results: &[Ended],
     now: OffsetDateTime,
     pass: &mut Pass,
 ) -> Result<(), Error> {
     let absent = absent(app, id, t, now).await?;
-    // With nothing to record, what comes next is decided on the fold as it is.
-    let mut upcoming = None;
-    if results.is_empty() && absent.is_empty() {
-        upcoming = next(id, t, now);
-        if upcoming.is_none() {
-            return Ok(());
-        }
+    // With nothing to record, and nothing next even with nobody busy, there is no step.
+    if results.is_empty() && absent.is_empty() && next(id, t, now).is_none() {
+        return Ok(());
     }
+    let busy = busy(app, t, results).await?;
     let mut steps = Steps {
         id,
         now,
         state: Some(Tournament::clone(t)),
         events: Vec::new(),
     };
-    for &(match_id, winner) in results {
-        pass.results += usize::from(steps.take(&Command::Record { match_id, winner }));
+    for r in results {
+        pass.results += usize::from(steps.take(&Command::Record {
+            match_id: r.match_id,
+            winner: r.winner,
+        }));
     }
     for player_id in absent {
         pass.pauses += usize::from(steps.take(&Command::Pause { player_id }));
     }
-    // The start, then its first pairings, in one step; at most a few commands.
-    for _ in 0..4 {
-        let Some(command) = upcoming
-            .take()
-            .or_else(|| steps.state.as_ref().and_then(|s| next(id, s, now)))
+    // The start, then its first pairings, in one step; at most a few commands besides the
+    // pauses of busy players (one each, before a round).
+    let mut left = 4;
+    while left > 0 {
+        let Some(command) = steps
+            .state
+            .as_ref()
+            .and_then(|s| next_with(id, s, now, &busy))
         else {
             break;
         };
+        if matches!(command, Command::Pause { .. }) {
+            pass.pauses += 1;
+        } else {
+            left -= 1;
+        }
         if !steps.take(&command) {
             break;
         }
@@ -304,6 +342,32 @@ impl Steps {
     }
 }
 
+/// The joined players of `t` who could be paired once `results` are recorded but may not be
+/// now: seated in a live ranked match other than `t`'s own games, or banned.
+async fn busy(
+    app: &Tournaments,
+    t: &Tournament,
+    results: &[Ended],
+) -> Result<HashSet<PlayerId>, Error> {
+    let freed: HashSet<PlayerId> = results
+        .iter()
+        .filter_map(|r| t.game(r.match_id))
+        .flat_map(|g| g.pairing.players)
+        .collect();
+    let players: Vec<Uuid> = t
+        .active()
+        .map(|e| e.player_id)
+        .filter(|p| !t.playing(*p) || freed.contains(p))
+        .map(|p| p.as_uuid())
+        .collect();
+    let own: Vec<Uuid> = t
+        .unfinished()
+        .map(|g| g.pairing.match_id.as_uuid())
+        .collect();
+    let client = app.pool.get().await.map_err(unexpected)?;
+    crate::standing::busy(&client, &players, &own).await
+}
+
 /// The arena players not seen for [`PAUSED_AFTER`], joined and not playing: to be paused.
 async fn absent(
     app: &Tournaments,
@@ -336,7 +400,7 @@ async fn absent(
 }
 
 /// Appends `events` at `t`'s version with the matches of their pairings, their timers and
-/// slots; `false` when another writer appended first.
+/// seats; `false` when another writer appended first or seated one of its players.
 async fn write(
     app: &Tournaments,
     id: TournamentId,
@@ -416,16 +480,15 @@ async fn write(
     tracing::debug!(tournament = %id, events = events.len(), "tournament step appended");
     let rows: Vec<&WorkRow> = work.iter().collect();
     write_work(&tx, &rows).await.map_err(unexpected)?;
-    if !seated.is_empty() {
-        let params: [&(dyn ToSql + Sync); 2] = [&seated, &seated_in];
-        tx.execute(
-            "INSERT INTO queue_slots (player_id, match_id) \
-             SELECT * FROM unnest($1::uuid[], $2::uuid[]) \
-             ON CONFLICT (player_id) DO UPDATE SET match_id = EXCLUDED.match_id",
-            &params,
-        )
-        .await
-        .map_err(unexpected)?;
+    // A player seated meanwhile in another live ranked match (a queue wave, another
+    // tournament) fails the whole step: lost, decided again on the next pass.
+    if let Err(e) = crate::standing::seat_on(&tx, &seated, &seated_in).await {
+        if crate::standing::lost_a_seat(&e) {
+            tracing::info!(tournament = %id, "tournament step lost: a player was seated meanwhile");
+            app.folds.forget(id);
+            return Ok(false);
+        }
+        return Err(unexpected(e));
     }
     if !finished_playing.is_empty() {
         tx.execute(

@@ -1,0 +1,79 @@
+//! An admin's decision on a player's standing, and how far a ban reaches. The decision is an
+//! event of the player's stream (`crate::standing`); a ban, in the same transaction, also
+//! cancels the player's waiting queue ticket (a `ticket_cancelled` of the ticket's stream, at
+//! the version it was read at, and its `queue_slots` row) and marks the player in
+//! `player_bans`, which the waves and the tournaments' organiser read to leave them out. After
+//! it commits, the ban pauses the player in each tournament of theirs that has not ended,
+//! through the tournaments' own command path (a `player_paused` each). A wave that matched the
+//! ticket first makes the ban's append conflict on the ticket: the ban is decided again, on a
+//! ticket no longer waiting. A pause that does not happen (the instance stops) is made up for
+//! by the organiser, which never pairs a banned player, and by a retry of the request.
+
+use domain::ids::PlayerId;
+use domain::standing::{Decision, Standing};
+use eventlog::{AppendError, AppendOutcome, EventLog};
+use uuid::Uuid;
+
+use crate::error::{Error, unexpected};
+use crate::ranked;
+use crate::standing;
+use crate::tournaments::{Tournaments, commands};
+
+/// How many times a ban is decided again after a wave matched the player's ticket meanwhile.
+const ATTEMPTS: usize = 8;
+
+/// Records `admin`'s decision on `player` as command `command_id` (a retry writes nothing
+/// twice), with its reach (above); the standing after it.
+pub async fn decide(
+    app: &Tournaments,
+    command_id: Uuid,
+    admin: PlayerId,
+    player: PlayerId,
+    decision: Decision,
+    reason: &str,
+) -> Result<Standing, Error> {
+    let mut after = None;
+    for _ in 0..ATTEMPTS {
+        let now = app.now();
+        let decided = standing::prepare(app, admin, player, decision, reason, now).await?;
+        let (ticket, cancel) = match decision {
+            Decision::Banned => ranked::cancel_waiting(app, player, admin, now).await?,
+            Decision::Cleared => None,
+        }
+        .unzip();
+        let mut appends = vec![decided.append];
+        appends.extend(cancel);
+        let mut client = app.pool.get().await.map_err(unexpected)?;
+        let tx = client.transaction().await.map_err(unexpected)?;
+        match EventLog::append_on(&tx, command_id, appends).await {
+            Ok(AppendOutcome::Appended(_)) => {
+                standing::record_on(&tx, player, &decided.event, now).await?;
+                if let Some(id) = ticket {
+                    ranked::free_slot_on(&tx, player, id).await?;
+                }
+                tx.commit().await.map_err(unexpected)?;
+                app.wake_projections();
+                after = Some(decided.after);
+                break;
+            }
+            // The same command again: the standing it left.
+            Ok(AppendOutcome::AlreadyApplied(_)) => {
+                drop(tx);
+                after = Some(standing::of(app, player).await?.0);
+                break;
+            }
+            // The ticket was matched or cancelled meanwhile: decided again.
+            Err(AppendError::Conflict { stream, .. }) if stream != standing::stream(player) => {
+                continue;
+            }
+            Err(e) => return Err(standing::conflict(e)),
+        }
+    }
+    let after = after.ok_or_else(|| {
+        Error::Unavailable("the player's ticket changed too often under this decision".into())
+    })?;
+    if after.banned() {
+        commands::pause_everywhere(app, player, admin, command_id).await?;
+    }
+    Ok(after)
+}
