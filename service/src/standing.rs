@@ -11,7 +11,6 @@ use std::collections::HashSet;
 
 use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
-use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
 use domain::ids::{MatchId, PlayerId};
@@ -182,8 +181,9 @@ pub async fn busy(
 }
 
 /// Seats `players[i]` in the live ranked match `matches[i]`, in the transaction that creates
-/// the match with its work row. A player seated already fails the statement, and so the whole
-/// transaction ([`lost_a_seat`]): the database holds "one live ranked match per player".
+/// the match with its work row. A player seated already fails the statement (a unique
+/// violation, or a deadlock with the writer seating them), and so the whole transaction: the
+/// database holds "one live ranked match per player".
 pub async fn seat_on(
     tx: &impl GenericClient,
     players: &[Uuid],
@@ -199,13 +199,4 @@ pub async fn seat_on(
     )
     .await
     .map(drop)
-}
-
-/// Whether a statement failed because a player it seated holds a seat already (seated
-/// meanwhile by another writer).
-pub fn lost_a_seat(e: &tokio_postgres::Error) -> bool {
-    e.code() == Some(&SqlState::UNIQUE_VIOLATION)
-        && e.as_db_error()
-            .and_then(|d| d.constraint())
-            .is_some_and(|c| c == "ranked_seats_pkey")
 }

@@ -23,6 +23,7 @@ mod races;
 mod ranked;
 mod replicas;
 mod rooms;
+mod seats;
 mod service;
 mod site;
 mod stream;

@@ -17,7 +17,7 @@ use service::tournaments::organiser::{Pass, organise};
 
 use crate::helpers::{Player, TestApp, spawn_app, spawn_on};
 
-fn at(t: OffsetDateTime) -> String {
+pub(crate) fn at(t: OffsetDateTime) -> String {
     t.format(&Rfc3339).expect("a time")
 }
 
@@ -25,7 +25,7 @@ impl TestApp {
     /// Organiser passes on this instance until every game whose match has ended has its
     /// result (a pass reads results up to the log's commit horizon, which a transaction still
     /// running anywhere in the cluster holds back: a result may wait a pass); their sum.
-    async fn organise(&self) -> Pass {
+    pub(crate) async fn organise(&self) -> Pass {
         let mut total = Pass::default();
         for _ in 0..10_000 {
             let pass = organise(&self.state.tournaments)
@@ -71,19 +71,19 @@ impl TestApp {
     }
 
     /// Creates a tournament as `by`; its view.
-    async fn tournament(&self, by: &Player, body: Value) -> Value {
+    pub(crate) async fn tournament(&self, by: &Player, body: Value) -> Value {
         let res = self.post("/v1/tournaments", &by.token, body).await;
         assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
         res.body
     }
 
-    async fn join(&self, p: &Player, id: &str) -> crate::helpers::Res {
+    pub(crate) async fn join(&self, p: &Player, id: &str) -> crate::helpers::Res {
         self.post(&format!("/v1/tournaments/{id}/join"), &p.token, json!({}))
             .await
     }
 
     /// The tournament's stream folded, as the log has it.
-    async fn folded(&self, id: &str) -> Tournament {
+    pub(crate) async fn folded(&self, id: &str) -> Tournament {
         let id: TournamentId = id.parse().expect("an id");
         let events = self
             .state
@@ -811,4 +811,121 @@ async fn the_stream_tells_pairings_and_results_and_resumes() {
         text.push_str(&String::from_utf8_lossy(&chunk));
     }
     assert!(text.contains("event: result"), "{text}");
+}
+
+#[tokio::test]
+async fn a_step_is_stamped_when_written_never_before_the_game_end_it_records() {
+    let app = spawn_app().await;
+    let admin = app.admin("Arbiter").await;
+    let mut players = Vec::new();
+    for i in 0..6 {
+        players.push(app.player(&format!("P{i}")).await);
+    }
+    let now = app.state.now();
+    let created = app
+        .tournament(
+            &admin,
+            json!({"game": "four_in_a_row", "format": "arena", "name": "In order",
+                   "starts_at": at(now + Duration::minutes(1)), "minutes": 30,
+                   "settings": {"turn_seconds": null}}),
+        )
+        .await;
+    let id = created["tournament_id"].as_str().expect("an id").to_owned();
+    for p in &players {
+        assert_eq!(app.join(p, &id).await.status, StatusCode::OK);
+    }
+    app.clock.advance(Duration::minutes(1));
+    assert_eq!(app.organise().await.pairings, 3);
+    let t = app.folded(&id).await;
+    let by_id: HashMap<PlayerId, &Player> = players
+        .iter()
+        .map(|p| (p.id.parse().expect("an id"), p))
+        .collect();
+
+    // A pass reads the time, then waits (here on a lock the test holds); meanwhile the clock
+    // moves and two games end; then the pass records them and pairs their players again.
+    let client = database::testing::raw_client(&app.db_url).await;
+    client
+        .batch_execute("BEGIN; LOCK TABLE tournament_schedule IN ACCESS EXCLUSIVE MODE")
+        .await
+        .expect("the lock");
+    let tournaments = app.state.tournaments.clone();
+    let pass = tokio::spawn(async move { organise(&tournaments).await });
+    for _ in 0..1_000_000 {
+        let waiting: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_locks \
+                  WHERE relation = 'tournament_schedule'::regclass AND NOT granted",
+                &[],
+            )
+            .await
+            .expect("the locks read")
+            .get(0);
+        if waiting > 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    app.clock.advance(Duration::seconds(10));
+    for g in t.unfinished().take(2) {
+        let [a, b] = g.pairing.players;
+        app.finish_four(&g.pairing.match_id.to_string(), by_id[&a], by_id[&b], true)
+            .await;
+    }
+    client.batch_execute("ROLLBACK").await.expect("unlocked");
+    let pass = pass.await.expect("the pass ends").expect("it runs");
+    // A result the log's horizon held back is recorded by the next pass.
+    let rest = app.organise().await;
+    assert_eq!(pass.results + rest.results, 2, "{pass:?} {rest:?}");
+    assert!(pass.pairings + rest.pairings >= 1, "{pass:?} {rest:?}");
+
+    // Every event of the tournament is stamped no earlier than the one before it, and each
+    // result no earlier than the end of its game.
+    let id: TournamentId = id.parse().expect("an id");
+    let events = app
+        .state
+        .log
+        .read_stream(&id.stream())
+        .await
+        .expect("the stream reads");
+    for pair in events.windows(2) {
+        assert!(
+            pair[0].recorded_at <= pair[1].recorded_at,
+            "{} at {} before {} at {}",
+            pair[1].event_type,
+            pair[1].recorded_at,
+            pair[0].event_type,
+            pair[0].recorded_at
+        );
+    }
+    let mut recorded = 0;
+    for e in events.iter().filter(|e| e.event_type == "result_recorded") {
+        let match_id: domain::ids::MatchId = e.data["match_id"]
+            .as_str()
+            .expect("a match")
+            .parse()
+            .expect("an id");
+        let ended = app
+            .state
+            .log
+            .read_stream(&match_id.stream())
+            .await
+            .expect("the match reads")
+            .into_iter()
+            .find(|m| m.event_type == "match_ended")
+            .expect("ended");
+        assert!(
+            ended.recorded_at <= e.recorded_at,
+            "the result at {} before its game ended at {}",
+            e.recorded_at,
+            ended.recorded_at
+        );
+        let next = events
+            .iter()
+            .find(|n| n.version > e.version && n.event_type == "pairing_made")
+            .expect("a pairing after it");
+        assert!(ended.recorded_at <= next.recorded_at);
+        recorded += 1;
+    }
+    assert_eq!(recorded, 2);
 }

@@ -338,7 +338,8 @@ async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Er
         // tournament's pairing) fails the whole transaction: a pairing alone is then lost, a
         // chunk is written again pairing by pairing.
         if let Err(e) = crate::standing::seat_on(&tx, &players, &matches).await {
-            if chunk.len() == 1 && crate::standing::lost_a_seat(&e) {
+            // Seated meanwhile, or a deadlock with the writer that seated them.
+            if chunk.len() == 1 && commit::lost_to_another_writer(&e) {
                 tracing::info!(
                     match_id = %chunk[0].id,
                     "pairing lost: a player was seated in another ranked match meanwhile"

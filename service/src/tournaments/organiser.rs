@@ -483,7 +483,8 @@ async fn write(
     // A player seated meanwhile in another live ranked match (a queue wave, another
     // tournament) fails the whole step: lost, decided again on the next pass.
     if let Err(e) = crate::standing::seat_on(&tx, &seated, &seated_in).await {
-        if crate::standing::lost_a_seat(&e) {
+        // Seated meanwhile, or a deadlock with the writer that seated them.
+        if crate::live::commit::lost_to_another_writer(&e) {
             tracing::info!(tournament = %id, "tournament step lost: a player was seated meanwhile");
             app.folds.forget(id);
             return Ok(false);
