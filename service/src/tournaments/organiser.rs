@@ -256,11 +256,19 @@ async fn step(
     pass: &mut Pass,
 ) -> Result<(), Error> {
     let absent = absent(app, id, t, now).await?;
-    // With nothing to record, and nothing next even with nobody busy, there is no step.
-    if results.is_empty() && absent.is_empty() && next(id, t, now).is_none() {
-        return Ok(());
+    // With nothing to record, what comes next is decided on the fold as it is: nothing, or
+    // the step's first command unless some player is busy.
+    let mut upcoming = None;
+    if results.is_empty() && absent.is_empty() {
+        upcoming = next(id, t, now);
+        if upcoming.is_none() {
+            return Ok(());
+        }
     }
     let busy = busy(app, t, results).await?;
+    if !busy.is_empty() {
+        upcoming = None;
+    }
     let mut steps = Steps {
         id,
         now,
@@ -280,20 +288,22 @@ async fn step(
     // pauses of busy players (one each, before a round).
     let mut left = 4;
     while left > 0 {
-        let Some(command) = steps
-            .state
-            .as_ref()
-            .and_then(|s| next_with(id, s, now, &busy))
-        else {
+        let Some(command) = upcoming.take().or_else(|| {
+            steps
+                .state
+                .as_ref()
+                .and_then(|s| next_with(id, s, now, &busy))
+        }) else {
             break;
         };
-        if matches!(command, Command::Pause { .. }) {
+        let pause = matches!(command, Command::Pause { .. });
+        if !steps.take(&command) {
+            break;
+        }
+        if pause {
             pass.pauses += 1;
         } else {
             left -= 1;
-        }
-        if !steps.take(&command) {
-            break;
         }
     }
     let events = steps.events;
