@@ -3,7 +3,8 @@
 //! robin pauses them, an arena waits until they are free) and nothing done in it frees their
 //! seat; a queue wave and a tournament's pairing that race for the same players seat each
 //! player once; a ban closes the waiting ticket, pauses the tournament entries and refuses solo
-//! matches, room starts and resumes, and the waves and the organiser leave a banned player out.
+//! matches, room starts and resumes, and the waves and the organiser leave a banned player out;
+//! the migration's backfill finds the same seats and bans in the log.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -569,4 +570,84 @@ async fn the_waves_and_the_organiser_leave_a_banned_player_out() {
         "Ana is not paired"
     );
     assert_eq!(t.games_of(id_of(&players[1])).count(), 1);
+}
+
+#[tokio::test]
+async fn the_migrations_backfill_seats_the_live_ranked_matches_and_the_banned_players() {
+    let app = spawn_app().await;
+    let admin = app.admin("Arbiter").await;
+    let mut players = Vec::new();
+    for i in 0..8 {
+        players.push(app.player(&format!("P{i}")).await);
+    }
+    // A live queue match, a finished one, a live rated tournament game.
+    app.ranked_with(&players[0], &players[1], "four_in_a_row")
+        .await;
+    let (done, _, _) = app
+        .ranked_with(&players[2], &players[3], "four_in_a_row")
+        .await;
+    let res = app
+        .post(
+            &format!("/v1/matches/{done}/resign"),
+            &players[2].token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let now = app.state.now();
+    let created = app
+        .tournament(
+            &admin,
+            json!({"game": "reversi", "format": "arena", "name": "Backfill", "rated": true,
+                   "starts_at": at(now + Duration::minutes(5)), "minutes": 30}),
+        )
+        .await;
+    let id = created["tournament_id"].as_str().expect("an id").to_owned();
+    for p in &players[4..6] {
+        assert_eq!(app.join(p, &id).await.status, StatusCode::OK);
+    }
+    app.clock.advance(Duration::minutes(5));
+    assert_eq!(app.organise().await.pairings, 1);
+    // Banned; banned then cleared.
+    let ban = json!({"decision": "banned", "reason": "relayed an engine"});
+    app.decide_on(&admin, &players[6], ban.clone()).await;
+    app.decide_on(&admin, &players[7], ban).await;
+    app.decide_on(&admin, &players[7], json!({"decision": "cleared"}))
+        .await;
+
+    let client = database::testing::raw_client(&app.db_url).await;
+    let rows = |sql: &'static str| {
+        let client = &client;
+        async move {
+            let mut rows: Vec<String> = client
+                .query(sql, &[])
+                .await
+                .expect("the rows read")
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            rows.sort();
+            rows
+        }
+    };
+    const SEATS: &str = "SELECT player_id::text || ' ' || match_id::text FROM ranked_seats";
+    const BANS: &str = "SELECT player_id::text FROM player_bans";
+    let (seats, bans) = (rows(SEATS).await, rows(BANS).await);
+    assert_eq!(seats.len(), 4, "two live ranked matches: {seats:?}");
+    assert_eq!(bans, [players[6].id.clone()]);
+    // The migration's backfill, run again on empty tables, finds the same rows in the log.
+    let migration =
+        std::fs::read_to_string(crate::ownership::root().join("migrations/V21__ranked_seats.sql"))
+            .expect("the migration");
+    let from = migration
+        .find("-- The ranked matches live when this runs")
+        .expect("the backfill");
+    let backfill = &migration[from..];
+    client
+        .batch_execute("DELETE FROM ranked_seats; DELETE FROM player_bans")
+        .await
+        .expect("emptied");
+    client.batch_execute(backfill).await.expect("the backfill");
+    assert_eq!(rows(SEATS).await, seats);
+    assert_eq!(rows(BANS).await, bans);
 }

@@ -1,7 +1,8 @@
 //! Tournaments over HTTP on the manual clock: an arena and a Swiss tournament to their ends,
 //! round robins, private tournaments, the bad inputs (which change nothing), the ranked queue's
 //! exclusion, the event stream, an admin's removal whose what-if equals a recount of the log,
-//! and two instances organising one tournament at once.
+//! two instances organising one tournament at once, and a step's events stamped in time order
+//! after a game that ended during the pass.
 
 use std::collections::{HashMap, HashSet};
 
