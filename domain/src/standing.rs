@@ -17,7 +17,7 @@ pub const MAX_REASON: usize = 500;
 pub enum Decision {
     /// Looked at and not a case: a ban, if any, is lifted.
     Cleared,
-    /// Kept out of ranked play and rooms until cleared.
+    /// Kept out of ranked play, tournaments, solo matches and rooms until cleared.
     Banned,
 }
 

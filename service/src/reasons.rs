@@ -151,7 +151,7 @@ pub enum Refused {
     NotRoomMember,
     /// A private tournament is joined with its invite code.
     InviteOnly,
-    /// An admin banned the player from ranked play and rooms.
+    /// An admin banned the player from ranked play, tournaments, solo matches and rooms.
     Banned,
     /// An account's closing confirmed with a confirmation that is not this account's, or expired.
     Confirmation,
