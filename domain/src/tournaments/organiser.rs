@@ -64,9 +64,7 @@ pub fn next_with(
         }),
         Status::Open if t.created.format == Format::Arena => Some(Command::Start),
         Status::Open => pause_busy(t, busy).or_else(|| next_round(id, t)),
-        Status::Running if t.created.format == Format::Arena => {
-            next_in_arena(id, t, now, busy)
-        }
+        Status::Running if t.created.format == Format::Arena => next_in_arena(id, t, now, busy),
         Status::Running => {
             if t.has_unfinished() {
                 None
@@ -386,7 +384,10 @@ mod tests {
         assert!(!players.contains(&player(2)), "{players:?}");
         // Not paused: once free, they are idle again and paired.
         let t = take(t, &command, start);
-        assert_eq!(t.entrant(player(2)).expect("joined").status, EntrantStatus::Joined);
+        assert_eq!(
+            t.entrant(player(2)).expect("joined").status,
+            EntrantStatus::Joined
+        );
         assert!(next_with(id, &t, start, &busy).is_none());
         let mut t = t;
         for g in t.unfinished().cloned().collect::<Vec<_>>() {
