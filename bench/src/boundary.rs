@@ -7,18 +7,33 @@
 //!   every live row in the table, as each question pays it;
 //! - a check's cost: one asked position's images against every guard of its game;
 //! - the share of honest finished games' plies (`--finished` other CPU games of each game)
-//!   that the boundary withholds at that load, by phase of the game.
+//!   that the boundary withholds at that load, by phase of the game;
+//! - with `--price N`, the horizon's price: for `N` of the live positions of each game, the
+//!   distinct questions one ply beyond the horizon ([`domain::boundary::questions_at`]), their
+//!   minimum and 1st percentile where the horizon applies, and whether the rule that guards the
+//!   rest of a game to its end catches every position whose count falls below the price;
+//! - with `--frontier`, the withheld share at other horizons (the frontier against the price);
+//! - with `--near N`, the near-position road and the guarded CPU: for `N` live positions of each
+//!   game that the solvers prove (Four in a Row plies 12–24, Reversi with at most 18 empty
+//!   squares), how often a random move, the CPU's guarded policy (level 2), level 5 and the
+//!   majority of the best moves of 24 slight variants of the position (a disc removed, a colour
+//!   changed; each one the boundary answers) are a best move of the live position.
 //!
-//!   cargo run --release -p bench --bin boundary-bench -- [--live 10000] [--finished 1000]
+//! ```text
+//! cargo run --release -p bench --bin boundary-bench -- [--live 10000] [--finished 1000] \
+//!     [--price 200] [--frontier] [--near 40]
+//! ```
 
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Parser;
 
-use domain::boundary::{Asked, Guard, withheld};
+use domain::boundary::{
+    Asked, Guard, PRICE, horizon_plies, questions_at, rest_is_short, shapes, withheld,
+};
 use domain::cpu::choose_move;
-use domain::games::{AnyPosition, GameId};
+use domain::games::{AnyPosition, GameId, Side};
 use domain::rng::SplitMix64;
 
 #[derive(Parser)]
@@ -32,6 +47,15 @@ struct Cli {
     /// The CPU level both sides of every game play at.
     #[arg(long, default_value_t = 2)]
     level: u8,
+    /// Live positions of each game whose price is counted (0: none).
+    #[arg(long, default_value_t = 0)]
+    price: usize,
+    /// Also the withheld share at other horizons.
+    #[arg(long)]
+    frontier: bool,
+    /// Live positions of each game the near-position road is tried on (0: none).
+    #[arg(long, default_value_t = 0)]
+    near: usize,
 }
 
 /// Every position of a CPU game at `level` (a pass gives a position of its own), start first.
@@ -100,6 +124,13 @@ async fn main() -> Result<()> {
             "{game} publish guard_ns={guard_ns:.0} canonical_key_ns_before={canonical_ns:.0} (keys {keys} bytes)"
         );
 
+        if cli.price > 0 {
+            price(game, &live[..cli.price.min(live.len())]);
+        }
+        if cli.near > 0 {
+            near(game, cli.level, cli.near);
+        }
+
         // The live rows in match_work, as the live path writes them.
         let ids: Vec<uuid::Uuid> = guards.iter().map(|_| uuid::Uuid::new_v4()).collect();
         let stored: Vec<String> = guards.iter().map(Guard::key).collect();
@@ -165,7 +196,227 @@ async fn main() -> Result<()> {
                 100.0 * *k as f64 / *n as f64
             );
         }
+        if cli.frontier {
+            frontier(game, &live, &finished_lines(game, &cli));
+        }
         client.execute("DELETE FROM match_work", &[]).await?;
     }
     Ok(())
+}
+
+/// The honest finished games of `game` the bench asks about.
+fn finished_lines(game: GameId, cli: &Cli) -> Vec<Vec<AnyPosition>> {
+    let g = GameId::ALL.iter().position(|&x| x == game).unwrap_or(0) as u64;
+    (0..cli.finished)
+        .map(|i| cpu_game(game, cli.level, 7_000_000 * (g + 1) + i as u64))
+        .collect()
+}
+
+/// The horizon's price over `live`: the distinct questions one ply beyond each position's
+/// horizon, where it applies, and the rule's catch where it does not.
+fn price(game: GameId, live: &[AnyPosition]) {
+    let h = horizon_plies(game);
+    let started = Instant::now();
+    let (mut counts, mut short, mut short_below, mut missed) = (Vec::new(), 0, 0, 0);
+    for pos in live {
+        let count = questions_at(pos, pos.ply() + h + 1, PRICE);
+        if rest_is_short(pos) {
+            short += 1;
+            short_below += usize::from(count < PRICE);
+        } else {
+            missed += usize::from(count < PRICE);
+            counts.push(count);
+        }
+        let [first, second] = pos.disc_masks();
+        println!(
+            "{game} price ply={} shapes={} short={} count={count}",
+            pos.ply(),
+            shapes(first | second, game.board(), h + 1),
+            rest_is_short(pos)
+        );
+    }
+    counts.sort_unstable();
+    let at = |p: f64| counts.get(((counts.len() as f64 - 1.0) * p).round() as usize);
+    println!(
+        "{game} price horizon={h} positions={} horizon_applies={} min={:?} p1={:?} below_price={missed} \
+         to_the_end={short} (of which below the price at the horizon: {short_below}) seconds={:.1}",
+        live.len(),
+        counts.len(),
+        counts.first(),
+        at(0.01),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// The share of honest finished plies withheld by `live` at horizons other than the game's.
+fn frontier(game: GameId, live: &[AnyPosition], finished: &[Vec<AnyPosition>]) {
+    let public = game.public_plies();
+    for h in [2, 4, 6, 8, 10, 12, 16, 64] {
+        let guards: Vec<Guard> = live
+            .iter()
+            .filter_map(|p| Guard::of(p, public))
+            // A guard to the end stays so: only the horizon moves.
+            .map(|g| match g.limit() {
+                u32::MAX => g,
+                _ => g.with_limit(g.depth() + h),
+            })
+            .collect();
+        let (mut asked, mut kept) = (0u64, 0u64);
+        for pos in finished.iter().flatten().filter(|p| p.ply() > public) {
+            asked += 1;
+            kept += u64::from(withheld(&Asked::of(pos), public, &guards));
+        }
+        println!(
+            "{game} frontier horizon={h} withheld={:.3}%",
+            100.0 * kept as f64 / asked.max(1) as f64
+        );
+    }
+}
+
+/// The variants of `pos` an attacker would ask instead of it: each disc removed (in Four in a
+/// Row the top disc of a column) and each disc's colour changed (in Four in a Row a pair of top
+/// discs exchanged, to keep the counts legal), with the side to move the board allows; only
+/// boards that parse and are not over.
+fn variants(pos: &AnyPosition) -> Vec<AnyPosition> {
+    let game = pos.game();
+    let rows: Vec<Vec<char>> = pos.rows().iter().map(|r| r.chars().collect()).collect();
+    let colours = [pos.color(Side::First), pos.color(Side::Second)];
+    let cells: Vec<(usize, usize)> = (0..rows.len())
+        .flat_map(|y| (0..rows[y].len()).map(move |x| (y, x)))
+        .filter(|&(y, x)| colours.contains(&rows[y][x]))
+        // Four in a Row: a column's top disc only.
+        .filter(|&(y, x)| {
+            game != GameId::FourInARow || y == 0 || !colours.contains(&rows[y - 1][x])
+        })
+        .collect();
+    let other = |c: char| {
+        if c == colours[0] {
+            colours[1]
+        } else {
+            colours[0]
+        }
+    };
+    let mut boards: Vec<Vec<Vec<char>>> = Vec::new();
+    for &(y, x) in &cells {
+        let mut removed = rows.clone();
+        removed[y][x] = '.';
+        boards.push(removed);
+        if game == GameId::FourInARow {
+            for &(y2, x2) in cells.iter().filter(|&&(y2, x2)| rows[y2][x2] != rows[y][x]) {
+                let mut swapped = rows.clone();
+                swapped[y][x] = other(rows[y][x]);
+                swapped[y2][x2] = other(rows[y2][x2]);
+                boards.push(swapped);
+            }
+        } else {
+            let mut changed = rows.clone();
+            changed[y][x] = other(rows[y][x]);
+            boards.push(changed);
+        }
+    }
+    let mut out = Vec::new();
+    for board in boards {
+        let strings: Vec<String> = board.iter().map(|r| r.iter().collect()).collect();
+        let refs: Vec<&str> = strings.iter().map(String::as_str).collect();
+        for side in [pos.side_to_move(), pos.side_to_move().other()] {
+            if let Ok(v) = AnyPosition::from_rows(game, &refs, side)
+                && v.outcome().is_none()
+                && !v.must_pass()
+                && v != *pos
+            {
+                out.push(v);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The near-position road and the guarded CPU, measured on `n` live positions of `game` that
+/// the solvers prove (see the module's documentation).
+fn near(game: GameId, level: u8, n: usize) {
+    use domain::analysis::Analyser;
+    use domain::search::Limits;
+    let public = game.public_plies();
+    let limits = Limits::nodes(200_000_000);
+    let mut analyser = Analyser::new();
+    let mut rng = SplitMix64(20_261_206);
+    let (mut tried, mut chance, mut guarded_cpu, mut strongest, mut majority, mut asked) =
+        (0usize, 0.0f64, 0usize, 0usize, 0usize, 0usize);
+    let started = Instant::now();
+    let mut seed = 9_000_000u64;
+    while tried < n {
+        seed += 1;
+        let line = cpu_game(game, level, seed);
+        let candidates: Vec<&AnyPosition> = line
+            .iter()
+            .filter(|p| p.outcome().is_none() && !p.must_pass() && p.ply() > public)
+            .filter(|p| match game {
+                GameId::FourInARow => (12..=24).contains(&p.ply()),
+                GameId::Reversi => 60 - p.ply() <= 18,
+            })
+            .collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        let live = *candidates[rng.index(candidates.len())];
+        let Ok(verdict) = analyser.analyse(&live, &limits) else {
+            continue;
+        };
+        let legal = live.legal_moves();
+        if !verdict.exact || verdict.best_moves.len() == legal.len() {
+            continue;
+        }
+        let best = &verdict.best_moves;
+        tried += 1;
+        chance += best.len() as f64 / legal.len() as f64;
+        let cpu_seed = rng.next_u64();
+        let guarded = choose_move(&live, domain::cpu::GUARDED_LEVEL, cpu_seed);
+        guarded_cpu += usize::from(guarded.is_some_and(|m| best.contains(&m)));
+        let strong = choose_move(&live, 5, cpu_seed);
+        strongest += usize::from(strong.is_some_and(|m| best.contains(&m)));
+        // The variants the boundary answers (none follows the live position), 24 at most.
+        let guard = Guard::of(&live, public).expect("beyond the opening");
+        let mut pool: Vec<AnyPosition> = variants(&live)
+            .into_iter()
+            .filter(|v| !withheld(&Asked::of(v), public, &[guard]))
+            .collect();
+        let mut votes: std::collections::HashMap<String, f64> = Default::default();
+        let mut used = 0;
+        while used < 24 && !pool.is_empty() {
+            let v = pool.swap_remove(rng.index(pool.len()));
+            let Ok(answer) = analyser.analyse(&v, &limits) else {
+                continue;
+            };
+            let mine: Vec<&String> = answer
+                .best_moves
+                .iter()
+                .filter(|m| legal.contains(m))
+                .collect();
+            if !answer.exact || mine.is_empty() {
+                continue;
+            }
+            used += 1;
+            for m in &mine {
+                *votes.entry((*m).clone()).or_default() += 1.0 / mine.len() as f64;
+            }
+        }
+        asked += used;
+        let top = votes
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .map(|(m, _)| m.clone());
+        majority += usize::from(top.is_some_and(|m| best.contains(&m)));
+    }
+    let share = |k: usize| 100.0 * k as f64 / tried.max(1) as f64;
+    println!(
+        "{game} near positions={tried} variants_per_position={:.1} best_move_rate: random={:.1}% \
+         guarded_cpu_level2={:.1}% level5={:.1}% majority_of_variants={:.1}% seconds={:.0}",
+        asked as f64 / tried.max(1) as f64,
+        100.0 * chance / tried.max(1) as f64,
+        share(guarded_cpu),
+        share(strongest),
+        share(majority),
+        started.elapsed().as_secs_f64()
+    );
 }

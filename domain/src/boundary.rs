@@ -1,34 +1,281 @@
 //! The fair-play boundary: which positions no service may say anything about while a ranked
 //! match is live. Not a list of positions but a rule: a live ranked position beyond the public
-//! opening guards itself and **every position that can follow it**, in every image of the
-//! game's board and, where the game allows it (Reversi), with the colours exchanged and the other
-//! side to move (the same question asked of the other colour).
+//! opening guards itself and **every position that can follow it within its horizon** ([`reach`]:
+//! [`horizon_plies`] plies on, or to the end of the game where the rest is short), in every image
+//! of the game's board and, where the game allows it (Reversi), with the colours exchanged and the
+//! other side to move (the same question asked of the other colour).
 //!
-//! "Can follow" is read off what the live position makes permanent ([`Game::permanent`]): in
-//! Four in a Row every disc stays where it is in its colour, so a following position holds every
-//! live disc in the same colour; in Reversi every occupied square stays occupied, and the stable
-//! discs (corners and what they anchor, [`crate::games::reversi::stable_discs`]) keep their
-//! colour. A position reached from the live one by any legal line holds all of that, so it is
-//! caught; a few positions that hold it without being reachable are caught too (refused though
-//! unrelated), which is the price of a check that costs a few word operations per live match.
+//! # Why a horizon, and its price
+//! Whoever wants the best move of a live position through the server, without asking the position
+//! itself, can ask every position just beyond the horizon that can follow it and take the best
+//! move back up by minimax. [`horizon_plies`] is chosen so that this costs at least
+//! [`PRICE`] distinct questions (positions up to their images, [`questions_at`]) for the live
+//! positions the boundary bench plays, and the rest of a game is guarded to its end where it is
+//! short enough for the count to fall below that ([`reach`]). A deeper position is answered:
+//! without the horizon, a shallow live position (just past the opening) guards nearly every late
+//! position of every other game, and honest players lose the analysis of their finished games.
 //!
-//! A live match publishes its [`Guard`] (what it makes permanent, and its depth) with each move;
-//! a question is an [`Asked`] (the asked position's images), and [`withheld`] decides.
+//! # What "can follow" means
+//! It is read off what the live position makes permanent ([`Game::permanent`]): in Four in a Row
+//! every disc stays where it is in its colour, so a following position holds every live disc in
+//! the same colour; in Reversi every occupied square stays occupied, the stable discs (corners and
+//! what they anchor, [`crate::games::reversi::stable_discs`]) keep their colour, and a disc whose
+//! colour changed must lie on a line of occupied squares from a square that was empty in the live
+//! position (a disc flips only when a disc placed later brackets it). A position reached from the
+//! live one by any legal line within the horizon holds all of that, so it is caught; a few
+//! positions that hold it without being reachable are caught too (refused though unrelated), the
+//! price of a check that costs a few word operations per live match.
+//!
+//! A live match publishes its [`Guard`] (what it makes permanent, its discs, its depth and its
+//! reach) with each move; a question is an [`Asked`] (the asked position's images), and
+//! [`withheld`] decides.
 //!
 //! [`Game::permanent`]: crate::games::Game::permanent
 
-use crate::games::{AnyPosition, Board, GameId, Side, Symmetry};
+use std::collections::HashSet;
+
+use crate::games::any::dispatch;
+use crate::games::{AnyPosition, Board, Game, GameId, Side, Symmetry};
+
+/// The least number of distinct questions that pre-fetching the positions just beyond a live
+/// position's horizon must take ([`questions_at`]): more than running a public exact engine
+/// costs (BENCHMARKS.md, "The boundary's horizon and its price").
+pub const PRICE: usize = 1_000_000;
+
+/// How many plies past a live position its guard reaches ([`reach`]): the shallowest horizon at
+/// which the positions one ply beyond it number at least [`PRICE`] for the live positions the
+/// boundary bench plays (minimum and 1st percentile in BENCHMARKS.md).
+pub fn horizon_plies(game: GameId) -> u32 {
+    match game {
+        GameId::FourInARow => 12,
+        GameId::Reversi => 7,
+    }
+}
+
+/// The deepest ply (discs placed) a live position at `live` guards: [`horizon_plies`] past it,
+/// or every ply to the end of the game where the rest of the game is short ([`rest_is_short`]).
+pub fn reach(live: &AnyPosition) -> u32 {
+    if rest_is_short(live) {
+        u32::MAX
+    } else {
+        live.ply() + horizon_plies(live.game())
+    }
+}
+
+/// Whether too few positions lie one ply beyond `live`'s horizon for the price to hold, by a
+/// rule that costs a few operations (the live path applies it at every move): in Reversi, at
+/// most [`REVERSI_SHORT_EMPTIES`] empty squares left; in Four in a Row, fewer than
+/// [`FOUR_SHORT_SHAPES`] ways to stack the next `horizon + 1` discs in the open columns (the
+/// shapes of the board, each at least one position where no line ends on the way). The bench
+/// counts the positions of every live position it plays and checks the rule against them.
+pub fn rest_is_short(live: &AnyPosition) -> bool {
+    let plies = horizon_plies(live.game()) + 1;
+    match live {
+        AnyPosition::Reversi(p) => 60 - p.ply() <= REVERSI_SHORT_EMPTIES.max(plies),
+        AnyPosition::FourInARow(_) => {
+            let [first, second] = live.disc_masks();
+            shapes(first | second, GameId::FourInARow.board(), plies) < FOUR_SHORT_SHAPES
+        }
+    }
+}
+
+/// Reversi: the empty squares left at or below which a live position is guarded to the end.
+pub const REVERSI_SHORT_EMPTIES: u32 = 18;
+/// Four in a Row: the ways to stack the next discs below which a live position is guarded to
+/// the end.
+pub const FOUR_SHORT_SHAPES: u64 = 20_000;
+
+/// The ways to stack `discs` more discs on a gravity board whose occupied cells are `occupied`
+/// (bit `row * columns + column`, the top row first): how many different sets of cells the
+/// next `discs` discs can fill, colours aside.
+pub fn shapes(occupied: u64, board: Board, discs: u32) -> u64 {
+    let (columns, rows) = (u32::from(board.columns), u32::from(board.rows));
+    // ways[k]: the ways to place k discs in the columns seen so far.
+    let mut ways = vec![0u64; discs as usize + 1];
+    ways[0] = 1;
+    for x in 0..columns {
+        let free = (0..rows)
+            .filter(|&y| occupied & 1 << (y * columns + x) == 0)
+            .count() as u32;
+        let mut next = vec![0u64; discs as usize + 1];
+        for (k, &w) in ways.iter().enumerate() {
+            if w == 0 {
+                continue;
+            }
+            for add in 0..=free.min(discs - k as u32) {
+                next[k + add as usize] = next[k + add as usize].saturating_add(w);
+            }
+        }
+        ways = next;
+    }
+    ways[discs as usize]
+}
+
+/// How many distinct questions (positions up to the game's images and, in Reversi, the colours
+/// exchanged) with exactly `ply` discs placed legal lines from `live` reach without the game
+/// ending on the way; counting stops once `cap` is certain (a count of `cap` means at least
+/// `cap`). What pre-fetching every position just beyond a horizon costs.
+pub fn questions_at(live: &AnyPosition, ply: u32, cap: usize) -> usize {
+    if let AnyPosition::Reversi(p) = live {
+        let (player, opponent) = p.boards();
+        return reversi_questions_at(player, opponent, p.ply(), ply, cap);
+    }
+    let images = live.symmetries().len() * if live.colours_exchange() { 2 } else { 1 };
+    let layer: Vec<AnyPosition> = dispatch!(live, p => layer(*p, ply, cap.saturating_mul(images))
+        .into_iter()
+        .map(AnyPosition::from)
+        .collect());
+    if layer.len() >= cap.saturating_mul(images) {
+        return cap;
+    }
+    let classes: HashSet<[u64; 2]> = layer
+        .iter()
+        .map(|p| {
+            let asked = Asked::of(p);
+            asked.images[..asked.len]
+                .iter()
+                .copied()
+                .min()
+                .unwrap_or_default()
+        })
+        .collect();
+    classes.len().min(cap)
+}
+
+/// [`questions_at`] for Reversi, on the raw boards of the side to move and its opponent: a
+/// question is the pair up to the board's eight symmetries (the colours exchanged with the other
+/// side to move is the very same pair), so every layer is kept as classes.
+fn reversi_questions_at(player: u64, opponent: u64, from: u32, ply: u32, cap: usize) -> usize {
+    use crate::games::reversi::{flips, moves};
+    let mut current: HashSet<(u64, u64)> = HashSet::from([reversi_class(player, opponent)]);
+    for _ in from..ply {
+        let mut next: HashSet<(u64, u64)> = HashSet::with_capacity(current.len() * 8);
+        'expand: for (mut p, mut o) in current {
+            let mut legal = moves(p, o);
+            if legal == 0 {
+                // A pass, or the end of the game.
+                if moves(o, p) == 0 {
+                    continue;
+                }
+                (p, o) = (o, p);
+                legal = moves(p, o);
+            }
+            while legal != 0 {
+                let sq = legal.trailing_zeros() as usize;
+                legal &= legal - 1;
+                let f = flips(p, o, sq);
+                let (np, no) = (o & !f, p | f | 1 << sq);
+                // A game over on the way (no move for either side) is no question.
+                if moves(np, no) == 0 && moves(no, np) == 0 {
+                    continue;
+                }
+                next.insert(reversi_class(np, no));
+                if next.len() >= cap {
+                    break 'expand;
+                }
+            }
+        }
+        current = next;
+    }
+    current.len().min(cap)
+}
+
+/// The least of a Reversi position's eight images (the raw boards, row by row).
+fn reversi_class(player: u64, opponent: u64) -> (u64, u64) {
+    fn vertical(x: u64) -> u64 {
+        x.swap_bytes()
+    }
+    fn horizontal(x: u64) -> u64 {
+        let (k1, k2, k4) = (
+            0x5555_5555_5555_5555,
+            0x3333_3333_3333_3333,
+            0x0f0f_0f0f_0f0f_0f0f,
+        );
+        let x = ((x >> 1) & k1) | ((x & k1) << 1);
+        let x = ((x >> 2) & k2) | ((x & k2) << 2);
+        ((x >> 4) & k4) | ((x & k4) << 4)
+    }
+    fn transpose(mut x: u64) -> u64 {
+        let (k1, k2, k4) = (
+            0x5500_5500_5500_5500u64,
+            0x3333_0000_3333_0000u64,
+            0x0f0f_0f0f_0000_0000u64,
+        );
+        let t = k4 & (x ^ (x << 28));
+        x ^= t ^ (t >> 28);
+        let t = k2 & (x ^ (x << 14));
+        x ^= t ^ (t >> 14);
+        let t = k1 & (x ^ (x << 7));
+        x ^= t ^ (t >> 7);
+        x
+    }
+    let images = |x: u64| {
+        let t = transpose(x);
+        [
+            x,
+            vertical(x),
+            horizontal(x),
+            vertical(horizontal(x)),
+            t,
+            vertical(t),
+            horizontal(t),
+            vertical(horizontal(t)),
+        ]
+    };
+    let (ps, os) = (images(player), images(opponent));
+    (0..8)
+        .map(|i| (ps[i], os[i]))
+        .min()
+        .unwrap_or((player, opponent))
+}
+
+/// The distinct positions with `ply` discs placed that legal lines from `start` reach (passes
+/// as they come), at most `cap` of them.
+fn layer<G: Game>(start: G, ply: u32, cap: usize) -> Vec<G> {
+    let mut current: HashSet<G> = HashSet::from([start]);
+    for _ in start.ply()..ply {
+        let mut next: HashSet<G> = HashSet::with_capacity(current.len() * 8);
+        'expand: for mut p in current {
+            if p.outcome().is_some() {
+                continue;
+            }
+            if p.must_pass() {
+                p.pass();
+            }
+            for mv in p.legal_moves() {
+                let mut after = p;
+                after.play(mv);
+                if after.outcome().is_none() || after.ply() == ply {
+                    next.insert(after);
+                    if next.len() >= cap {
+                        break 'expand;
+                    }
+                }
+            }
+        }
+        current = next;
+    }
+    current
+        .into_iter()
+        .filter(|p| p.outcome().is_none() && p.ply() == ply)
+        .collect()
+}
 
 /// What a live ranked position keeps from every service: the cells any position that can follow
-/// it holds occupied, and the discs it holds in their colour (masks as in
-/// [`crate::games::disc_masks`]), with the live position's game and depth.
+/// it holds occupied, the discs it holds in their colour (masks as in
+/// [`crate::games::disc_masks`]), its discs as they are, its game, its depth and the deepest ply
+/// it guards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Guard {
     game: GameId,
     depth: u32,
+    limit: u32,
     occupied: u64,
     first: u64,
     second: u64,
+    /// The live discs of each player (`None` in the older stored forms, which did not carry
+    /// them: no flip test).
+    discs: Option<[u64; 2]>,
 }
 
 impl Guard {
@@ -37,17 +284,19 @@ impl Guard {
     /// once the game is over.
     pub fn of(live: &AnyPosition, public: u32) -> Option<Guard> {
         let depth = live.ply();
-        (depth >= public && live.outcome().is_none()).then(|| Guard::at(live))
+        (depth >= public && live.outcome().is_none()).then(|| Guard::at(live, reach(live)))
     }
 
-    fn at(live: &AnyPosition) -> Guard {
+    fn at(live: &AnyPosition, limit: u32) -> Guard {
         let [occupied, first, second] = live.permanent();
         Guard {
             game: live.game(),
             depth: live.ply(),
+            limit,
             occupied,
             first,
             second,
+            discs: Some(live.disc_masks()),
         }
     }
 
@@ -60,28 +309,61 @@ impl Guard {
         self.depth
     }
 
-    /// The stored form: `game:depth:occupied:first:second`, the masks in hexadecimal.
+    /// The deepest ply it guards (`u32::MAX`: to the end of the game).
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// The same guard reaching `limit` instead (the benches' other horizons).
+    pub fn with_limit(self, limit: u32) -> Guard {
+        Guard { limit, ..self }
+    }
+
+    /// The stored form: `game:depth:limit:occupied:first:second:discs1:discs2`, the masks in
+    /// hexadecimal, the limit `end` for the end of the game.
     pub fn key(&self) -> String {
+        let limit = if self.limit == u32::MAX {
+            "end".to_owned()
+        } else {
+            self.limit.to_string()
+        };
+        let [d1, d2] = self.discs.unwrap_or([self.first, self.second]);
         format!(
-            "{}:{}:{:x}:{:x}:{:x}",
+            "{}:{}:{limit}:{:x}:{:x}:{:x}:{d1:x}:{d2:x}",
             self.game, self.depth, self.occupied, self.first, self.second
         )
     }
 
-    /// Reads [`Guard::key`]'s form, or the canonical key of a live position (the form guards
-    /// were published in before the boundary: such a row guards what its position makes
-    /// permanent). `None` for anything else.
+    /// Reads [`Guard::key`]'s form, and the older ones a live match may still hold until its
+    /// next move: `game:depth:occupied:first:second` (guarded to the end, no flip test), or the
+    /// canonical key of a live position (the form before the boundary). `None` for anything
+    /// else.
     pub fn parse(key: &str) -> Option<Guard> {
+        let hex = |s: &str| u64::from_str_radix(s, 16).ok();
         let parts: Vec<&str> = key.split(':').collect();
         match parts.as_slice() {
+            [game, depth, limit, occupied, first, second, d1, d2] => Some(Guard {
+                game: game.parse().ok()?,
+                depth: depth.parse().ok()?,
+                limit: match *limit {
+                    "end" => u32::MAX,
+                    n => n.parse().ok()?,
+                },
+                occupied: hex(occupied)?,
+                first: hex(first)?,
+                second: hex(second)?,
+                discs: Some([hex(d1)?, hex(d2)?]),
+            }),
             [game, depth, occupied, first, second] => Some(Guard {
                 game: game.parse().ok()?,
                 depth: depth.parse().ok()?,
-                occupied: u64::from_str_radix(occupied, 16).ok()?,
-                first: u64::from_str_radix(first, 16).ok()?,
-                second: u64::from_str_radix(second, 16).ok()?,
+                limit: u32::MAX,
+                occupied: hex(occupied)?,
+                first: hex(first)?,
+                second: hex(second)?,
+                discs: None,
             }),
-            [_, _, _] => position_of_key(key).map(|pos| Guard::at(&pos)),
+            [_, _, _] => position_of_key(key).map(|pos| Guard::at(&pos, u32::MAX)),
             _ => None,
         }
     }
@@ -136,21 +418,87 @@ impl Asked {
         self.ply
     }
 
-    /// Whether the asked position can follow the guarded live one: one of its images holds every
-    /// cell the guard keeps occupied and every disc it keeps in its colour.
+    /// Whether the asked position can follow the guarded live one within its reach: it lies
+    /// between the live depth and the guard's limit, and one of its images holds every cell the
+    /// guard keeps occupied and every disc it keeps in its colour, with every disc whose colour
+    /// changed on a line of occupied squares from a newly filled square.
     pub fn follows(&self, guard: &Guard) -> bool {
         guard.game == self.game
             && guard.depth <= self.ply
+            && self.ply <= guard.limit
             && self.images[..self.len].iter().any(|&[first, second]| {
-                guard.occupied & !(first | second) == 0
+                let occupied = first | second;
+                guard.occupied & !occupied == 0
                     && guard.first & !first == 0
                     && guard.second & !second == 0
+                    && guard.discs.is_none_or(|[d1, d2]| {
+                        let flipped = (d1 & second) | (d2 & first);
+                        flipped == 0
+                            || flipped
+                                & !lines_from(
+                                    occupied & !guard.occupied,
+                                    occupied,
+                                    self.game.board(),
+                                )
+                                == 0
+                    })
             })
     }
 }
 
+/// The cells reached from `from` along the eight directions through `occupied` cells (the
+/// cells a disc placed on `from` can have flipped, with every later flip's line).
+fn lines_from(from: u64, occupied: u64, board: Board) -> u64 {
+    let (columns, rows) = (u32::from(board.columns), u32::from(board.rows));
+    let cells = columns * rows;
+    let all = if cells == 64 {
+        u64::MAX
+    } else {
+        (1u64 << cells) - 1
+    };
+    let mut first_column = 0u64;
+    for y in 0..rows {
+        first_column |= 1 << (y * columns);
+    }
+    let last_column = first_column << (columns - 1);
+    let step = |m: u64, dx: i32, dy: i32| -> u64 {
+        let m = match dx {
+            1 => (m & !last_column) << 1,
+            -1 => (m & !first_column) >> 1,
+            _ => m,
+        };
+        let m = match dy {
+            1 => m << columns,
+            -1 => m >> columns,
+            _ => m,
+        };
+        m & all
+    };
+    let mut reached = 0u64;
+    for (dx, dy) in [
+        (1, 0),
+        (-1, 0),
+        (0, 1),
+        (0, -1),
+        (1, 1),
+        (1, -1),
+        (-1, 1),
+        (-1, -1),
+    ] {
+        let mut front = from;
+        loop {
+            front = step(front, dx, dy) & occupied;
+            if front == 0 {
+                break;
+            }
+            reached |= front;
+        }
+    }
+    reached
+}
+
 /// Whether a question about `asked` is withheld: it lies beyond the `public` plies and can follow
-/// one of the live `guards`.
+/// one of the live `guards` within its reach.
 pub fn withheld(asked: &Asked, public: u32, guards: &[Guard]) -> bool {
     asked.ply > public && guards.iter().any(|g| asked.follows(g))
 }
@@ -258,8 +606,8 @@ mod tests {
         out
     }
 
-    /// Any live position of a random game guards every position of any legal line from it, in
-    /// every image.
+    /// Any live position of a random game guards every position of any legal line from it within
+    /// its reach, in every image, and no position past its reach.
     fn every_line_from_a_live_position_is_caught(game: GameId, seed: u64) {
         let mut rng = SplitMix64(seed);
         let line = random_game(game, &mut rng);
@@ -268,20 +616,158 @@ mod tests {
             let guard = Guard::of(live, public).expect("a live position guards");
             let back = Guard::parse(&guard.key()).expect("its key reads back");
             assert_eq!(back, guard);
+            assert_eq!(guard.limit(), reach(live));
             let mut followers = vec![*live];
             random_line(*live, 4, &mut rng, |p| followers.push(*p));
             random_line(*live, 60, &mut rng, |p| followers.push(*p));
             for pos in followers {
+                let within = pos.ply() <= guard.limit();
                 for image in same_questions(&pos) {
-                    assert!(
+                    assert_eq!(
                         Asked::of(&image).follows(&guard),
-                        "{:?} from {:?}",
+                        within,
+                        "{:?} (ply {}) from {:?} (ply {}, limit {})",
                         image.rows(),
-                        live.rows()
+                        pos.ply(),
+                        live.rows(),
+                        live.ply(),
+                        guard.limit()
                     );
                 }
             }
         }
+    }
+
+    /// Every position `plies` on from `live` by any line (passes as they come), up to the game's
+    /// images and colours, as board strings: what [`questions_at`] counts, by another road.
+    fn questions_by_strings(live: AnyPosition, plies: u32) -> usize {
+        let mut layer = vec![live];
+        for _ in 0..plies {
+            let mut next = Vec::new();
+            for mut p in layer {
+                if p.outcome().is_some() {
+                    continue;
+                }
+                if p.must_pass() {
+                    p.pass();
+                }
+                for mv in p.legal_moves() {
+                    let mut after = p;
+                    after.play(&mv).expect("a legal move");
+                    next.push(after);
+                }
+            }
+            layer = next;
+        }
+        layer
+            .iter()
+            .filter(|p| p.outcome().is_none())
+            .map(|p| {
+                same_questions(p)
+                    .iter()
+                    .map(|q| format!("{}{:?}", q.rows().concat(), q.side_to_move()))
+                    .min()
+                    .expect("an image")
+            })
+            .collect::<HashSet<String>>()
+            .len()
+    }
+
+    #[test]
+    fn the_questions_beyond_a_horizon_are_counted_up_to_images_and_colours() {
+        let start = AnyPosition::start(GameId::FourInARow);
+        // One disc: four columns up to the mirror; two: 49 lines, one of them its own mirror.
+        assert_eq!(questions_at(&start, 1, PRICE), 4);
+        assert_eq!(questions_at(&start, 2, PRICE), 25);
+        for (game, moves, plies) in [
+            (GameId::FourInARow, "4453361", 4),
+            (GameId::FourInARow, "44444433333", 5),
+            (GameId::Reversi, "f5d6c3d3c4f4", 3),
+            (GameId::Reversi, "", 4),
+        ] {
+            let live = after(game, moves);
+            assert_eq!(
+                questions_at(&live, live.ply() + plies, PRICE),
+                questions_by_strings(live, plies),
+                "{game} {moves}"
+            );
+        }
+        // Counting stops at the cap.
+        assert_eq!(questions_at(&start, 6, 100), 100);
+    }
+
+    #[test]
+    fn a_short_rest_is_guarded_to_the_end() {
+        // Reversi with 16 empty squares left: the rest of the game is guarded.
+        let mut rng = SplitMix64(5);
+        let line = random_game(GameId::Reversi, &mut rng);
+        for live in line.iter().filter(|p| p.outcome().is_none()) {
+            let short = 60 - live.ply() <= REVERSI_SHORT_EMPTIES;
+            assert_eq!(rest_is_short(live), short, "{}", live.ply());
+            assert_eq!(
+                reach(live),
+                if short {
+                    u32::MAX
+                } else {
+                    live.ply() + horizon_plies(GameId::Reversi)
+                }
+            );
+        }
+        // Four in a Row: a position with no more empty cells than the horizon's discs is short;
+        // the start is not.
+        let h = horizon_plies(GameId::FourInARow);
+        for seed in 0..20 {
+            let line = random_game(GameId::FourInARow, &mut SplitMix64(seed));
+            for live in line
+                .iter()
+                .filter(|p| p.outcome().is_none() && 42 - p.ply() <= h)
+            {
+                assert!(rest_is_short(live), "{:?}", live.rows());
+                assert_eq!(reach(live), u32::MAX);
+            }
+        }
+        assert!(!rest_is_short(&AnyPosition::start(GameId::FourInARow)));
+        assert_eq!(shapes(0, GameId::FourInARow.board(), 2), 28);
+    }
+
+    #[test]
+    fn a_reversi_disc_flips_only_on_a_line_from_a_newly_filled_square() {
+        let live = after(GameId::Reversi, "f5d6c3d3c4f4c5b3c2e6c6b4");
+        let guard = Guard::of(&live, 12).expect("beyond the opening");
+        // The live position with one inner disc's colour changed and nothing placed: no line
+        // from a new square reaches it, so it does not follow.
+        let rows = live.rows();
+        let flipped: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(y, r)| {
+                r.chars()
+                    .enumerate()
+                    .map(|(x, c)| match (x, y, c) {
+                        (3, 3, 'B') => 'W',
+                        (3, 3, 'W') => 'B',
+                        (_, _, c) => c,
+                    })
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<&str> = flipped.iter().map(String::as_str).collect();
+        let changed =
+            AnyPosition::from_rows(GameId::Reversi, &refs, live.side_to_move()).expect("a board");
+        assert_ne!(changed, live);
+        assert!(!Asked::of(&changed).follows(&guard));
+        assert!(Asked::of(&live).follows(&guard));
+        // An older stored form (no discs, no limit) still guards it, to the end.
+        let old = Guard::parse(&format!(
+            "reversi:{}:{:x}:{:x}:{:x}",
+            guard.depth(),
+            live.permanent()[0],
+            live.permanent()[1],
+            live.permanent()[2]
+        ))
+        .expect("the older form");
+        assert_eq!(old.limit(), u32::MAX);
+        assert!(Asked::of(&changed).follows(&old));
     }
 
     proptest! {
@@ -387,9 +873,10 @@ mod tests {
         let live = after(GameId::Reversi, "f5d6c3d3c4f4");
         let (key, _) = live.canonical();
         let guard = Guard::parse(&key).expect("a guard");
+        // Guarded to the end: the older form says nothing of a horizon.
         assert_eq!(
             Some(guard),
-            Guard::of(&position_of_key(&key).expect("a key"), 0)
+            Guard::of(&position_of_key(&key).expect("a key"), 0).map(|g| g.with_limit(u32::MAX))
         );
         assert!(Asked::of(&live).follows(&guard));
         assert!(Guard::parse("chess:x:R").is_none());

@@ -21,6 +21,12 @@ use crate::search::{Engine, SplitMix64};
 /// match aggregate accepts.
 pub const LEVELS: std::ops::RangeInclusive<u8> = crate::matches::CPU_LEVELS;
 
+/// The level whose policy the CPU plays at a position the fair-play boundary guards, whatever
+/// level it was asked for: it wins at once when it can, blocks an immediate loss, and otherwise
+/// draws a weighted move. It never reads a solver, a solved position or a book, so its move says
+/// nothing exact about the position (BENCHMARKS.md measures how often it is a best move).
+pub const GUARDED_LEVEL: u8 = 2;
+
 /// The level a CPU seat plays at when none is asked for.
 pub const DEFAULT_LEVEL: u8 = crate::matches::CPU_DEFAULT_LEVEL;
 

@@ -33,6 +33,12 @@ macro_rules! define_any_position {
                 })
             }
         }
+
+        $(impl From<$rules> for AnyPosition {
+            fn from(p: $rules) -> AnyPosition {
+                AnyPosition::$variant(p)
+            }
+        })*
     };
 }
 for_each_game!(define_any_position);

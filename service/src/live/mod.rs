@@ -1,10 +1,12 @@
 //! The live path: a command on a match from its cached state to its commit (`play`, `commit`,
-//! `cache`, `loaded`) and the instance's one reader of the log feeding the projections and every
+//! `cache`, `loaded`), the live guards of the fair-play boundary as the services read them
+//! (`guards`), and the instance's one reader of the log feeding the projections and every
 //! open stream (`fanout`); [`LivePath`], the context its functions take.
 
 pub mod cache;
 pub mod commit;
 pub mod fanout;
+pub mod guards;
 pub mod loaded;
 pub mod play;
 

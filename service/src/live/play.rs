@@ -244,7 +244,10 @@ pub async fn execute_on(
     known: Option<Known>,
 ) -> Result<Done, Error> {
     let turn = match &cmd.action {
-        Action::CreateMatch(create) => strong_solo_turn(app, &create.seats).await?,
+        Action::CreateMatch(create) => {
+            refuse_seated_searching_cpu(app, &create.seats).await?;
+            strong_solo_turn(app, &create.seats).await?
+        }
         _ => None,
     };
     let done = decide_and_commit(app, cmd, known).await;
@@ -380,6 +383,28 @@ fn stored_answer(
         body: serde_json::to_value(&view).map_err(unexpected)?,
         at,
     }))
+}
+
+/// Refuses a match against a CPU that searches (level 3 and up: the exact solvers, the solved
+/// positions and the books are within its reach) to a player seated in a live ranked match
+/// (`in_ranked_match`): the CPU would be their engine at a position no guard covers yet.
+async fn refuse_seated_searching_cpu(app: &LivePath, seats: &[Occupant; 2]) -> Result<(), Error> {
+    let searching = seats
+        .iter()
+        .any(|s| matches!(s, Occupant::Cpu { level } if *level > cpu::GUARDED_LEVEL));
+    if !searching {
+        return Ok(());
+    }
+    let client = app.pool.get().await.map_err(unexpected)?;
+    for player in seats.iter().filter_map(|s| match s {
+        Occupant::Human { player_id } => Some(*player_id),
+        _ => None,
+    }) {
+        if crate::standing::seated_in(&client, player).await?.is_some() {
+            return Err(Error::InRankedMatch);
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a new solo match against CPU level 4 or 5 when its player already has
@@ -567,13 +592,15 @@ fn cpu_pending(loaded: &Loaded) -> bool {
 }
 
 /// The CPU's choice. The levels that search (3 and up) run on a blocking thread, as level 5
-/// can take a second and must not hold up the async workers.
+/// can take a second and must not hold up the async workers; at a position the fair-play
+/// boundary guards they play the level-2 policy instead (`guards::cpu_level_at`).
 pub async fn cpu_move(
     app: &LivePath,
     position: AnyPosition,
     level: u8,
     seed: u64,
 ) -> Result<Option<String>, Error> {
+    let level = super::guards::cpu_level_at(app, &position, level).await?;
     if level <= 2 {
         return Ok(cpu::choose_move(&position, level, seed));
     }
