@@ -83,7 +83,7 @@ pub fn rest_is_short(live: &AnyPosition) -> bool {
 pub const REVERSI_SHORT_EMPTIES: u32 = 18;
 /// Four in a Row: the ways to stack the next discs below which a live position is guarded to
 /// the end.
-pub const FOUR_SHORT_SHAPES: u64 = 20_000;
+pub const FOUR_SHORT_SHAPES: u64 = 4_500;
 
 /// The ways to stack `discs` more discs on a gravity board whose occupied cells are `occupied`
 /// (bit `row * columns + column`, the top row first): how many different sets of cells the
@@ -273,9 +273,9 @@ pub struct Guard {
     occupied: u64,
     first: u64,
     second: u64,
-    /// The live discs of each player (`None` in the older stored forms, which did not carry
-    /// them: no flip test).
-    discs: Option<[u64; 2]>,
+    /// The live discs of each player and the side to move (`None` in the older stored forms,
+    /// which did not carry them: no flip test, no exact test).
+    live: Option<([u64; 2], Side)>,
 }
 
 impl Guard {
@@ -296,7 +296,7 @@ impl Guard {
             occupied,
             first,
             second,
-            discs: Some(live.disc_masks()),
+            live: Some((live.disc_masks(), live.side_to_move())),
         }
     }
 
@@ -319,18 +319,25 @@ impl Guard {
         Guard { limit, ..self }
     }
 
-    /// The stored form: `game:depth:limit:occupied:first:second:discs1:discs2`, the masks in
-    /// hexadecimal, the limit `end` for the end of the game.
+    /// The stored form: `game:depth:limit:side:occupied:first:second:discs1:discs2`, the masks
+    /// in hexadecimal, the limit `end` for the end of the game, the side to move `1` or `2`.
     pub fn key(&self) -> String {
         let limit = if self.limit == u32::MAX {
             "end".to_owned()
         } else {
             self.limit.to_string()
         };
-        let [d1, d2] = self.discs.unwrap_or([self.first, self.second]);
+        let ([d1, d2], side) = self
+            .live
+            .unwrap_or(([self.first, self.second], Side::First));
         format!(
-            "{}:{}:{limit}:{:x}:{:x}:{:x}:{d1:x}:{d2:x}",
-            self.game, self.depth, self.occupied, self.first, self.second
+            "{}:{}:{limit}:{}:{:x}:{:x}:{:x}:{d1:x}:{d2:x}",
+            self.game,
+            self.depth,
+            side.index() + 1,
+            self.occupied,
+            self.first,
+            self.second
         )
     }
 
@@ -342,7 +349,7 @@ impl Guard {
         let hex = |s: &str| u64::from_str_radix(s, 16).ok();
         let parts: Vec<&str> = key.split(':').collect();
         match parts.as_slice() {
-            [game, depth, limit, occupied, first, second, d1, d2] => Some(Guard {
+            [game, depth, limit, side, occupied, first, second, d1, d2] => Some(Guard {
                 game: game.parse().ok()?,
                 depth: depth.parse().ok()?,
                 limit: match *limit {
@@ -352,7 +359,14 @@ impl Guard {
                 occupied: hex(occupied)?,
                 first: hex(first)?,
                 second: hex(second)?,
-                discs: Some([hex(d1)?, hex(d2)?]),
+                live: Some((
+                    [hex(d1)?, hex(d2)?],
+                    match *side {
+                        "1" => Side::First,
+                        "2" => Side::Second,
+                        _ => return None,
+                    },
+                )),
             }),
             [game, depth, occupied, first, second] => Some(Guard {
                 game: game.parse().ok()?,
@@ -361,7 +375,7 @@ impl Guard {
                 occupied: hex(occupied)?,
                 first: hex(first)?,
                 second: hex(second)?,
-                discs: None,
+                live: None,
             }),
             [_, _, _] => position_of_key(key).map(|pos| Guard::at(&pos, u32::MAX)),
             _ => None,
@@ -379,6 +393,8 @@ const MAX_IMAGES: usize = 16;
 pub struct Asked {
     game: GameId,
     ply: u32,
+    /// The game is over there: its value is its result, which the board shows.
+    over: bool,
     images: [[u64; 2]; MAX_IMAGES],
     len: usize,
 }
@@ -390,6 +406,7 @@ impl Asked {
         let mut asked = Asked {
             game: pos.game(),
             ply: pos.ply(),
+            over: pos.outcome().is_some(),
             images: [[0; 2]; MAX_IMAGES],
             len: 0,
         };
@@ -431,20 +448,152 @@ impl Asked {
                 guard.occupied & !occupied == 0
                     && guard.first & !first == 0
                     && guard.second & !second == 0
-                    && guard.discs.is_none_or(|[d1, d2]| {
+                    && guard.live.is_none_or(|([d1, d2], side)| {
                         let flipped = (d1 & second) | (d2 & first);
-                        flipped == 0
+                        (flipped == 0
                             || flipped
                                 & !lines_from(
                                     occupied & !guard.occupied,
                                     occupied,
                                     self.game.board(),
                                 )
-                                == 0
+                                == 0)
+                            && reachable(self.game, [d1, d2], side, [first, second])
                     })
             })
     }
 }
+
+/// Most positions the exact test of one image visits before it takes the image as reachable
+/// (a test cut short withholds: it never lets a reachable position through).
+pub const REACH_BUDGET: u32 = 4_000;
+
+/// Whether legal moves lead from the live discs `from` (`side` to move) to the discs `to`
+/// (masks of the same image of the board), the game going on until then: a search over the
+/// cells `to` fills, each move on one of them, pruned where a disc that can no longer change
+/// (Reversi: no cell left to fill on any of its lines) has not its final colour, or a cell is
+/// not the mover's (Four in a Row). Cut short after [`REACH_BUDGET`] positions, as reachable.
+fn reachable(game: GameId, from: [u64; 2], side: Side, to: [u64; 2]) -> bool {
+    let mut search = Reach {
+        to,
+        seen: HashSet::new(),
+        budget: REACH_BUDGET,
+    };
+    match game {
+        GameId::Reversi => search.reversi(from, side),
+        GameId::FourInARow => search.four(from, side),
+    }
+}
+
+struct Reach {
+    to: [u64; 2],
+    seen: HashSet<([u64; 2], Side)>,
+    budget: u32,
+}
+
+impl Reach {
+    /// Whether the search should stop here: `Some(answer)`.
+    fn visit(&mut self, at: [u64; 2], side: Side) -> Option<bool> {
+        let remaining = (self.to[0] | self.to[1]) & !(at[0] | at[1]);
+        if remaining == 0 {
+            return Some(at == self.to);
+        }
+        if self.budget == 0 {
+            return Some(true);
+        }
+        self.budget -= 1;
+        // A position seen before failed (a success ends the search).
+        (!self.seen.insert((at, side))).then_some(false)
+    }
+
+    fn reversi(&mut self, at: [u64; 2], side: Side) -> bool {
+        use crate::games::reversi::{flips, moves};
+        if let Some(answer) = self.visit(at, side) {
+            return answer;
+        }
+        let remaining = (self.to[0] | self.to[1]) & !(at[0] | at[1]);
+        let mut open = 0u64;
+        let mut cells = remaining;
+        while cells != 0 {
+            open |= REVERSI_LINES[cells.trailing_zeros() as usize];
+            cells &= cells - 1;
+        }
+        let settled = (at[0] | at[1]) & !open;
+        if (at[0] ^ self.to[0]) & settled != 0 {
+            return false;
+        }
+        let mover = side.index();
+        let (p, o) = (at[mover], at[1 - mover]);
+        let all = moves(p, o);
+        if all == 0 {
+            // A pass, or the end of the game before the asked position.
+            return moves(o, p) != 0 && self.reversi(at, side.other());
+        }
+        let mut legal = all & remaining;
+        while legal != 0 {
+            let sq = legal.trailing_zeros() as usize;
+            legal &= legal - 1;
+            let f = flips(p, o, sq);
+            let mut next = at;
+            next[mover] = p | f | 1 << sq;
+            next[1 - mover] = o & !f;
+            if self.reversi(next, side.other()) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn four(&mut self, at: [u64; 2], side: Side) -> bool {
+        if let Some(answer) = self.visit(at, side) {
+            return answer;
+        }
+        let board = GameId::FourInARow.board();
+        let (columns, rows) = (u32::from(board.columns), u32::from(board.rows));
+        let occupied = at[0] | at[1];
+        let remaining = (self.to[0] | self.to[1]) & !occupied;
+        let mine = self.to[side.index()];
+        for x in 0..columns {
+            // The column's lowest empty cell (rows from the top).
+            let Some(cell) = (0..rows)
+                .rev()
+                .map(|y| 1u64 << (y * columns + x))
+                .find(|&c| occupied & c == 0)
+            else {
+                continue;
+            };
+            if remaining & cell != 0 && mine & cell != 0 {
+                let mut next = at;
+                next[side.index()] |= cell;
+                if self.four(next, side.other()) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The cells of the row, the column and the two diagonals through each square of the Reversi
+/// board (bit `row * 8 + column`): a disc can change colour only while one of its lines has an
+/// empty cell left to fill.
+const REVERSI_LINES: [u64; 64] = {
+    let mut lines = [0u64; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
+        let mut other = 0;
+        while other < 64 {
+            let (r2, c2) = ((other / 8) as i32, (other % 8) as i32);
+            if r == r2 || c == c2 || r - c == r2 - c2 || r + c == r2 + c2 {
+                lines[sq] |= 1u64 << other;
+            }
+            other += 1;
+        }
+        sq += 1;
+    }
+    lines
+};
 
 /// The cells reached from `from` along the eight directions through `occupied` cells (the
 /// cells a disc placed on `from` can have flipped, with every later flip's line).
@@ -497,10 +646,11 @@ fn lines_from(from: u64, occupied: u64, board: Board) -> u64 {
     reached
 }
 
-/// Whether a question about `asked` is withheld: it lies beyond the `public` plies and can follow
-/// one of the live `guards` within its reach.
+/// Whether a question about `asked` is withheld: it lies beyond the `public` plies, the game goes
+/// on there (a finished board's value is its result, which anyone reads off the board), and it
+/// can follow one of the live `guards` within its reach.
 pub fn withheld(asked: &Asked, public: u32, guards: &[Guard]) -> bool {
-    asked.ply > public && guards.iter().any(|g| asked.follows(g))
+    !asked.over && asked.ply > public && guards.iter().any(|g| asked.follows(g))
 }
 
 /// `mask` (bit `row * columns + column`) seen through `s`.
@@ -731,6 +881,25 @@ mod tests {
     }
 
     #[test]
+    fn a_position_that_holds_the_live_discs_but_no_line_reaches_is_answered() {
+        // Red in column 3, then yellow on it, then red in column 4: reached from the start and
+        // from red's first disc in column 3, never from red's first disc in column 4 (yellow,
+        // to move, would have to place the disc that lies on red's).
+        let asked = after(GameId::FourInARow, "334");
+        for (live, follows) in [("3", true), ("4", false), ("33", true)] {
+            let guard = Guard::of(&after(GameId::FourInARow, live), 0).expect("a guard");
+            assert_eq!(Asked::of(&asked).follows(&guard), follows, "from {live}");
+        }
+        // Reversi: the start's discs are in every later board, but a board reached from another
+        // opening is not reachable from this one three plies on.
+        let live = after(GameId::Reversi, "f5d6c3");
+        let other = after(GameId::Reversi, "f5f6e6f4");
+        let guard = Guard::of(&live, 0).expect("a guard");
+        assert!(!Asked::of(&other).follows(&guard));
+        assert!(Asked::of(&after(GameId::Reversi, "f5d6c3d3")).follows(&guard));
+    }
+
+    #[test]
     fn a_reversi_disc_flips_only_on_a_line_from_a_newly_filled_square() {
         let live = after(GameId::Reversi, "f5d6c3d3c4f4c5b3c2e6c6b4");
         let guard = Guard::of(&live, 12).expect("beyond the opening");
@@ -847,9 +1016,13 @@ mod tests {
             public,
             &[guard]
         ));
-        // A finished game guards nothing.
+        // A finished game guards nothing, and a finished board is never withheld (its value is
+        // its result), though it holds the live discs.
         let won = after(GameId::FourInARow, "1212121");
         assert!(Guard::of(&won, 0).is_none());
+        let live = Guard::of(&after(GameId::FourInARow, "121212"), 0).expect("a guard");
+        assert!(Asked::of(&won).follows(&live));
+        assert!(!withheld(&Asked::of(&won), 0, &[live]));
     }
 
     #[test]
