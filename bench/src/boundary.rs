@@ -341,8 +341,8 @@ fn near(game: GameId, level: u8, n: usize) {
     let limits = Limits::nodes(200_000_000);
     let mut analyser = Analyser::new();
     let mut rng = SplitMix64(20_261_206);
-    let (mut tried, mut chance, mut guarded_cpu, mut strongest, mut majority, mut asked) =
-        (0usize, 0.0f64, 0usize, 0usize, 0usize, 0usize);
+    let (mut tried, mut chance, mut guarded_cpu, mut strongest) = (0usize, 0.0f64, 0usize, 0usize);
+    let (mut majority, mut asked) = ([0usize; 2], [0usize; 2]);
     let started = Instant::now();
     let mut seed = 9_000_000u64;
     while tried < n {
@@ -375,48 +375,75 @@ fn near(game: GameId, level: u8, n: usize) {
         guarded_cpu += usize::from(guarded.is_some_and(|m| best.contains(&m)));
         let strong = choose_move(&live, 5, cpu_seed);
         strongest += usize::from(strong.is_some_and(|m| best.contains(&m)));
-        // The variants the boundary answers (none follows the live position), 24 at most.
+        // The variants the boundary answers, 24 at most: one change (a disc removed, a colour
+        // changed), which the boundary now withholds, and two changes.
         let guard = Guard::of(&live, public).expect("beyond the opening");
-        let mut pool: Vec<AnyPosition> = variants(&live)
-            .into_iter()
-            .filter(|v| !withheld(&Asked::of(v), public, &[guard]))
-            .collect();
-        let mut votes: std::collections::HashMap<String, f64> = Default::default();
-        let mut used = 0;
-        while used < 24 && !pool.is_empty() {
-            let v = pool.swap_remove(rng.index(pool.len()));
-            let Ok(answer) = analyser.analyse(&v, &limits) else {
-                continue;
-            };
-            let mine: Vec<&String> = answer
-                .best_moves
-                .iter()
-                .filter(|m| legal.contains(m))
-                .collect();
-            if !answer.exact || mine.is_empty() {
-                continue;
-            }
-            used += 1;
-            for m in &mine {
-                *votes.entry((*m).clone()).or_default() += 1.0 / mine.len() as f64;
-            }
-        }
-        asked += used;
-        let top = votes
+        let answered = |v: &AnyPosition| !withheld(&Asked::of(v), public, &[guard]);
+        let once = variants(&live);
+        let mut seen = std::collections::HashSet::new();
+        let twice: Vec<AnyPosition> = once
             .iter()
-            .max_by(|a, b| a.1.total_cmp(b.1).then_with(|| b.0.cmp(a.0)))
-            .map(|(m, _)| m.clone());
-        majority += usize::from(top.is_some_and(|m| best.contains(&m)));
+            .flat_map(variants)
+            .filter(|v| *v != live && seen.insert(v.rows()))
+            .collect();
+        let once: Vec<AnyPosition> = once.into_iter().filter(answered).collect();
+        let twice: Vec<AnyPosition> = twice.into_iter().filter(answered).collect();
+        for (k, pool) in [once, twice].into_iter().enumerate() {
+            let (used, hit) = vote(&mut analyser, &limits, &mut rng, pool, &legal, best);
+            asked[k] += used;
+            majority[k] += usize::from(hit);
+        }
     }
     let share = |k: usize| 100.0 * k as f64 / tried.max(1) as f64;
     println!(
-        "{game} near positions={tried} variants_per_position={:.1} best_move_rate: random={:.1}% \
-         guarded_cpu_level2={:.1}% level5={:.1}% majority_of_variants={:.1}% seconds={:.0}",
-        asked as f64 / tried.max(1) as f64,
+        "{game} near positions={tried} best_move_rate: random={:.1}% guarded_cpu_level2={:.1}% \
+         level5={:.1}% majority_of_one_change_variants={:.1}% (answered per position {:.1}) \
+         majority_of_two_change_variants={:.1}% (answered per position {:.1}) seconds={:.0}",
         100.0 * chance / tried.max(1) as f64,
         share(guarded_cpu),
         share(strongest),
-        share(majority),
+        share(majority[0]),
+        asked[0] as f64 / tried.max(1) as f64,
+        share(majority[1]),
+        asked[1] as f64 / tried.max(1) as f64,
         started.elapsed().as_secs_f64()
     );
+}
+
+/// Solves up to 24 of `pool` (drawn at random) and takes the majority of their best moves that
+/// are legal in the live position: how many were solved, and whether the majority is one of
+/// `best`.
+fn vote(
+    analyser: &mut domain::analysis::Analyser,
+    limits: &domain::search::Limits,
+    rng: &mut SplitMix64,
+    mut pool: Vec<AnyPosition>,
+    legal: &[String],
+    best: &[String],
+) -> (usize, bool) {
+    let mut votes: std::collections::HashMap<String, f64> = Default::default();
+    let mut used = 0;
+    while used < 24 && !pool.is_empty() {
+        let v = pool.swap_remove(rng.index(pool.len()));
+        let Ok(answer) = analyser.analyse(&v, limits) else {
+            continue;
+        };
+        let mine: Vec<&String> = answer
+            .best_moves
+            .iter()
+            .filter(|m| legal.contains(m))
+            .collect();
+        if !answer.exact || mine.is_empty() {
+            continue;
+        }
+        used += 1;
+        for m in &mine {
+            *votes.entry((*m).clone()).or_default() += 1.0 / mine.len() as f64;
+        }
+    }
+    let top = votes
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(b.1).then_with(|| b.0.cmp(a.0)))
+        .map(|(m, _)| m.clone());
+    (used, top.is_some_and(|m| best.contains(&m)))
 }

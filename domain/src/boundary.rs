@@ -83,7 +83,7 @@ pub fn rest_is_short(live: &AnyPosition) -> bool {
 pub const REVERSI_SHORT_EMPTIES: u32 = 18;
 /// Four in a Row: the ways to stack the next discs below which a live position is guarded to
 /// the end.
-pub const FOUR_SHORT_SHAPES: u64 = 4_500;
+pub const FOUR_SHORT_SHAPES: u64 = 6_500;
 
 /// The ways to stack `discs` more discs on a gravity board whose occupied cells are `occupied`
 /// (bit `row * columns + column`, the top row first): how many different sets of cells the
@@ -395,6 +395,8 @@ pub struct Asked {
     ply: u32,
     /// The game is over there: its value is its result, which the board shows.
     over: bool,
+    /// Whether the game allows one disc's colour to change alone (Reversi).
+    exchange: bool,
     images: [[u64; 2]; MAX_IMAGES],
     len: usize,
 }
@@ -407,6 +409,7 @@ impl Asked {
             game: pos.game(),
             ply: pos.ply(),
             over: pos.outcome().is_some(),
+            exchange: pos.colours_exchange(),
             images: [[0; 2]; MAX_IMAGES],
             len: 0,
         };
@@ -582,7 +585,7 @@ const REVERSI_LINES: [u64; 64] = {
     let mut sq = 0;
     while sq < 64 {
         let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
-        let mut other = 0;
+        let mut other = 0usize;
         while other < 64 {
             let (r2, c2) = ((other / 8) as i32, (other % 8) as i32);
             if r == r2 || c == c2 || r - c == r2 - c2 || r + c == r2 + c2 {
@@ -646,11 +649,40 @@ fn lines_from(from: u64, occupied: u64, board: Board) -> u64 {
     reached
 }
 
+impl Asked {
+    /// Whether the asked position is a slight variant of the live position itself, the road
+    /// around the boundary that asks boards which do not follow it and takes the majority of
+    /// their best moves (BENCHMARKS.md measures how well that works): in some image, no cell
+    /// the live position leaves empty taken, at least one live disc of another colour, and at
+    /// most two changes in all (a live disc missing, or a disc of another colour; in Four in a
+    /// Row, whose counts allow no single change of colour, two of them count as one). A position
+    /// with every disc in its live colour is one the live position can follow (its own line's
+    /// earlier plies among them): answered, as the rest of its line's record is.
+    pub fn varies(&self, guard: &Guard) -> bool {
+        let Some(([d1, _], _)) = guard.live else {
+            return false;
+        };
+        let per_change = if self.exchange { 1 } else { 2 };
+        guard.game == self.game
+            && self.ply + 2 >= guard.depth
+            && self.ply <= guard.depth
+            && self.images[..self.len].iter().any(|&[first, second]| {
+                let occupied = first | second;
+                let missing = (guard.occupied & !occupied).count_ones();
+                let recoloured = ((first ^ d1) & occupied & guard.occupied).count_ones();
+                occupied & !guard.occupied == 0
+                    && recoloured > 0
+                    && missing + recoloured.div_ceil(per_change) <= 2
+            })
+    }
+}
+
 /// Whether a question about `asked` is withheld: it lies beyond the `public` plies, the game goes
 /// on there (a finished board's value is its result, which anyone reads off the board), and it
-/// can follow one of the live `guards` within its reach.
+/// can follow one of the live `guards` within its reach, or is a slight variant of one
+/// ([`Asked::varies`]).
 pub fn withheld(asked: &Asked, public: u32, guards: &[Guard]) -> bool {
-    !asked.over && asked.ply > public && guards.iter().any(|g| asked.follows(g))
+    !asked.over && asked.ply > public && guards.iter().any(|g| asked.follows(g) || asked.varies(g))
 }
 
 /// `mask` (bit `row * columns + column`) seen through `s`.
@@ -897,6 +929,48 @@ mod tests {
         let guard = Guard::of(&live, 0).expect("a guard");
         assert!(!Asked::of(&other).follows(&guard));
         assert!(Asked::of(&after(GameId::Reversi, "f5d6c3d3")).follows(&guard));
+    }
+
+    #[test]
+    fn slight_variants_of_a_live_position_are_withheld_and_its_siblings_and_parent_are_not() {
+        let public = 8;
+        let live = after(GameId::FourInARow, "4453361212");
+        let guard = Guard::of(&live, public).expect("beyond the opening");
+        let rows = |moves: &str| after(GameId::FourInARow, moves).rows();
+        let board = |rows: Vec<String>, side: Side| {
+            let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
+            AnyPosition::from_rows(GameId::FourInARow, &refs, side).expect("a board")
+        };
+        // The top disc of column 2 removed (yellow's last disc: red to move): the live position
+        // follows it (its own line's parent), so it is answered.
+        let removed = after(GameId::FourInARow, "445336121");
+        assert!(!withheld(&Asked::of(&removed), public, &[guard]));
+        // Two discs of other colours exchanged: the same cells, two colours changed.
+        let mut swapped: Vec<Vec<char>> = rows("4453361212")
+            .iter()
+            .map(|r| r.chars().collect())
+            .collect();
+        // Red's first disc in column 1 and yellow's in column 2, on the bottom row.
+        assert_eq!((swapped[5][0], swapped[5][1]), ('R', 'Y'));
+        swapped[5][0] = 'Y';
+        swapped[5][1] = 'R';
+        let swapped = board(
+            swapped.iter().map(|r| r.iter().collect()).collect(),
+            live.side_to_move(),
+        );
+        assert_ne!(swapped, live);
+        assert!(withheld(&Asked::of(&swapped), public, &[guard]));
+        // A sibling (another tenth disc) and a position two plies back are answered.
+        assert!(!withheld(
+            &Asked::of(&after(GameId::FourInARow, "4453361213")),
+            public,
+            &[guard]
+        ));
+        assert!(!withheld(
+            &Asked::of(&after(GameId::FourInARow, "44533612")),
+            public,
+            &[guard]
+        ));
     }
 
     #[test]
