@@ -276,6 +276,9 @@ pub struct Guard {
     /// The live discs of each player and the side to move (`None` in the older stored forms,
     /// which did not carry them: no flip test, no exact test).
     live: Option<([u64; 2], Side)>,
+    /// The cells of the live line's last disc and the one before (0 when unknown): the
+    /// positions its own line passed through are not variants of it ([`Asked::varies`]).
+    recent: [u64; 2],
 }
 
 impl Guard {
@@ -297,6 +300,7 @@ impl Guard {
             first,
             second,
             live: Some((live.disc_masks(), live.side_to_move())),
+            recent: [0, 0],
         }
     }
 
@@ -314,13 +318,23 @@ impl Guard {
         self.limit
     }
 
+    /// The guard a live ranked match publishes at `live`, reached by `moves` (its record, passes
+    /// omitted): [`Guard::of`] with the cells of the last two discs.
+    pub fn of_line(live: &AnyPosition, moves: &[String], public: u32) -> Option<Guard> {
+        Guard::of(live, public).map(|g| Guard {
+            recent: recent_cells(live, moves),
+            ..g
+        })
+    }
+
     /// The same guard reaching `limit` instead (the benches' other horizons).
     pub fn with_limit(self, limit: u32) -> Guard {
         Guard { limit, ..self }
     }
 
-    /// The stored form: `game:depth:limit:side:occupied:first:second:discs1:discs2`, the masks
-    /// in hexadecimal, the limit `end` for the end of the game, the side to move `1` or `2`.
+    /// The stored form: `game:depth:limit:side:occupied:first:second:discs1:discs2:last:before`,
+    /// the masks in hexadecimal, the limit `end` for the end of the game, the side to move `1` or
+    /// `2`, the cells of the last two discs last.
     pub fn key(&self) -> String {
         let limit = if self.limit == u32::MAX {
             "end".to_owned()
@@ -331,13 +345,15 @@ impl Guard {
             .live
             .unwrap_or(([self.first, self.second], Side::First));
         format!(
-            "{}:{}:{limit}:{}:{:x}:{:x}:{:x}:{d1:x}:{d2:x}",
+            "{}:{}:{limit}:{}:{:x}:{:x}:{:x}:{d1:x}:{d2:x}:{:x}:{:x}",
             self.game,
             self.depth,
             side.index() + 1,
             self.occupied,
             self.first,
-            self.second
+            self.second,
+            self.recent[0],
+            self.recent[1]
         )
     }
 
@@ -349,7 +365,19 @@ impl Guard {
         let hex = |s: &str| u64::from_str_radix(s, 16).ok();
         let parts: Vec<&str> = key.split(':').collect();
         match parts.as_slice() {
-            [game, depth, limit, side, occupied, first, second, d1, d2] => Some(Guard {
+            [
+                game,
+                depth,
+                limit,
+                side,
+                occupied,
+                first,
+                second,
+                d1,
+                d2,
+                last,
+                before,
+            ] => Some(Guard {
                 game: game.parse().ok()?,
                 depth: depth.parse().ok()?,
                 limit: match *limit {
@@ -367,6 +395,7 @@ impl Guard {
                         _ => return None,
                     },
                 )),
+                recent: [hex(last)?, hex(before)?],
             }),
             [game, depth, occupied, first, second] => Some(Guard {
                 game: game.parse().ok()?,
@@ -376,6 +405,7 @@ impl Guard {
                 first: hex(first)?,
                 second: hex(second)?,
                 live: None,
+                recent: [0, 0],
             }),
             [_, _, _] => position_of_key(key).map(|pos| Guard::at(&pos, u32::MAX)),
             _ => None,
@@ -653,11 +683,11 @@ impl Asked {
     /// Whether the asked position is a slight variant of the live position itself, the road
     /// around the boundary that asks boards which do not follow it and takes the majority of
     /// their best moves (BENCHMARKS.md measures how well that works): in some image, no cell
-    /// the live position leaves empty taken, at least one live disc of another colour, and at
-    /// most two changes in all (a live disc missing, or a disc of another colour; in Four in a
-    /// Row, whose counts allow no single change of colour, two of them count as one). A position
-    /// with every disc in its live colour is one the live position can follow (its own line's
-    /// earlier plies among them): answered, as the rest of its line's record is.
+    /// the live position leaves empty taken, and one or two changes in all (a live disc
+    /// missing, or a disc of another colour; in Four in a Row, whose counts allow no single
+    /// change of colour, two of them count as one). The live line's own last two positions (its
+    /// last disc missing, or its last two) are not variants: they are answered, as the rest of
+    /// the line's record is.
     pub fn varies(&self, guard: &Guard) -> bool {
         let Some(([d1, _], _)) = guard.live else {
             return false;
@@ -670,11 +700,46 @@ impl Asked {
                 let occupied = first | second;
                 let missing = (guard.occupied & !occupied).count_ones();
                 let recoloured = ((first ^ d1) & occupied & guard.occupied).count_ones();
+                let gone = guard.occupied & !occupied;
+                let [last, before] = guard.recent;
+                let own_line = last != 0 && (gone == last || gone == last | before);
                 occupied & !guard.occupied == 0
-                    && recoloured > 0
+                    && !own_line
+                    && (recoloured > 0 || missing > 0)
                     && missing + recoloured.div_ceil(per_change) <= 2
             })
     }
+}
+
+/// The cells (as masks) of the last disc placed by `moves` and of the one before, in the position
+/// `live` they lead to; 0 for what cannot be read.
+pub fn recent_cells(live: &AnyPosition, moves: &[String]) -> [u64; 2] {
+    let board = live.game().board();
+    let columns = u32::from(board.columns);
+    let [first, second] = live.disc_masks();
+    let occupied = first | second;
+    let mut out = [0u64; 2];
+    let mut taken = 0u64;
+    for (k, mv) in moves.iter().rev().take(2).enumerate() {
+        let cell = match live {
+            AnyPosition::Reversi(_) => mv
+                .parse::<crate::games::Square>()
+                .map_or(0, |sq| 1u64 << sq.index()),
+            // The column's highest disc not already taken by a later move.
+            AnyPosition::FourInARow(_) => mv
+                .parse::<crate::games::Column>()
+                .ok()
+                .and_then(|c| {
+                    (0..u32::from(board.rows))
+                        .map(|y| 1u64 << (y * columns + u32::from(c.index())))
+                        .find(|&cell| occupied & cell != 0 && taken & cell == 0)
+                })
+                .unwrap_or(0),
+        };
+        taken |= cell;
+        out[k] = cell & occupied;
+    }
+    out
 }
 
 /// Whether a question about `asked` is withheld: it lies beyond the `public` plies, the game goes
@@ -935,16 +1000,31 @@ mod tests {
     fn slight_variants_of_a_live_position_are_withheld_and_its_siblings_and_parent_are_not() {
         let public = 8;
         let live = after(GameId::FourInARow, "4453361212");
-        let guard = Guard::of(&live, public).expect("beyond the opening");
+        let line: Vec<String> = "4453361212".chars().map(String::from).collect();
+        let guard = Guard::of_line(&live, &line, public).expect("beyond the opening");
+        assert_eq!(Guard::parse(&guard.key()), Some(guard));
         let rows = |moves: &str| after(GameId::FourInARow, moves).rows();
         let board = |rows: Vec<String>, side: Side| {
             let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
             AnyPosition::from_rows(GameId::FourInARow, &refs, side).expect("a board")
         };
-        // The top disc of column 2 removed (yellow's last disc: red to move): the live position
-        // follows it (its own line's parent), so it is answered.
-        let removed = after(GameId::FourInARow, "445336121");
-        assert!(!withheld(&Asked::of(&removed), public, &[guard]));
+        // The line's own parent and grandparent are answered; another top disc removed (yellow's
+        // second move, on top of column 4: yellow to move) is a variant.
+        for moves in ["445336121", "44533612"] {
+            assert!(!Asked::of(&after(GameId::FourInARow, moves)).varies(&guard));
+        }
+        let rows_of = |moves: &str| after(GameId::FourInARow, moves).rows();
+        let mut removed: Vec<Vec<char>> = rows_of("4453361212")
+            .iter()
+            .map(|r| r.chars().collect())
+            .collect();
+        assert_eq!(removed[4][3], 'Y');
+        removed[4][3] = '.';
+        let removed = board(
+            removed.iter().map(|r| r.iter().collect()).collect(),
+            Side::Second,
+        );
+        assert!(withheld(&Asked::of(&removed), public, &[guard]));
         // Two discs of other colours exchanged: the same cells, two colours changed.
         let mut swapped: Vec<Vec<char>> = rows("4453361212")
             .iter()

@@ -774,7 +774,7 @@ pub fn work_row(
             strong_player: m.strong_solo_player().map(|p| p.as_uuid()),
             live_key: m
                 .ranked
-                .then(|| Guard::of(&m.position, app.play.public_plies.of(m.game)))
+                .then(|| Guard::of_line(&m.position, &m.moves, app.play.public_plies.of(m.game)))
                 .flatten()
                 .map(|g| (g.key(), g.depth())),
         }),
