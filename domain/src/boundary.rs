@@ -80,7 +80,7 @@ pub fn rest_is_short(live: &AnyPosition) -> bool {
 }
 
 /// Reversi: the empty squares left at or below which a live position is guarded to the end.
-pub const REVERSI_SHORT_EMPTIES: u32 = 18;
+pub const REVERSI_SHORT_EMPTIES: u32 = 20;
 /// Four in a Row: the ways to stack the next discs below which a live position is guarded to
 /// the end.
 pub const FOUR_SHORT_SHAPES: u64 = 6_500;
@@ -945,7 +945,7 @@ mod tests {
 
     #[test]
     fn a_short_rest_is_guarded_to_the_end() {
-        // Reversi with 16 empty squares left: the rest of the game is guarded.
+        // Reversi with few empty squares left: the rest of the game is guarded.
         let mut rng = SplitMix64(5);
         let line = random_game(GameId::Reversi, &mut rng);
         for live in line.iter().filter(|p| p.outcome().is_none()) {
