@@ -55,7 +55,13 @@ pub fn horizon_plies(game: GameId) -> u32 {
 /// The deepest ply (discs placed) a live position at `live` guards: [`horizon_plies`] past it,
 /// or every ply to the end of the game where the rest of the game is short ([`rest_is_short`]).
 pub fn reach(live: &AnyPosition) -> u32 {
-    if rest_is_short(live) {
+    let [first, second] = live.disc_masks();
+    reach_of(live, first | second)
+}
+
+/// [`reach`], the live position's occupied cells given.
+fn reach_of(live: &AnyPosition, occupied: u64) -> u32 {
+    if short_rest(live, occupied) {
         u32::MAX
     } else {
         live.ply() + horizon_plies(live.game())
@@ -69,12 +75,17 @@ pub fn reach(live: &AnyPosition) -> u32 {
 /// shapes of the board, each at least one position where no line ends on the way). The bench
 /// counts the positions of every live position it plays and checks the rule against them.
 pub fn rest_is_short(live: &AnyPosition) -> bool {
-    let plies = horizon_plies(live.game()) + 1;
-    match live {
-        AnyPosition::Reversi(p) => 60 - p.ply() <= REVERSI_SHORT_EMPTIES.max(plies),
-        AnyPosition::FourInARow(_) => {
-            let [first, second] = live.disc_masks();
-            shapes(first | second, GameId::FourInARow.board(), plies) < FOUR_SHORT_SHAPES
+    let [first, second] = live.disc_masks();
+    short_rest(live, first | second)
+}
+
+/// [`rest_is_short`], the live position's occupied cells given.
+fn short_rest(live: &AnyPosition, occupied: u64) -> bool {
+    match live.game() {
+        GameId::Reversi => 64 - occupied.count_ones() <= REVERSI_SHORT_EMPTIES,
+        GameId::FourInARow => {
+            let plies = horizon_plies(GameId::FourInARow) + 1;
+            shapes(occupied, GameId::FourInARow.board(), plies) < FOUR_SHORT_SHAPES
         }
     }
 }
@@ -286,11 +297,25 @@ impl Guard {
     /// about lies beyond the `public` plies (a position one move on would still be public), or
     /// once the game is over.
     pub fn of(live: &AnyPosition, public: u32) -> Option<Guard> {
-        let depth = live.ply();
-        (depth >= public && live.outcome().is_none()).then(|| Guard::at(live, reach(live)))
+        Guard::of_line(live, &[], public)
     }
 
-    fn at(live: &AnyPosition, limit: u32) -> Guard {
+    /// The guard a live ranked match publishes at `live`, reached by `moves` (its record, passes
+    /// omitted): [`Guard::of`] with the cells of the last two discs. The live path calls it at
+    /// every move of a ranked match: the board's masks are read once.
+    pub fn of_line(live: &AnyPosition, moves: &[String], public: u32) -> Option<Guard> {
+        if live.ply() < public || live.outcome().is_some() {
+            return None;
+        }
+        let discs = live.disc_masks();
+        let occupied = discs[0] | discs[1];
+        Some(Guard {
+            recent: recent_cells(live, occupied, moves),
+            ..Guard::at(live, discs, reach_of(live, occupied))
+        })
+    }
+
+    fn at(live: &AnyPosition, discs: [u64; 2], limit: u32) -> Guard {
         let [occupied, first, second] = live.permanent();
         Guard {
             game: live.game(),
@@ -299,7 +324,7 @@ impl Guard {
             occupied,
             first,
             second,
-            live: Some((live.disc_masks(), live.side_to_move())),
+            live: Some((discs, live.side_to_move())),
             recent: [0, 0],
         }
     }
@@ -316,15 +341,6 @@ impl Guard {
     /// The deepest ply it guards (`u32::MAX`: to the end of the game).
     pub fn limit(&self) -> u32 {
         self.limit
-    }
-
-    /// The guard a live ranked match publishes at `live`, reached by `moves` (its record, passes
-    /// omitted): [`Guard::of`] with the cells of the last two discs.
-    pub fn of_line(live: &AnyPosition, moves: &[String], public: u32) -> Option<Guard> {
-        Guard::of(live, public).map(|g| Guard {
-            recent: recent_cells(live, moves),
-            ..g
-        })
     }
 
     /// The same guard reaching `limit` instead (the benches' other horizons).
@@ -407,7 +423,9 @@ impl Guard {
                 live: None,
                 recent: [0, 0],
             }),
-            [_, _, _] => position_of_key(key).map(|pos| Guard::at(&pos, u32::MAX)),
+            [_, _, _] => {
+                position_of_key(key).map(|pos| Guard::at(&pos, pos.disc_masks(), u32::MAX))
+            }
             _ => None,
         }
     }
@@ -712,12 +730,10 @@ impl Asked {
 }
 
 /// The cells (as masks) of the last disc placed by `moves` and of the one before, in the position
-/// `live` they lead to; 0 for what cannot be read.
-pub fn recent_cells(live: &AnyPosition, moves: &[String]) -> [u64; 2] {
+/// `live` they lead to, whose cells `occupied` holds; 0 for what cannot be read.
+fn recent_cells(live: &AnyPosition, occupied: u64, moves: &[String]) -> [u64; 2] {
     let board = live.game().board();
     let columns = u32::from(board.columns);
-    let [first, second] = live.disc_masks();
-    let occupied = first | second;
     let mut out = [0u64; 2];
     let mut taken = 0u64;
     for (k, mv) in moves.iter().rev().take(2).enumerate() {
