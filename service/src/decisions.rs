@@ -7,7 +7,9 @@
 //! through the tournaments' own command path (a `player_paused` each). A wave that matched the
 //! ticket first makes the ban's append conflict on the ticket: the ban is decided again, on a
 //! ticket no longer waiting. A pause that does not happen (the instance stops) is made up for
-//! by the organiser, which never pairs a banned player, and by a retry of the request.
+//! by the organiser, which leaves banned players out of every pass that starts after the ban
+//! commits, and by a retry of the request. A pass that read its players just before the ban
+//! committed may still pair them once; the pause follows that game.
 
 use domain::ids::PlayerId;
 use domain::standing::{Decision, Standing};

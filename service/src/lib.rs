@@ -6,16 +6,16 @@
 //! # Layers
 //! The top-level modules form layers with no cycle (`tests/it/modules.rs` fails on one), from the
 //! bottom: the leaves (`reasons`, `error`, `clock`, `config`, `metrics`, `secrets`, `checks`,
-//! `views`, `replicas`, `searches`); [`core`](crate::core) (`Core`: the pool, the log, the clock, the metrics,
-//! the replicas, the stop signal) and `answers` above it; `players`; [`live`] (`LivePath`: the
-//! core plus the play settings, the match cache, the committer, the fan-out and the search cap);
-//! `standing`; the services, each with the context it needs (`analysis`: `Analyses`, the live
-//! path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool, schedule and
-//! wake-up; `rooms`, `explorer`, `history`, `closing`; `tournaments`: `Tournaments`, the live path plus
-//! the folds it read and the organiser's wake-up); `decisions` (an admin's decision on a
-//! player, and a ban's reach into the queue and the tournaments) above them; [`state`]
-//! (`AppState`, composing every context, for the edge and the loops) and `workers` above it. A service takes the narrowest
-//! context it uses, never `AppState`.
+//! `views`, `replicas`, `searches`); [`core`](crate::core) (`Core`: the pool, the log, the clock,
+//! the metrics, the replicas, the stop signal) and `answers` above it; `players`; `standing`
+//! (what `live` reads of a player: seated, banned); [`live`] (`LivePath`: the core plus the play
+//! settings, the match cache, the committer, the fan-out and the search cap); the services, each with the context it needs (`analysis`:
+//! `Analyses`, the live path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool,
+//! schedule and wake-up; `rooms`, `explorer`, `history`, `closing`; `tournaments`: `Tournaments`,
+//! the live path plus the folds it read and the organiser's wake-up); `decisions` (an admin's
+//! decision on a player, and a ban's reach into the queue and the tournaments) above them;
+//! [`state`] (`AppState`, composing every context, for the edge and the loops) and `workers` above
+//! it. A service takes the narrowest context it uses, never `AppState`.
 
 pub mod analysis;
 pub mod answers;

@@ -126,18 +126,24 @@ pub async fn record_on(
     event: &StandingEvent,
     at: OffsetDateTime,
 ) -> Result<(), Error> {
-    let sql = match event.decision() {
+    let done = match event.decision() {
         Decision::Banned => {
-            "INSERT INTO player_bans (player_id, banned_at) VALUES ($1, $2) \
-             ON CONFLICT (player_id) DO NOTHING"
+            tx.execute(
+                "INSERT INTO player_bans (player_id, banned_at) VALUES ($1, $2) \
+                 ON CONFLICT (player_id) DO NOTHING",
+                &[&player.as_uuid(), &at],
+            )
+            .await
         }
         Decision::Cleared => {
-            "DELETE FROM player_bans WHERE player_id = $1 AND $2::timestamptz IS NOT NULL"
+            tx.execute(
+                "DELETE FROM player_bans WHERE player_id = $1",
+                &[&player.as_uuid()],
+            )
+            .await
         }
     };
-    tx.execute(sql, &[&player.as_uuid(), &at])
-        .await
-        .map_err(unexpected)?;
+    done.map_err(unexpected)?;
     Ok(())
 }
 
@@ -178,6 +184,23 @@ pub async fn busy(
         .await
         .map_err(unexpected)?;
     Ok(rows.iter().map(|r| PlayerId::from_uuid(r.get(0))).collect())
+}
+
+/// Seats `players` in the live ranked match `match_id` again (a repaired work row), leaving any
+/// of them seated already (in it, or in another match meanwhile) where they are.
+pub async fn reseat_on(
+    tx: &impl GenericClient,
+    players: &[Uuid],
+    match_id: MatchId,
+) -> Result<(), Error> {
+    tx.execute(
+        "INSERT INTO ranked_seats (player_id, match_id) \
+         SELECT p, $2 FROM unnest($1::uuid[]) AS p ON CONFLICT (player_id) DO NOTHING",
+        &[&players, &match_id.as_uuid()],
+    )
+    .await
+    .map_err(unexpected)?;
+    Ok(())
 }
 
 /// Seats `players[i]` in the live ranked match `matches[i]`, in the transaction that creates

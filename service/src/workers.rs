@@ -135,12 +135,16 @@ pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
             // Nobody knows when the players were last seen: from now on.
             p.seen = [now, now];
         }
-        let client = app.pool.get().await.map_err(unexpected)?;
-        crate::live::commit::write_work(&client, &[&work])
+        // The row and its seats in one transaction: a crash between them would leave a live
+        // ranked match seatless, and the next repair would find its row and pass it by.
+        let mut client = app.pool.get().await.map_err(unexpected)?;
+        let tx = client.transaction().await.map_err(unexpected)?;
+        crate::live::commit::write_work(&tx, &[&work])
             .await
             .map_err(unexpected)?;
+        reseat(&tx, &loaded).await?;
+        tx.commit().await.map_err(unexpected)?;
         if missing {
-            reseat(&client, &loaded).await?;
             report.created += 1;
         } else {
             report.fixed += 1;
@@ -159,9 +163,12 @@ pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
     Ok(report)
 }
 
-/// Seats again the players of a live ranked match whose work row was missing (its seats went
-/// with the row), unless a player sits in another one meanwhile.
-async fn reseat(client: &deadpool_postgres::Client, loaded: &Loaded) -> Result<(), Error> {
+/// Seats again the players of a live ranked match whose work row was repaired (a missing row's
+/// seats went with it), unless a player sits in another one meanwhile.
+async fn reseat(
+    client: &impl deadpool_postgres::GenericClient,
+    loaded: &Loaded,
+) -> Result<(), Error> {
     let Some(m) = loaded.state.get().filter(|m| m.ranked && !m.is_finished()) else {
         return Ok(());
     };
@@ -171,15 +178,7 @@ async fn reseat(client: &deadpool_postgres::Client, loaded: &Loaded) -> Result<(
         .filter_map(|s| s.player_id())
         .map(|p| p.as_uuid())
         .collect();
-    client
-        .execute(
-            "INSERT INTO ranked_seats (player_id, match_id) \
-             SELECT p, $2 FROM unnest($1::uuid[]) AS p ON CONFLICT (player_id) DO NOTHING",
-            &[&players, &loaded.id.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?;
-    Ok(())
+    crate::standing::reseat_on(client, &players, loaded.id).await
 }
 
 /// Repairs the work rows (start-up), then runs the background loop.

@@ -3,14 +3,15 @@
 //! that runs them.
 //!
 //! A wave reads the open tickets from `queue_slots` (the write side), not from the queue
-//! projection, which under a burst trails the log by seconds, leaving out the players seated in
-//! a live ranked match or banned. Each match seats its players (`ranked_seats`) in the
-//! transaction that creates it. A chunk of pairings that loses to another writer as a whole (a
-//! deadlock, a unique violation: a player seated meanwhile by a tournament) is written again
-//! pairing by pairing; a single pairing that finds a player seated is lost, its tickets wait. The loop ([`waves_forever`]) runs a wave `interval` after the previous one started,
-//! at once after a wave that took longer, or when a ticket opens into a full pool; waves read and
-//! write on connections of their own (`Ranked::wave_pool`), so that a burst of requests queueing
-//! for the shared pool does not hold back the wave that would pair them.
+//! projection, which under a burst trails the log by seconds, leaving out the players seated in a
+//! live ranked match or banned. Each match seats its players (`ranked_seats`) in the transaction
+//! that creates it. A chunk of pairings that loses to another writer as a whole (a deadlock, a
+//! unique violation: a player seated meanwhile by a tournament) is written again pairing by
+//! pairing; a single pairing that finds a player seated is lost, its tickets wait. The loop
+//! ([`waves_forever`]) runs a wave `interval` after the previous one started, at once after a wave
+//! that took longer, or when a ticket opens into a full pool; waves read and write on connections
+//! of their own (`Ranked::wave_pool`), so that a burst of requests queueing for the shared pool
+//! does not hold back the wave that would pair them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -291,9 +292,9 @@ const SLOTS_MATCHED: &str = "UPDATE queue_slots s SET ticket_id = NULL, match_id
 
 /// Writes pairings in one transaction: every match with both its tickets matched
 /// (`eventlog_append_batch`, each pairing one command, so a pairing fails whole and alone), then
-/// the slot rows, work rows and ranked seats of the pairings that went through, then the commit. Whether each
-/// pairing was written by this call; one that lost (a ticket cancelled or matched elsewhere
-/// meanwhile, or the same pairing written by another instance) was not.
+/// the slot rows, work rows and ranked seats of the pairings that went through, then the commit.
+/// Whether each pairing was written by this call; one that lost (a ticket cancelled or matched
+/// elsewhere meanwhile, or the same pairing written by another instance) was not.
 async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Error> {
     let commands: Vec<(Uuid, &[StreamAppend])> = chunk
         .iter()
