@@ -1,5 +1,5 @@
-//! `Idempotency-Key` (SPEC §6): a retried state-changing request gets the stored first answer —
-//! same status and body, also when it was an error — and writes nothing; the same key with
+//! `Idempotency-Key`: a retried state-changing request gets the stored first answer — the same
+//! status, content type and body bytes, also when it was an error — and writes nothing; the same key with
 //! another request is `idempotency_key_reused`. Keys are scoped to the player (a sign-up's to
 //! the player it creates: see `routes::players::create`).
 
@@ -151,12 +151,13 @@ where
     let (status, body) = match &outcome {
         // Committed with the command: that transaction is the answer's only write.
         Ok((_, _, true)) => return Ok(reply(outcome)),
-        Ok((status, body, false)) => (*status, body.to_value()?),
+        Ok((status, body, false)) => (*status, body.to_text()?),
         // Failures a retry may get past are not answers worth repeating.
         Err(ApiError::Core(e)) if e.is_transient() => return Ok(reply(outcome)),
+        // The bytes `respond_error` sends.
         Err(e) => (
             e.status_code(),
-            serde_json::to_value(e.problem(lang)).unwrap_or_default(),
+            serde_json::to_string(&e.problem(lang)).map_err(crate::error::unexpected)?,
         ),
     };
     let record = KeyRecord {
@@ -210,7 +211,7 @@ fn replay(stored: Stored, request_hash: &[u8]) -> Result<HttpResponse, ApiError>
     Ok(HttpResponse::build(status)
         .insert_header((header::CONTENT_TYPE, HeaderValue::from_static(content_type)))
         .insert_header(("idempotent-replayed", "true"))
-        .json_body(stored.body))
+        .body(stored.body))
 }
 
 fn reply(outcome: KeyedReply) -> HttpResponse {
@@ -224,14 +225,4 @@ fn reply(outcome: KeyedReply) -> HttpResponse {
 
 fn respond_error(e: &ApiError) -> HttpResponse {
     actix_web::ResponseError::error_response(e)
-}
-
-trait JsonBody {
-    fn json_body(&mut self, body: serde_json::Value) -> HttpResponse;
-}
-
-impl JsonBody for actix_web::HttpResponseBuilder {
-    fn json_body(&mut self, body: serde_json::Value) -> HttpResponse {
-        self.body(serde_json::to_vec(&body).unwrap_or_default())
-    }
 }

@@ -1,12 +1,14 @@
-//! Closing an account: the ledger outside the database records it, the name is erased (not
-//! hidden) in one transaction with the player's stored answers and tokens, and a restore from an
-//! older backup closes it again ([`reapply_closings`]). Games, ratings and events stay, under
-//! [`players::closed_label`].
+//! Closing an account: the name is erased (not hidden) in one transaction with the player's
+//! stored answers and tokens, the ledger outside the database records the closing once it has
+//! committed, and a restore from an older backup closes it again ([`reapply_closings`], which
+//! start-up keeps trying without ever refusing to serve: [`keep_closed`]). Games, ratings and
+//! events stay, under [`players::closed_label`].
 
 use time::OffsetDateTime;
 
 use domain::ids::PlayerId;
 
+use crate::answers;
 use crate::error::{Error, unexpected};
 use crate::history::History;
 use crate::live::LivePath;
@@ -22,10 +24,12 @@ pub struct Closed {
     pub closed_at: OffsetDateTime,
 }
 
-/// Closes `player`'s account: the ledger outside the database records it (so that a restore from
-/// an older backup closes it again), then, in one transaction, its name is overwritten by an
-/// anonymous label (erased, not hidden), its stored answers (which may repeat the name) are
-/// deleted, and every token it holds is ended. Its games, ratings and events stay, under the
+/// Closes `player`'s account: in one transaction, its name is overwritten by an anonymous label
+/// (erased, not hidden), its own stored answers are deleted, the label replaces the name in the
+/// other players' stored answers that show it ([`answers::erase_player`]: structurally, never as
+/// text), and every token it holds is ended; once that has committed, the ledger outside the
+/// database records it (so that a restore from an older backup closes it again; a ledger that
+/// could not be written is caught up from the database by [`reapply_closings`]). Its games, ratings and events stay, under the
 /// label; no event changes, so every chain and checkpoint still verifies. Refused while the
 /// player holds a queue ticket (`already_queued`) or sits in an unfinished ranked match
 /// (`in_ranked_match`); `not_found` for an unknown or already closed account.
@@ -58,10 +62,14 @@ pub async fn close(
         return Err(Error::AlreadyQueued);
     }
     crate::analysis::boundary::refuse_seated(app, player).await?;
-    crate::history::record_closing(history, player.as_uuid(), at).map_err(unexpected)?;
-    erase(app, player, at)
+    let closed = erase(app, player, at)
         .await?
-        .ok_or(Error::NotFound(Missing::Player))
+        .ok_or(Error::NotFound(Missing::Player))?;
+    if let Err(e) = crate::history::record_closing(history, player.as_uuid(), at) {
+        // The closing stands; the next pass of `reapply_closings` writes the line.
+        tracing::error!(player = %player, error = %e, "the ledger of closings could not be written");
+    }
+    Ok(closed)
 }
 
 /// The erasure itself (see [`close`]); `None` when the account is unknown or already closed.
@@ -97,14 +105,31 @@ async fn erase(
     )
     .await
     .map_err(unexpected)?;
+    let naming = tx
+        .query(
+            "SELECT player_id, key, body FROM idempotency_keys \
+              WHERE strpos(body, $1) > 0 FOR UPDATE",
+            &[&player.to_string()],
+        )
+        .await
+        .map_err(unexpected)?;
+    let (mut owners, mut keys, mut bodies) = (Vec::new(), Vec::new(), Vec::new());
+    for row in naming {
+        if let Some(body) = answers::erase_player(row.get(2), player.as_uuid(), &label) {
+            owners.push(row.get::<_, uuid::Uuid>(0));
+            keys.push(row.get::<_, String>(1));
+            bodies.push(body);
+        }
+    }
     tx.execute(
-        "UPDATE idempotency_keys \
-            SET body = replace(body::text, to_jsonb($1::text)::text, to_jsonb($2::text)::text)::jsonb \
-          WHERE strpos(body::text, to_jsonb($1::text)::text) > 0",
-        &[&name, &label],
+        "UPDATE idempotency_keys k SET body = e.body \
+           FROM unnest($1::uuid[], $2::text[], $3::text[]) AS e(player_id, key, body) \
+          WHERE k.player_id = e.player_id AND k.key = e.key",
+        &[&owners, &keys, &bodies],
     )
     .await
     .map_err(unexpected)?;
+    drop(name);
     players::next_generation(&tx, player, at).await?;
     tx.commit().await.map_err(unexpected)?;
     app.cache.forget_player(player);
@@ -116,14 +141,62 @@ async fn erase(
 }
 
 /// Closes again every account the ledger says is closed and the database does not (after a
-/// restore from a backup taken before the closing); the number closed again.
+/// restore from a backup taken before the closing), and writes to the ledger every closing the
+/// database holds and the ledger lacks (a line that could not be written when it committed);
+/// the number closed again. Idempotent.
 pub async fn reapply_closings(app: &LivePath, history: &History) -> Result<usize, Error> {
     let ledger = crate::history::closings(history).map_err(unexpected)?;
     let mut closed = 0;
-    for (player, at) in ledger {
+    for &(player, at) in &ledger {
         if erase(app, PlayerId::from_uuid(player), at).await?.is_some() {
             closed += 1;
         }
     }
+    let written: std::collections::HashSet<uuid::Uuid> = ledger.iter().map(|c| c.0).collect();
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let in_database = client
+        .query(
+            "SELECT player_id, closed_at FROM players WHERE closed_at IS NOT NULL",
+            &[],
+        )
+        .await
+        .map_err(unexpected)?;
+    for row in in_database {
+        let player: uuid::Uuid = row.get(0);
+        if !written.contains(&player) {
+            crate::history::record_closing(history, player, row.get(1)).map_err(unexpected)?;
+        }
+    }
     Ok(closed)
+}
+
+/// How long [`keep_closed`] waits before trying again.
+const RETRY_CLOSINGS: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// [`reapply_closings`] until it succeeds (or the instance stops), logging each failure: a
+/// closing that cannot be re-applied never keeps the server from serving.
+pub async fn keep_closed(
+    app: LivePath,
+    history: std::sync::Arc<History>,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        match reapply_closings(&app, &history).await {
+            Ok(0) => return,
+            Ok(reclosed) => {
+                tracing::warn!(
+                    reclosed,
+                    "accounts closed after the database's backup closed again"
+                );
+                return;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "closings could not be re-applied; trying again")
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(RETRY_CLOSINGS) => {}
+            _ = stopping.wait_for(|s| *s) => return,
+        }
+    }
 }

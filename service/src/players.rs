@@ -49,7 +49,7 @@ pub async fn sign_up_once(
     let player = Uuid::new_v5(&SIGN_UP, key.as_bytes());
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
-    let body = json!({"player_id": player, "name": name});
+    let body = json!({"player_id": player, "name": name}).to_string();
     let written = tx
         .query_one(
             "WITH created AS ( \

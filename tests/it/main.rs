@@ -4,6 +4,7 @@
 mod analysis;
 mod boundary;
 mod cli;
+mod closings;
 mod cpu_relay;
 mod errors;
 mod explorer;

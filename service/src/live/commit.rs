@@ -29,7 +29,6 @@ use std::sync::{Arc, Mutex as StdMutex, RwLock};
 use std::thread::ThreadId;
 
 use deadpool_postgres::{GenericClient, Pool};
-use serde_json::Value;
 use time::OffsetDateTime;
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::error::SqlState;
@@ -76,7 +75,8 @@ pub struct StoredAnswer {
     pub key: String,
     pub request_hash: Vec<u8>,
     pub status: u16,
-    pub body: Value,
+    /// The body's bytes, as the request answers them.
+    pub body: String,
     pub at: OffsetDateTime,
 }
 
@@ -586,7 +586,7 @@ struct AnswerColumns<'a> {
     keys: Vec<&'a str>,
     hashes: Vec<&'a [u8]>,
     statuses: Vec<i32>,
-    bodies: Vec<&'a Value>,
+    bodies: Vec<&'a str>,
     at: Vec<OffsetDateTime>,
     streams: Vec<&'a str>,
 }

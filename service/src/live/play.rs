@@ -380,7 +380,7 @@ fn stored_answer(
         key: a.key.key.clone(),
         request_hash: a.key.request_hash.clone(),
         status: a.status,
-        body: serde_json::to_value(&view).map_err(unexpected)?,
+        body: serde_json::to_string(&view).map_err(unexpected)?,
         at,
     }))
 }

@@ -1,0 +1,180 @@
+//! Closing an account whatever its name: other players' keyed retries answer their first bytes
+//! (the erased name aside), and every start of the server afterwards serves. A keyed retry is
+//! the first answer byte for byte, errors included.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use discs::startup::Application;
+
+use crate::helpers::{Player, TestApp, config, spawn_app};
+
+/// An answer as sent: status, content type and body bytes.
+#[derive(Debug, PartialEq)]
+struct Raw {
+    status: StatusCode,
+    content_type: String,
+    body: String,
+}
+
+async fn keyed(app: &TestApp, p: &Player, path: &str, key: &str, body: serde_json::Value) -> Raw {
+    let res = app
+        .http
+        .post(format!("{}{path}", app.base))
+        .bearer_auth(&p.token)
+        .header("idempotency-key", key)
+        .json(&body)
+        .send()
+        .await
+        .expect("the server answers");
+    Raw {
+        status: res.status(),
+        content_type: res.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .to_owned(),
+        body: res.text().await.expect("a body"),
+    }
+}
+
+async fn close(app: &TestApp, p: &Player) -> String {
+    let asked = app
+        .post("/v1/players/me/closing", &p.token, json!({}))
+        .await;
+    assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
+    let closed = app
+        .post(
+            "/v1/players/me/close",
+            &p.token,
+            json!({"confirmation": asked.body["confirmation"]}),
+        )
+        .await;
+    assert_eq!(closed.status, StatusCode::OK, "{:?}", closed.body);
+    closed.body["label"].as_str().expect("a label").to_owned()
+}
+
+#[tokio::test]
+async fn a_keyed_retry_answers_the_first_bytes_errors_included() {
+    let app = spawn_app().await;
+    let bob = app.player("Bob").await;
+    let ann = app.player("Ann").await;
+    let id = app.room_match(&bob, &ann, "reversi").await;
+    let path = format!("/v1/matches/{id}/moves");
+    let first = keyed(&app, &bob, &path, "k-move", json!({"move": "d3"})).await;
+    assert_eq!(first.status, StatusCode::OK, "{first:?}");
+    assert_eq!(first.content_type, "application/json");
+    assert_eq!(
+        keyed(&app, &bob, &path, "k-move", json!({"move": "d3"})).await,
+        first
+    );
+    // A refusal is an answer too: the same problem, bytes and content type.
+    let refused = keyed(&app, &bob, &path, "k-again", json!({"move": "a1"})).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{refused:?}");
+    assert_eq!(refused.content_type, "application/problem+json");
+    assert_eq!(
+        keyed(&app, &bob, &path, "k-again", json!({"move": "a1"})).await,
+        refused
+    );
+    // A solo match's creation, stored with its command.
+    let solo = json!({"game": "four_in_a_row", "cpu_level": 1});
+    let created = keyed(&app, &ann, "/v1/matches", "k-solo", solo.clone()).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{created:?}");
+    assert_eq!(
+        keyed(&app, &ann, "/v1/matches", "k-solo", solo).await,
+        created
+    );
+}
+
+#[tokio::test]
+async fn hostile_names_close_cleanly_leave_other_answers_whole_and_every_start_serves() {
+    let app = spawn_app().await;
+    let bob = app.player("Bob").await;
+    let longest = "Ω".repeat(32);
+    let names = [
+        "\": [",
+        "\"",
+        "\\",
+        "a\\\"b",
+        "}]},{",
+        "status",
+        "waiting",
+        "active",
+        "name",
+        "player_id",
+        "human",
+        "Bob",
+        longest.as_str(),
+    ];
+    let mut answers: Vec<(String, String, String)> = Vec::new();
+    for (n, name) in names.into_iter().enumerate() {
+        let x = app.player(name).await;
+        let id = app.room_match(&bob, &x, "four_in_a_row").await;
+        let path = format!("/v1/matches/{id}/moves");
+        let key = format!("bob-{n}");
+        let first = keyed(&app, &bob, &path, &key, json!({"move": "4"})).await;
+        assert_eq!(first.status, StatusCode::OK, "{name:?}: {first:?}");
+        let shown = format!(
+            "\"player_id\":\"{}\",\"name\":{}",
+            x.id,
+            serde_json::to_string(name).expect("a string")
+        );
+        assert_eq!(
+            first.body.matches(&shown).count(),
+            1,
+            "{name:?}: {}",
+            first.body
+        );
+
+        let label = close(&app, &x).await;
+        let retried = keyed(&app, &bob, &path, &key, json!({"move": "4"})).await;
+        let erased = format!("\"player_id\":\"{}\",\"name\":\"{label}\"", x.id);
+        assert_eq!(
+            retried,
+            Raw {
+                body: first.body.replace(&shown, &erased),
+                ..first
+            },
+            "{name:?}"
+        );
+        // Bob's earlier answers, naming players closed before, are untouched by this closing.
+        for (path, key, body) in &answers {
+            let again = keyed(&app, &bob, path, key, json!({"move": "4"})).await;
+            assert_eq!(&again.body, body, "{name:?} changed {key}");
+        }
+        answers.push((path.clone(), key.clone(), retried.body.clone()));
+
+        // A start of the server after the closing serves, has nothing left to re-apply, and
+        // answers the retry as the first instance does; then it stops.
+        let again = Application::build_with_clock(config(&app.db_url), app.clock.clone())
+            .await
+            .expect("the server starts");
+        let base = format!("http://127.0.0.1:{}", again.port());
+        let state = again.state();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(again.run_until(async move {
+            let _ = stopped.await;
+            "the test"
+        }));
+        assert_eq!(
+            service::closing::reapply_closings(&state, &state.history)
+                .await
+                .expect("re-applied"),
+            0,
+            "{name:?}"
+        );
+        let replayed = app
+            .http
+            .post(format!("{base}{path}"))
+            .bearer_auth(&bob.token)
+            .header("idempotency-key", &key)
+            .json(&json!({"move": "4"}))
+            .send()
+            .await
+            .expect("the restarted server answers");
+        assert_eq!(replayed.status(), StatusCode::OK, "{name:?}");
+        assert_eq!(replayed.text().await.expect("a body"), retried.body);
+        drop(state);
+        let _ = stop.send(());
+        serving.await.expect("joined").expect("stopped cleanly");
+    }
+}
