@@ -303,7 +303,7 @@ async fn bench_checkpoints(
         closings_file: Some(dir.join("closed-accounts")),
     };
     let db = discs::config::ServeConfig::defaults(url)?.core.db;
-    let signer = history::History::from_config(&config, &db)?;
+    let signer = history::History::from_config(&config, &db, log.identity().await?)?;
     let clock = service::clock::SystemClock;
     let started = Instant::now();
     let head = history::grow(&log).await?;

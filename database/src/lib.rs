@@ -198,6 +198,76 @@ pub async fn migrate(pool: &Pool) -> Result<MigrationReport, Error> {
     })
 }
 
+/// [`migrate`] when a migration is pending, else nothing (no lock, no statement that needs the
+/// owner's rights): what a server does at start, so that one connecting as the instances' role
+/// ([`grant_instance_role`]) starts once the owner has migrated (`discs migrate`).
+pub async fn migrate_pending(pool: &Pool) -> Result<MigrationReport, Error> {
+    if migrations_pending(pool).await? == 0 {
+        return Ok(MigrationReport {
+            applied: Vec::new(),
+        });
+    }
+    migrate(pool).await
+}
+
+/// What the instances' role is granted: `instance_role.sql`, `{role}` its quoted name.
+const INSTANCE_ROLE: &str = include_str!("instance_role.sql");
+
+/// Makes `role` the instances' role on the database `pool` reaches: created (`LOGIN`) when
+/// missing, its password set when one is given, and granted what `instance_role.sql` says (every
+/// table read and written, the event log only read and appended to). Run as the database's owner,
+/// after [`migrate`] (again after every migration: it covers new tables); idempotent.
+pub async fn grant_instance_role(
+    pool: &Pool,
+    role: &str,
+    password: Option<&str>,
+) -> Result<(), Error> {
+    let plain = role.len() <= 63
+        && role.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && role
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !plain {
+        return Err(Error::Setup(format!(
+            "the instances' role `{role}` must be lower-case letters, digits or `_` (at most 63, \
+             not starting with a digit)"
+        )));
+    }
+    let client = pool.get().await?;
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[&role])
+        .await?
+        .is_some();
+    if !exists {
+        match client
+            .batch_execute(&format!("CREATE ROLE \"{role}\" LOGIN"))
+            .await
+        {
+            Ok(()) => {}
+            // Another process created it meanwhile.
+            Err(e)
+                if e.code() == Some(&tokio_postgres::error::SqlState::DUPLICATE_OBJECT)
+                    || e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Some(password) = password {
+        // A utility statement takes no parameters: the server quotes the literal.
+        let statement: String = client
+            .query_one(
+                "SELECT format('ALTER ROLE %I PASSWORD %L', $1::text, $2::text)",
+                &[&role, &password],
+            )
+            .await?
+            .get(0);
+        client.batch_execute(&statement).await?;
+    }
+    client
+        .batch_execute(&INSTANCE_ROLE.replace("{role}", &format!("\"{role}\"")))
+        .await?;
+    Ok(())
+}
+
 /// A digest of the embedded migrations (names, versions, checksums): a database migrated by
 /// another set has another fingerprint (the test harness names its template by it).
 pub fn migrations_fingerprint() -> String {

@@ -45,10 +45,19 @@ enum Cmd {
         #[command(flatten)]
         auth: AuthConfig,
     },
-    /// Create the database if missing and apply the migrations (under an advisory lock).
+    /// Create the database if missing, apply the migrations (under an advisory lock) and make
+    /// the log's identity; with an instances' role, give it its rights. Run as the owner.
     Migrate {
         #[command(flatten)]
         db: DatabaseConfig,
+        /// The role the instances connect as: created (LOGIN) when missing and granted what
+        /// `database/src/instance_role.sql` says (every table read and written; the event log
+        /// only read and appended to). Unset: no role is touched.
+        #[arg(long, env = "DISCS_INSTANCE_ROLE")]
+        instance_role: Option<String>,
+        /// A file holding that role's password, set at every run (unset: left as it is).
+        #[arg(long, env = "DISCS_INSTANCE_PASSWORD_FILE", requires = "instance_role")]
+        instance_password_file: Option<std::path::PathBuf>,
     },
     /// Rebuild projections from position 0 beside the live ones and switch when caught up
     /// (all of them when no name is given): ratings, history, leaderboards, queue, explorer.
@@ -163,7 +172,15 @@ pub fn main() -> ExitCode {
     let result = match command {
         Cmd::Serve { config } => serve(config),
         Cmd::Token { admin, db, auth } => token(&admin, db, auth),
-        Cmd::Migrate { db } => migrate(db),
+        Cmd::Migrate {
+            db,
+            instance_role,
+            instance_password_file,
+        } => migrate(
+            db,
+            instance_role.as_deref(),
+            instance_password_file.as_deref(),
+        ),
         Cmd::RepairWork { config } => repair_work(config),
         Cmd::Rebuild {
             projection,
@@ -287,7 +304,7 @@ fn checkpoint(db: DatabaseConfig, config: HistoryConfig) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let log = open_log(&db).await?;
-        let history = service::history::History::from_config(&config, &db)?;
+        let history = service::history::History::from_config(&config, &db, log.identity().await?)?;
         let signed = service::history::checkpoint_committed(
             log.pool(),
             &log,
@@ -315,14 +332,16 @@ fn verify(
     db: DatabaseConfig,
     config: HistoryConfig,
 ) -> anyhow::Result<()> {
-    let operator = match public_key {
-        Some(k) => service::history::public_key(k)?,
-        None => service::history::History::from_config(&config, &db)?.public_key(),
-    };
     let runtime = tokio::runtime::Runtime::new()?;
-    let report = runtime.block_on(async {
+    let (report, operator) = runtime.block_on(async {
         let log = open_log(&db).await?;
-        anyhow::Ok(service::history::verify_folder(&log, dir, &operator).await?)
+        let operator = match public_key {
+            Some(k) => service::history::public_key(k)?,
+            None => service::history::History::from_config(&config, &db, log.identity().await?)?
+                .public_key(),
+        };
+        let report = service::history::verify_folder(&log, dir, &operator).await?;
+        anyhow::Ok((report, operator))
     })?;
     for problem in &report.problems {
         println!("NOT OK: {problem}");
@@ -365,19 +384,36 @@ fn verify_match(
     }
 }
 
-fn migrate(db: DatabaseConfig) -> anyhow::Result<()> {
+fn migrate(
+    db: DatabaseConfig,
+    instance_role: Option<&str>,
+    password_file: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let password = password_file
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .map(|p| p.trim().to_owned())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))
+        })
+        .transpose()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let pool = database::open(&db.url, &db.data_dir(), db.pool_size).await?;
         let applied = database::migrate(&pool).await?;
         println!("migrations applied: {applied:?}");
+        let log = eventlog::EventLog::new(pool.clone()).identity().await?;
+        println!("the log's identity: {log}");
+        if let Some(role) = instance_role {
+            database::grant_instance_role(&pool, role, password.as_deref()).await?;
+            println!("the instances' role {role}: granted");
+        }
         Ok(())
     })
 }
 
 async fn open_log(db: &DatabaseConfig) -> anyhow::Result<eventlog::EventLog> {
     let pool = database::open(&db.url, &db.data_dir(), db.pool_size).await?;
-    database::migrate(&pool).await?;
+    database::migrate_pending(&pool).await?;
     Ok(eventlog::EventLog::new(pool))
 }
 

@@ -74,9 +74,15 @@ impl Application {
         }
         let url = database::locate(&config.core.db.url, &config.core.db.data_dir()).await?;
         let pool = database::connect(&url, config.core.db.pool_size).await?;
-        database::migrate(&pool).await?;
+        database::migrate_pending(&pool).await?;
+        // The checkpoints' signer, for this database's log (its identity names the folder).
+        let history = History::from_config(
+            &config.core.history,
+            &config.core.db,
+            eventlog::EventLog::new(pool.clone()).identity().await?,
+        )?;
         let (stop, stopping) = watch::channel(false);
-        let state = app_state(&config, &url, pool.clone(), clock, stopping)?;
+        let state = app_state(&config, &url, pool.clone(), clock, stopping, history)?;
         // A restore from a backup older than a closing brings the account back: close it again.
         let reclosed = service::closing::reapply_closings(&state, &state.history).await?;
         if reclosed > 0 {
@@ -217,13 +223,14 @@ async fn keys(config: &ServeConfig, pool: &deadpool_postgres::Pool) -> anyhow::R
     Keys::new(&secret, external, config.edge.auth.token_days)
 }
 
-/// The application's shared state on `pool`.
+/// The application's shared state on `pool`, with the signer of its log's checkpoints.
 fn app_state(
     config: &ServeConfig,
     url: &str,
     pool: deadpool_postgres::Pool,
     clock: Arc<dyn Clock>,
     stopping: watch::Receiver<bool>,
+    history: History,
 ) -> anyhow::Result<AppState> {
     let live = &config.core.live;
     let searches = config
@@ -277,7 +284,7 @@ fn app_state(
                 config.core.quality_ply_nodes,
             )),
         },
-        history: Arc::new(History::from_config(&config.core.history, &config.core.db)?),
+        history: Arc::new(history),
     })
 }
 

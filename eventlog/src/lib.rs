@@ -57,6 +57,7 @@ mod append;
 pub mod canonical;
 mod error;
 mod heads;
+mod identity;
 pub mod merkle;
 mod read;
 pub mod tree;

@@ -128,7 +128,8 @@ pub struct CoreConfig {
 #[derive(Clone, Debug, Args)]
 pub struct HistoryConfig {
     /// The folder where signed checkpoints are published (and read by `discs verify
-    /// --checkpoints`). Default: `checkpoints` beside the private cluster's data folder.
+    /// --checkpoints`). Default: `checkpoints/<log id>` beside the private cluster's data
+    /// folder, one per log (the log's id is kept in its database).
     #[arg(long, env = "DISCS_CHECKPOINT_DIR")]
     pub checkpoint_dir: Option<PathBuf>,
     /// The Ed25519 signing key, 64 hexadecimal digits (its 32-byte seed). Takes precedence over
@@ -162,14 +163,14 @@ impl HistoryConfig {
         }
     }
 
-    /// The checkpoint folder, the key file and the ledger, defaults resolved beside `db`'s data
-    /// folder.
-    pub fn paths(&self, db: &DatabaseConfig) -> (PathBuf, PathBuf, PathBuf) {
+    /// The checkpoint folder of the log `log`, the key file and the ledger, defaults resolved
+    /// beside `db`'s data folder.
+    pub fn paths(&self, db: &DatabaseConfig, log: uuid::Uuid) -> (PathBuf, PathBuf, PathBuf) {
         let beside = |name: &str| db.data_dir().with_file_name(name);
         (
             self.checkpoint_dir
                 .clone()
-                .unwrap_or_else(|| beside("checkpoints")),
+                .unwrap_or_else(|| beside("checkpoints").join(log.to_string())),
             self.checkpoint_key_file
                 .clone()
                 .unwrap_or_else(|| beside("checkpoint-key")),

@@ -8,24 +8,31 @@
 //! ([`eventlog::tree`]) and signs its head with Ed25519: the note
 //!
 //! ```text
-//! discs checkpoint v1
+//! discs checkpoint v2
+//! log <the log's id>
 //! seq <n>
 //! size <leaves>
 //! root <hex>
 //! time <RFC 3339>
 //! ```
 //!
-//! The key is read from `DISCS_CHECKPOINT_KEY` or its file; the database never holds it. Each
-//! checkpoint is kept in `log_checkpoints` (served at `GET /v1/checkpoints`) and written to the
-//! operator's folder as `checkpoint-<seq>.json`, beside `leaves-<seq>.txt`: the events it added,
+//! The log's id is its identity ([`EventLog::identity`], kept in the database, so that a restore
+//! keeps it); checkpoints signed before logs had one carry none (`discs checkpoint v1`, no `log`
+//! line) and count as the log's whose folder holds them. The key is read from
+//! `DISCS_CHECKPOINT_KEY` or its file; the database never holds it. Each checkpoint is kept in
+//! `log_checkpoints` (served at `GET /v1/checkpoints`) and written to the operator's folder
+//! (by default `checkpoints/<log id>` beside the private cluster's data folder: one per log) as
+//! `checkpoint-<seq>.json`, beside `leaves-<seq>.txt`: the events it added,
 //! one per line (`<chain hash> <version> <stream>`), so that a check can name the first event
 //! that changed. A writer who rewrites an event and recomputes every chain changes that event's
 //! chain hash, hence its leaf and every later root: the database no longer extends the signed
 //! roots, and [`verify_folder`] names the event.
 //!
-//! The signer never signs a head that does not extend the last checkpoint in the database or
-//! in the folder (after a restore to an earlier moment, say): it reports the divergence and
-//! waits for an operator.
+//! The signer never signs a head that does not extend the last checkpoint of its log in the
+//! database or in the folder (after a restore to an earlier moment, say): it reports the
+//! divergence and waits for an operator. Another log's checkpoints never stop it: it does not
+//! publish into a folder that holds them (and says so), and [`verify_folder`] answers that the
+//! folder is another log's rather than report a rewrite.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -46,14 +53,19 @@ use eventlog::{Checkpoint, EventLog, Hash, RecordedEvent, TreeHead, canonical};
 use crate::config::{DatabaseConfig, HistoryConfig};
 
 /// The first line of every signed note; a new format gets a new line.
-const NOTE_TAG: &str = "discs checkpoint v1";
+const NOTE_TAG: &str = "discs checkpoint v2";
+
+/// The first line of the notes signed before logs had an identity (no `log` line).
+const NOTE_TAG_V1: &str = "discs checkpoint v1";
 
 /// Leaves appended to the tree per statement while catching up.
 const GROW_BATCH: i64 = 20_000;
 
-/// The signer's side: key, folder, interval, and the ledger of closed accounts.
+/// The signer's side: key, the log's identity, folder, interval, and the ledger of closed
+/// accounts.
 pub struct History {
     key: SigningKey,
+    log: Uuid,
     dir: PathBuf,
     closings: PathBuf,
     interval: Duration,
@@ -63,6 +75,7 @@ impl std::fmt::Debug for History {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("History")
             .field("key", &to_hex(self.key.verifying_key().as_bytes()))
+            .field("log", &self.log)
             .field("dir", &self.dir)
             .field("closings", &self.closings)
             .finish()
@@ -70,12 +83,18 @@ impl std::fmt::Debug for History {
 }
 
 impl History {
-    /// From the configuration: the key (configured, or read from its file, or generated there
-    /// at the first start), the folder and the ledger.
-    pub fn from_config(config: &HistoryConfig, db: &DatabaseConfig) -> anyhow::Result<History> {
-        let (dir, key_file, closings) = config.paths(db);
+    /// From the configuration, for the log whose identity is `log` ([`EventLog::identity`]): the
+    /// key (configured, or read from its file, or generated there at the first start), the
+    /// folder (by default the log's own) and the ledger.
+    pub fn from_config(
+        config: &HistoryConfig,
+        db: &DatabaseConfig,
+        log: Uuid,
+    ) -> anyhow::Result<History> {
+        let (dir, key_file, closings) = config.paths(db, log);
         Ok(History {
             key: load_key(config.checkpoint_key.as_deref(), &key_file)?,
+            log,
             dir,
             closings,
             interval: Duration::from_secs(config.checkpoint_interval),
@@ -90,6 +109,11 @@ impl History {
     /// The folder checkpoints are published in.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The identity of the log it signs.
+    pub fn log(&self) -> Uuid {
+        self.log
     }
 }
 
@@ -129,6 +153,10 @@ pub fn public_key(text: &str) -> anyhow::Result<VerifyingKey> {
 /// A signed checkpoint, as published.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SignedCheckpoint {
+    /// The identity of the log it is a checkpoint of (absent from checkpoints signed before logs
+    /// had one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<Uuid>,
     /// 1, 2, 3 ... in the order they were signed.
     pub seq: u64,
     /// The number of events (leaves) the tree held.
@@ -146,7 +174,12 @@ pub struct SignedCheckpoint {
 impl SignedCheckpoint {
     /// The signed text.
     pub fn note(&self) -> String {
-        note(self.seq, self.size, &self.root, &self.time)
+        note(self.log, self.seq, self.size, &self.root, &self.time)
+    }
+
+    /// Whether it is a checkpoint of the log `log`: it says so, or it predates identities.
+    pub fn is_of(&self, log: Uuid) -> bool {
+        self.log.is_none_or(|l| l == log)
     }
 
     /// The root as bytes (`None` when it is not 64 hexadecimal digits).
@@ -186,20 +219,31 @@ impl SignedCheckpoint {
     }
 }
 
-fn note(seq: u64, size: u64, root: &str, time: &str) -> String {
-    format!("{NOTE_TAG}\nseq {seq}\nsize {size}\nroot {root}\ntime {time}\n")
+fn note(log: Option<Uuid>, seq: u64, size: u64, root: &str, time: &str) -> String {
+    let rest = format!("seq {seq}\nsize {size}\nroot {root}\ntime {time}\n");
+    match log {
+        Some(log) => format!("{NOTE_TAG}\nlog {log}\n{rest}"),
+        None => format!("{NOTE_TAG_V1}\n{rest}"),
+    }
 }
 
-/// Signs the head `head` as checkpoint `seq` at `at`.
-pub fn sign(key: &SigningKey, seq: u64, head: &TreeHead, at: OffsetDateTime) -> SignedCheckpoint {
+/// Signs the head `head` of the log `log` as checkpoint `seq` at `at`.
+pub fn sign(
+    key: &SigningKey,
+    log: Uuid,
+    seq: u64,
+    head: &TreeHead,
+    at: OffsetDateTime,
+) -> SignedCheckpoint {
     let time = at
         .replace_nanosecond(0)
         .unwrap_or(at)
         .format(&Rfc3339)
         .unwrap_or_default();
     let root = to_hex(&head.root);
-    let signature = key.sign(note(seq, head.size, &root, &time).as_bytes());
+    let signature = key.sign(note(Some(log), seq, head.size, &root, &time).as_bytes());
     SignedCheckpoint {
+        log: Some(log),
         seq,
         size: head.size,
         root,
@@ -310,12 +354,14 @@ pub async fn checkpoint_now(
         })?),
         None => None,
     };
-    // The newest checkpoint of the folder that reads: one file parsed, not all of them.
+    // The newest checkpoint of the folder that reads (one file parsed, not all of them), if it
+    // is this log's: another log's say nothing of this one (`publish` refuses their folder).
     let published = folder_seqs(&history.dir)
         .map_err(SignError::Folder)?
         .into_iter()
         .rev()
-        .find_map(|seq| read_checkpoint(&history.dir, seq).ok());
+        .find_map(|seq| read_checkpoint(&history.dir, seq).ok())
+        .filter(|c| c.is_of(history.log));
     let last = [recorded, published]
         .into_iter()
         .flatten()
@@ -344,7 +390,7 @@ pub async fn checkpoint_now(
     }
     if head.size > covered {
         let seq = last.as_ref().map_or(1, |c| c.seq + 1);
-        let checkpoint = sign(&history.key, seq, &head, at);
+        let checkpoint = sign(&history.key, history.log, seq, &head, at);
         let json = serde_json::to_string(&checkpoint).unwrap_or_default();
         let inserted = client
             .execute(
@@ -449,8 +495,23 @@ pub async fn consistency(
 }
 
 /// Writes to `dir` every recorded checkpoint it lacks, each with its leaves, leaves first and
-/// each file whole or not at all (written aside, then renamed).
+/// each file whole or not at all (written aside, then renamed). Refused, with both ids named,
+/// when the folder's newest checkpoint is another log's.
 pub async fn publish(pool: &Pool, log: &EventLog, dir: &Path) -> Result<usize, SignError> {
+    let ours = log.identity().await?;
+    if let Some(theirs) = folder_seqs(dir)
+        .map_err(SignError::Folder)?
+        .into_iter()
+        .rev()
+        .find_map(|seq| read_checkpoint(dir, seq).ok())
+        .and_then(|c| c.log.filter(|&l| l != ours))
+    {
+        return Err(SignError::Folder(format!(
+            "{} holds the checkpoints of another log ({theirs}), not of this one ({ours}): \
+             give each log its own folder (DISCS_CHECKPOINT_DIR)",
+            dir.display()
+        )));
+    }
     let client = pool.get().await?;
     let rows = client
         .query(
@@ -633,7 +694,8 @@ impl FolderReport {
 }
 
 /// Proves that the database still extends every checkpoint published in `dir` and signed by
-/// `operator`, or names what does not: a checkpoint missing from the sequence, out of order,
+/// `operator`, or names what does not: a folder of another log's checkpoints (said as such, and
+/// nothing more compared), a checkpoint missing from the sequence, out of order,
 /// signed by another key or not verifying; published leaves that do not give their signed root;
 /// the first event of the database that differs from the published one (rewritten, removed or
 /// inserted), or the first published event the database lacks.
@@ -654,6 +716,24 @@ pub async fn verify_folder(
         report
             .problems
             .push(format!("{} holds no checkpoint", dir.display()));
+        return Ok(report);
+    }
+    // Another log's checkpoints: nothing this log did or did not do.
+    let ours = log.identity().await?;
+    let theirs: std::collections::BTreeSet<Uuid> = folder
+        .values()
+        .flatten()
+        .filter_map(|c| c.log)
+        .filter(|&l| l != ours)
+        .collect();
+    if !theirs.is_empty() {
+        let theirs: Vec<String> = theirs.iter().map(Uuid::to_string).collect();
+        report.problems.push(format!(
+            "{} holds the checkpoints of another log ({}), not of this database's log ({ours}): \
+             verify them against that log's database",
+            dir.display(),
+            theirs.join(", ")
+        ));
         return Ok(report);
     }
     // The checkpoints: each one's signature, the sequence, the order.
@@ -1097,12 +1177,13 @@ mod tests {
     #[test]
     fn a_checkpoint_verifies_with_its_key_only_and_any_change_breaks_it() {
         let at = OffsetDateTime::from_unix_timestamp(1_800_000_000).expect("time");
-        let c = sign(&key(1), 3, &head(10), at);
+        let log = Uuid::from_u128(0x51);
+        let c = sign(&key(1), log, 3, &head(10), at);
         assert_eq!(c.check(&key(1).verifying_key()), Ok(()));
-        assert!(
-            c.note()
-                .starts_with("discs checkpoint v1\nseq 3\nsize 10\nroot ")
-        );
+        assert!(c.note().starts_with(&format!(
+            "discs checkpoint v2\nlog {log}\nseq 3\nsize 10\nroot "
+        )));
+        assert!(c.is_of(log) && !c.is_of(Uuid::from_u128(0x52)));
         let other = c.check(&key(2).verifying_key()).expect_err("another key");
         assert!(other.contains("not the operator's"), "{other}");
         // The key field swapped for the other key's: the signature no longer verifies.
@@ -1114,12 +1195,33 @@ mod tests {
             |c: &mut SignedCheckpoint| c.seq += 1,
             |c: &mut SignedCheckpoint| c.root = to_hex(&[0; 32]),
             |c: &mut SignedCheckpoint| c.time = "2030-01-01T00:00:00Z".into(),
+            |c: &mut SignedCheckpoint| c.log = Some(Uuid::from_u128(0x52)),
+            |c: &mut SignedCheckpoint| c.log = None,
         ] {
             let mut changed = c.clone();
             change(&mut changed);
             let e = changed.check(&key(1).verifying_key()).expect_err("changed");
             assert!(e.contains("does not verify"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_checkpoint_signed_before_logs_had_an_identity_still_verifies_and_is_any_logs() {
+        let at = OffsetDateTime::from_unix_timestamp(1_800_000_000).expect("time");
+        let mut old = sign(&key(1), Uuid::from_u128(0x51), 2, &head(7), at);
+        old.log = None;
+        let note = format!(
+            "discs checkpoint v1\nseq 2\nsize 7\nroot {}\ntime {}\n",
+            old.root, old.time
+        );
+        assert_eq!(old.note(), note);
+        old.signature = to_hex(&key(1).sign(note.as_bytes()).to_bytes());
+        assert_eq!(old.check(&key(1).verifying_key()), Ok(()));
+        let json = serde_json::to_string(&old).expect("json");
+        assert!(!json.contains("\"log\""), "{json}");
+        let read: SignedCheckpoint = serde_json::from_str(&json).expect("parses");
+        assert_eq!(read, old);
+        assert!(read.is_of(Uuid::from_u128(0x51)) && read.is_of(Uuid::from_u128(0x52)));
     }
 
     #[test]

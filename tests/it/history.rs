@@ -1,15 +1,18 @@
 //! History nobody can quietly rewrite (issue 45): signed checkpoints and what they catch, a
-//! match's proof, a key that is not the operator's, a folder with a gap or out of order, and
-//! closing an account (erased everywhere, re-applied after a restore).
+//! match's proof, a key that is not the operator's, a folder with a gap or out of order, two
+//! logs on one machine each signing its own (issue 51), and closing an account (erased
+//! everywhere, re-applied after a restore).
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
+use discs::config::ServeConfig;
 use eventlog::canonical;
+use service::config::HistoryConfig;
 use service::history::{self, MatchProof, SignedCheckpoint};
 
-use crate::helpers::{Player, TestApp, spawn_app};
+use crate::helpers::{Player, TestApp, spawn_app, spawn_app_with};
 
 async fn checkpoint(app: &TestApp) -> Option<SignedCheckpoint> {
     history::checkpoint_committed(
@@ -262,7 +265,13 @@ async fn a_key_that_is_not_the_operators_a_gap_and_a_checkpoint_out_of_order_are
         cursor: eventlog::Checkpoint::START,
     };
     let key = history::load_key(None, &key_file(&app)).expect("the operator's key");
-    let late = history::sign(&key, 4, &head, OffsetDateTime::now_utc());
+    let late = history::sign(
+        &key,
+        app.state.history.log(),
+        4,
+        &head,
+        OffsetDateTime::now_utc(),
+    );
     std::fs::write(
         dir.join("checkpoint-00000004.json"),
         serde_json::to_string(&late).expect("json"),
@@ -590,4 +599,103 @@ async fn an_admin_closes_an_account_on_request_but_not_their_own_and_not_during_
         )
         .await;
     assert_eq!(twice.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn two_databases_on_one_machine_each_sign_their_own_checkpoints_in_their_default_folders() {
+    // One machine: both servers resolve their default folders beside the same data folder (this
+    // test's own, not the machine's), and share its key file, as two `cargo run`s would.
+    let machine = std::env::temp_dir().join(format!("discs-machine-{}", uuid::Uuid::new_v4()));
+    let on_the_machine = |c: &mut ServeConfig| {
+        c.core.db.pg_data_dir = Some(machine.join("pgdata"));
+        c.core.history = HistoryConfig {
+            checkpoint_dir: None,
+            checkpoint_key_file: None,
+            closings_file: None,
+            ..c.core.history.clone()
+        };
+    };
+    let first = spawn_app_with(on_the_machine).await;
+    let (ada, bob) = (first.player("Ada").await, first.player("Bob").await);
+    finished_match(&first, &ada, &bob).await;
+    let c1 = checkpoint(&first).await.expect("the first log grew");
+    let first_log = first.state.history.log();
+    assert_eq!(c1.log, Some(first_log));
+    assert_eq!(
+        first.state.history.dir(),
+        machine.join("checkpoints").join(first_log.to_string())
+    );
+
+    // Another database, on the same machine: another log, in a folder of its own. Before its
+    // first event it has nothing to sign, and the first log's checkpoints do not stop it.
+    let second = spawn_app_with(on_the_machine).await;
+    let second_log = second.state.history.log();
+    assert_ne!(second_log, first_log);
+    assert_eq!(
+        second.state.history.dir(),
+        machine.join("checkpoints").join(second_log.to_string())
+    );
+    assert_eq!(
+        checkpoint(&second).await,
+        None,
+        "an empty log signs nothing"
+    );
+    let (cy, dan) = (second.player("Cy").await, second.player("Dan").await);
+    finished_match(&second, &cy, &dan).await;
+    let d1 = checkpoint(&second).await.expect("the second log grew");
+    assert_eq!((d1.seq, d1.log), (1, Some(second_log)));
+    assert_ne!(d1.root, c1.root);
+    let operator = first.state.history.public_key();
+    assert_eq!(second.state.history.public_key(), operator, "one key file");
+    for app in [&first, &second] {
+        let report = verify(app, &operator).await;
+        assert!(report.is_ok(), "{report:?}");
+    }
+    // The first log signs on.
+    finished_match(&first, &bob, &ada).await;
+    assert_eq!(checkpoint(&first).await.map(|c| c.seq), Some(2));
+
+    // The second database's log against the first's folder: another log's, said plainly, and
+    // nothing reported rewritten.
+    let crossed = history::verify_folder(&second.state.log, first.state.history.dir(), &operator)
+        .await
+        .expect("the folder is read");
+    assert!(!crossed.is_ok());
+    assert_eq!(crossed.problems.len(), 1, "{crossed:?}");
+    let said = &crossed.problems[0];
+    assert!(
+        said.contains("holds the checkpoints of another log")
+            && said.contains(&first_log.to_string())
+            && said.contains(&second_log.to_string()),
+        "{said}"
+    );
+
+    // A restore of the first database to before its checkpoints keeps the log's identity (it
+    // lives in the database), hence its folder: its signer still stops.
+    let client = database::testing::raw_client(&first.db_url).await;
+    client
+        .batch_execute(
+            "ALTER TABLE events DISABLE TRIGGER events_append_only; \
+             TRUNCATE events, streams, log_tree_tiles, log_checkpoints CASCADE; \
+             ALTER TABLE events ENABLE TRIGGER events_append_only; \
+             UPDATE log_tree SET size = 0, tx = 0, position = 0",
+        )
+        .await
+        .expect("as restored from a backup taken before the first event");
+    assert_eq!(
+        first.state.log.identity().await.expect("the identity"),
+        first_log
+    );
+    let stopped = history::checkpoint_now(
+        &first.state.pool,
+        &first.state.log,
+        &first.state.history,
+        first.state.clock.as_ref(),
+    )
+    .await;
+    assert!(
+        matches!(stopped, Err(history::SignError::Diverged { seq: 2, .. })),
+        "{stopped:?}"
+    );
+    std::fs::remove_dir_all(&machine).expect("the machine's folder removed");
 }
