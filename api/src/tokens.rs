@@ -69,9 +69,10 @@ impl Generations {
         Ok(generation)
     }
 
-    /// Waits until the listener has heard every change committed before this call (a query on
-    /// its connection: PostgreSQL sends a session the notifications committed before the end of
-    /// its query). For tests and drivers; false when the listener is not connected.
+    /// Waits until the listener has heard (and enforced on the streams) every change committed
+    /// before this call (a query on its connection: PostgreSQL sends a session the notifications
+    /// committed before the end of its query). For tests and drivers; false when the listener is
+    /// not connected.
     pub async fn caught_up(&self) -> bool {
         let listener = self.listener.lock().await;
         match listener.as_ref() {
@@ -108,19 +109,23 @@ impl Generations {
 
     /// Runs the listener until `stopping` is set: connects with `settings`, listens on the
     /// channel, and drops each changed player's entry as the change is heard (on the task that
-    /// reads the connection, so before any later answer on it); after a lost connection, stops
+    /// reads the connection, so before any later answer on it), then has the stream registry
+    /// enforce the player's rights (`service::live::streams::enforce`: their streams end, a
+    /// closed account's name leaves the watched matches); after a lost connection, stops
     /// caching, forgets everything and connects again.
     pub async fn listen(
         self: Arc<Self>,
         settings: tokio_postgres::Config,
-        cache: Arc<service::live::cache::MatchCache>,
+        live: service::live::LivePath,
         stopping: tokio::sync::watch::Receiver<bool>,
     ) {
+        let cache = Arc::clone(&live.cache);
         while !*stopping.borrow() {
             match settings.connect(tokio_postgres::NoTls).await {
                 Ok((client, mut connection)) => {
                     let me = Arc::clone(&self);
                     let names = Arc::clone(&cache);
+                    let heard = live.clone();
                     let reader = tokio::spawn(async move {
                         let mut messages =
                             futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
@@ -129,7 +134,15 @@ impl Generations {
                                 me.forget(n.payload());
                                 // A closed account's name leaves the match cache too.
                                 if let Ok(player) = n.payload().parse::<uuid::Uuid>() {
-                                    names.forget_player(domain::ids::PlayerId::from_uuid(player));
+                                    let player = domain::ids::PlayerId::from_uuid(player);
+                                    names.forget_player(player);
+                                    // Awaited here: once `caught_up` answers, every
+                                    // change heard before it has been enforced.
+                                    if let Err(e) =
+                                        service::live::streams::enforce(&heard, player).await
+                                    {
+                                        tracing::warn!(error = %e, "a player's streams were not checked");
+                                    }
                                 }
                             }
                         }
@@ -140,6 +153,14 @@ impl Generations {
                     if listened.is_ok() {
                         self.forget_all();
                         cache.clear();
+                        // A change may have gone unheard while disconnected: every player with
+                        // a stream open here is checked again.
+                        let live = live.clone();
+                        tokio::spawn(async move {
+                            for player in live.live.registry.players() {
+                                let _ = service::live::streams::enforce(&live, player).await;
+                            }
+                        });
                         *self.listener.lock().await = Some(client);
                         self.listening.store(true, Ordering::Release);
                     } else {

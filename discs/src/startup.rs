@@ -83,14 +83,13 @@ impl Application {
         )?;
         let (stop, stopping) = watch::channel(false);
         let state = app_state(&config, &url, pool.clone(), clock, stopping, history)?;
-        // A restore from a backup older than a closing brings the account back: close it again.
-        let reclosed = service::closing::reapply_closings(&state, &state.history).await?;
-        if reclosed > 0 {
-            tracing::warn!(
-                reclosed,
-                "accounts closed after the database's backup closed again"
-            );
-        }
+        // A restore from a backup older than a closing brings the account back: close it again
+        // (tried until it succeeds; the instance serves meanwhile).
+        tokio::spawn(service::closing::keep_closed(
+            service::live::LivePath::clone(&state),
+            Arc::clone(&state.history),
+            state.stopping.clone(),
+        ));
         let edge = ApiState {
             app: state.clone(),
             keys: keys(&config, &pool).await?,
@@ -111,7 +110,7 @@ impl Application {
         };
         tokio::spawn(Arc::clone(&edge.generations).listen(
             database::settings(&url)?,
-            state.cache.clone(),
+            service::live::LivePath::clone(&state),
             state.stopping.clone(),
         ));
         let listener = TcpListener::bind(&config.edge.addr)

@@ -55,6 +55,10 @@ pub async fn decide(
                 }
                 tx.commit().await.map_err(unexpected)?;
                 app.wake_projections();
+                // This instance's streams of a banned player end before the ban is answered.
+                if let Err(e) = crate::live::streams::enforce(app, player).await {
+                    tracing::warn!(error = %e, "a banned player's streams were not checked");
+                }
                 after = Some(decided.after);
                 break;
             }

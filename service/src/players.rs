@@ -151,6 +151,18 @@ pub async fn token_generation(client: &impl GenericClient, player: PlayerId) -> 
     Ok(row.map_or(0, |r| u32::try_from(r.get::<_, i32>(0)).unwrap_or(0)))
 }
 
+/// Whether `player`'s account is closed (or was never opened).
+pub async fn closed(client: &impl GenericClient, player: PlayerId) -> Result<bool, Error> {
+    let row = client
+        .query_opt(
+            "SELECT closed_at IS NOT NULL FROM players WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(row.is_none_or(|r| r.get(0)))
+}
+
 /// Ends every token of `player` issued so far: their generation goes up by one, and every
 /// instance hears of it on [`TOKENS_CHANNEL`] when the change commits. The new generation;
 /// `not_found` when there is no such player.

@@ -49,11 +49,25 @@ pub async fn of(app: &Core, player: PlayerId) -> Result<(Standing, Option<Offset
 
 /// `Err(Forbidden(Banned))` while an admin's last decision on `player` is a ban.
 pub async fn refuse_banned(app: &Core, player: PlayerId) -> Result<(), Error> {
-    if of(app, player).await?.0.banned() {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    if banned(&client, player).await? {
         Err(Error::Forbidden(Refused::Banned))
     } else {
         Ok(())
     }
+}
+
+/// Whether an admin's last decision on `player` is a ban (their `player_bans` row, written with
+/// the decision).
+pub async fn banned(client: &impl GenericClient, player: PlayerId) -> Result<bool, Error> {
+    let row = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM player_bans WHERE player_id = $1)",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(row.get(0))
 }
 
 /// An admin's decision decided on the player's standing as read: its event, the append that
@@ -65,8 +79,8 @@ pub struct Decided {
 }
 
 /// Decides `admin`'s decision on `player` (`not_found` for no such player; a ban needs a
-/// reason) on their standing as the log has it now; [`record_on`] writes its row beside the
-/// append.
+/// reason, read through [`crate::checks::reason`]) on their standing as the log has it now;
+/// [`record_on`] writes its row beside the append.
 pub async fn prepare(
     app: &Core,
     admin: PlayerId,
@@ -75,11 +89,12 @@ pub async fn prepare(
     reason: &str,
     at: OffsetDateTime,
 ) -> Result<Decided, Error> {
+    let reason = crate::checks::reason(reason)?;
     {
         let client = app.pool.get().await.map_err(unexpected)?;
         players::exists(&client, player).await?;
     }
-    let event = standing::decide(admin, decision, reason).map_err(|e| match e {
+    let event = standing::decide(admin, decision, &reason).map_err(|e| match e {
         standing::StandingError::ReasonRequired => Invalid::BanReason,
         standing::StandingError::ReasonTooLong => Invalid::ReasonLength {
             max: standing::MAX_REASON,
@@ -119,7 +134,7 @@ pub fn conflict(e: AppendError) -> Error {
 }
 
 /// Writes `player`'s row of `player_bans` as `event` leaves it, in the transaction that appends
-/// the event.
+/// the event, and tells every instance on the tokens channel.
 pub async fn record_on(
     tx: &impl GenericClient,
     player: PlayerId,
@@ -144,6 +159,14 @@ pub async fn record_on(
         }
     };
     done.map_err(unexpected)?;
+    // Every instance hears that the player's rights changed when this commits (their streams
+    // end on a ban: `live::streams`).
+    tx.execute(
+        "SELECT pg_notify($1, $2)",
+        &[&crate::players::TOKENS_CHANNEL, &player.to_string()],
+    )
+    .await
+    .map_err(unexpected)?;
     Ok(())
 }
 

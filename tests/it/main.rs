@@ -29,4 +29,5 @@ mod seats;
 mod service;
 mod site;
 mod stream;
+mod streams;
 mod tournaments;

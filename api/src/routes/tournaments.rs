@@ -481,15 +481,14 @@ pub async fn remove(
     .await
 }
 
-/// A comment line this often keeps proxies from closing an idle stream.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// A follower is marked as following this often.
 const PRESENCE: Duration = Duration::from_secs(20);
 
 /// `GET /v1/tournaments/{id}/stream`: server-sent events of the tournament's stream, each with
 /// its version as id (resumable with `Last-Event-ID`): `pairing` (a pairing or a bye), `result`,
 /// `standings` (after results or a removal: read the standings again) and `status` (the rest).
-/// An open stream counts as following the tournament.
+/// An open stream counts as following the tournament. Under the same caps and rights as every
+/// stream (`super::stream::open_place`).
 pub async fn stream(
     app: web::Data<ApiState>,
     auth: Auth,
@@ -510,28 +509,25 @@ pub async fn stream(
     if (t.finished || t.cancelled) && after == t.version as i64 {
         return Ok(HttpResponse::NoContent().finish());
     }
+    let place = super::stream::open_place(&app, &auth, false).await?;
     let member = t.entrant(auth.player).is_some();
-    let history = app
+    let read = app
         .log
         .read_stream_after(&id.stream(), after)
         .await
         .map_err(service::unexpected)?;
-    let (tx, rx) = mpsc::channel::<web::Bytes>(64);
-    let app = app.app.clone();
-    let player = auth.player;
-    actix_web::rt::spawn(async move {
-        let _ = pump(
-            app,
-            id,
-            member.then_some(player),
-            history,
-            after,
-            batches,
-            tx,
-        )
-        .await;
-    });
-    Ok(super::stream::events_response(rx))
+    let mut feed = TournamentFeed {
+        app: app.app.clone(),
+        id,
+        stream: id.stream(),
+        sent: after,
+        done: false,
+        gap: false,
+        batches,
+        follower: member.then_some(auth.player),
+    };
+    let history = feed.frames_of(&read);
+    Ok(super::stream::serve(app.app.clone(), place, history, feed))
 }
 
 /// The frames of a tournament event (and a `standings` hint after one that changes them).
@@ -559,78 +555,94 @@ fn frames(e: &RecordedEvent) -> Vec<web::Bytes> {
     out
 }
 
-async fn pump(
+/// A tournament's frames from the batches the instance's tail reads.
+struct TournamentFeed {
     app: service::state::AppState,
     id: TournamentId,
+    stream: String,
+    /// The last version sent.
+    sent: i64,
+    /// The tournament's end was sent.
+    done: bool,
+    /// A batch skipped some of the stream's events: read them before anything else.
+    gap: bool,
+    batches: tokio::sync::broadcast::Receiver<std::sync::Arc<projections::Batch>>,
     follower: Option<PlayerId>,
-    history: Vec<RecordedEvent>,
-    after: i64,
-    mut batches: tokio::sync::broadcast::Receiver<std::sync::Arc<projections::Batch>>,
-    tx: mpsc::Sender<web::Bytes>,
-) -> Result<(), ()> {
-    let stream = id.stream();
-    let mut sent = after;
-    let ended = |e: &RecordedEvent| {
-        matches!(
-            e.event_type.as_str(),
-            "tournament_finished" | "tournament_cancelled"
-        )
-    };
-    for e in &history {
-        for f in frames(e) {
-            tx.send(f).await.map_err(drop)?;
+}
+
+impl TournamentFeed {
+    /// The frames of `events` after the last sent, up to the tournament's end.
+    fn frames_of(&mut self, events: &[RecordedEvent]) -> Vec<web::Bytes> {
+        let mut out = Vec::new();
+        for e in events {
+            if self.done {
+                break;
+            }
+            if e.version <= self.sent {
+                continue;
+            }
+            out.extend(frames(e));
+            self.sent = e.version;
+            self.done = matches!(
+                e.event_type.as_str(),
+                "tournament_finished" | "tournament_cancelled"
+            );
         }
-        sent = e.version;
-        if ended(e) {
-            return Ok(());
-        }
+        out
     }
-    let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
-    let mut presence = tokio::time::interval(PRESENCE);
-    keep_alive.reset();
-    let mut stopping = app.stopping.clone();
-    loop {
-        tokio::select! {
-            batch = batches.recv() => match batch {
+}
+
+impl super::stream::Feed for TournamentFeed {
+    async fn next(&mut self) -> Option<(Vec<web::Bytes>, bool)> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if self.gap {
+                let read = self
+                    .app
+                    .log
+                    .read_stream_after(&self.stream, self.sent)
+                    .await
+                    .ok()?;
+                self.gap = false;
+                let out = self.frames_of(&read);
+                if !out.is_empty() {
+                    return Some((out, self.done));
+                }
+                continue;
+            }
+            match self.batches.recv().await {
                 Ok(batch) => {
-                    let mine: Vec<&RecordedEvent> = batch
+                    let mine: Vec<RecordedEvent> = batch
                         .events
                         .iter()
-                        .filter(|e| e.stream == stream && e.version > sent)
+                        .filter(|e| e.stream == self.stream && e.version > self.sent)
+                        .cloned()
                         .collect();
                     // A gap (the fan-out skipped some): read what is missing.
-                    let missing = mine.first().is_some_and(|e| e.version > sent + 1);
-                    let events: Vec<RecordedEvent> = if missing {
-                        app.log.read_stream_after(&stream, sent).await.map_err(drop)?
-                    } else {
-                        mine.into_iter().cloned().collect()
-                    };
-                    for e in &events {
-                        for f in frames(e) {
-                            tx.send(f).await.map_err(drop)?;
-                        }
-                        sent = e.version;
-                        if ended(e) {
-                            return Ok(());
-                        }
+                    if mine.first().is_some_and(|e| e.version > self.sent + 1) {
+                        self.gap = true;
+                        continue;
+                    }
+                    let out = self.frames_of(&mine);
+                    if !out.is_empty() {
+                        return Some((out, self.done));
                     }
                 }
                 // Too far behind: the client resumes with Last-Event-ID.
-                Err(RecvError::Lagged(_) | RecvError::Closed) => return Ok(()),
-            },
-            _ = keep_alive.tick() => {
-                tx.send(web::Bytes::from_static(b": keep-alive\n\n")).await.map_err(drop)?;
+                Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
             }
-            _ = presence.tick(), if follower.is_some() => {
-                if let Some(p) = follower {
-                    let _ = commands::seen(&app.tournaments, id, p).await;
-                }
-            }
-            () = tx.closed() => return Ok(()),
-            _ = stopping.wait_for(|s| *s) => {
-                let _ = tx.send(web::Bytes::from_static(b"retry: 1000\n\n")).await;
-                return Ok(());
-            }
+        }
+    }
+
+    fn presence(&self) -> Option<Duration> {
+        self.follower.map(|_| PRESENCE)
+    }
+
+    async fn present(&mut self) {
+        if let Some(p) = self.follower {
+            let _ = commands::seen(&self.app.tournaments, self.id, p).await;
         }
     }
 }

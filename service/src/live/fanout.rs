@@ -11,7 +11,8 @@
 //!   published at once; the tail brings the other instances' within the poll interval; an
 //!   event that arrives after a gap is preceded by one read of the missing ones. Versions are
 //!   sent in order, each once.
-//! * **Caps** on open streams per player and per instance: beyond them, 429 `rate_limited`.
+//! * **The stream registry** ([`streams::Registry`]): every open stream's place, under the caps
+//!   per player and per instance, ended when its player's rights end.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,7 @@ use eventlog::{Checkpoint, EventLog, RecordedEvent};
 use crate::error::Error;
 use crate::error::unexpected;
 use crate::live::loaded::{Loaded, stamped};
+use crate::live::streams;
 use crate::views::EventView;
 
 /// Frames a viewer may fall behind by before its stream is closed (it resumes with
@@ -57,15 +59,8 @@ pub struct Live {
     wake: Notify,
     batches: broadcast::Sender<Arc<projections::Batch>>,
     watches: Mutex<HashMap<MatchId, Arc<Watch>>>,
-    streams: Mutex<Streams>,
-    per_player: usize,
-    max_streams: usize,
-}
-
-#[derive(Default)]
-struct Streams {
-    total: usize,
-    by_player: HashMap<PlayerId, usize>,
+    /// Every open stream of this instance, matches' and tournaments'.
+    pub registry: Arc<streams::Registry>,
 }
 
 /// A viewed match: its state as last sent, and its viewers.
@@ -75,11 +70,10 @@ pub struct Watch {
     folded: tokio::sync::Mutex<Option<Loaded>>,
 }
 
-/// An open stream: its place under the caps and its subscription to the match's frames; both
-/// given back when dropped.
+/// An open match stream's subscription to the match's frames, given back when dropped (its
+/// place in the registry is held beside it).
 pub struct Viewer {
     live: Arc<Live>,
-    player: PlayerId,
     id: MatchId,
     pub watch: Arc<Watch>,
     pub frames: Option<broadcast::Receiver<Arc<Frame>>>,
@@ -90,14 +84,6 @@ impl Drop for Viewer {
         // The receiver goes first, so that the last viewer's watch is seen unwatched.
         self.frames.take();
         self.live.unsubscribe(self.id);
-        let mut s = self.live.lock_streams();
-        s.total = s.total.saturating_sub(1);
-        if let Some(n) = s.by_player.get_mut(&self.player) {
-            *n -= 1;
-            if *n == 0 {
-                s.by_player.remove(&self.player);
-            }
-        }
     }
 }
 
@@ -107,9 +93,7 @@ impl Live {
             wake: Notify::new(),
             batches: broadcast::channel(256).0,
             watches: Mutex::new(HashMap::new()),
-            streams: Mutex::new(Streams::default()),
-            per_player,
-            max_streams,
+            registry: Arc::new(streams::Registry::new(per_player, max_streams)),
         }
     }
 
@@ -146,29 +130,12 @@ impl Live {
 
     /// Open streams on this instance now.
     pub fn open_streams(&self) -> usize {
-        self.lock_streams().total
+        self.registry.total()
     }
 
-    /// Opens a stream of `player` on match `id`: a place under the caps (or when to try
-    /// again), and a receiver of the match's frames, subscribed before anything is read so that
-    /// no frame can be missed. A player `seated` in the match is never held back by the
-    /// instance's cap (their game must not go on unseen because others watch); their own
-    /// per-player cap still holds.
-    pub fn view(
-        self: &Arc<Self>,
-        player: PlayerId,
-        id: MatchId,
-        seated: bool,
-    ) -> Result<Viewer, Error> {
-        {
-            let mut s = self.lock_streams();
-            let mine = s.by_player.get(&player).copied().unwrap_or(0);
-            if mine >= self.per_player || (s.total >= self.max_streams && !seated) {
-                return Err(Error::RateLimited(5));
-            }
-            s.total += 1;
-            *s.by_player.entry(player).or_default() += 1;
-        }
+    /// A receiver of match `id`'s frames for a stream (which holds its place in the
+    /// registry), subscribed before anything is read so that no frame can be missed.
+    pub fn view(self: &Arc<Self>, id: MatchId) -> Viewer {
         let mut watches = self.lock_watches();
         let watch = watches
             .entry(id)
@@ -180,13 +147,28 @@ impl Live {
             })
             .clone();
         let frames = watch.frames.subscribe();
-        Ok(Viewer {
+        Viewer {
             live: self.clone(),
-            player,
             id,
             watch,
             frames: Some(frames),
-        })
+        }
+    }
+
+    /// Shows `label` for `player` in every watched match that names them (their account
+    /// closed): the frames sent from now on carry the label, not the name.
+    pub async fn rename(&self, player: PlayerId, label: &str) {
+        let watches: Vec<Arc<Watch>> = self.lock_watches().values().cloned().collect();
+        for watch in watches {
+            let mut folded = watch.folded.lock().await;
+            if let Some(loaded) = folded.as_mut()
+                && loaded.names.contains_key(&player)
+            {
+                let mut names = (*loaded.names).clone();
+                names.insert(player, label.to_owned());
+                loaded.names = Arc::new(names);
+            }
+        }
     }
 
     /// Forgets the watch of a match once its last viewer has gone.
@@ -232,10 +214,6 @@ impl Live {
 
     fn lock_watches(&self) -> std::sync::MutexGuard<'_, HashMap<MatchId, Arc<Watch>>> {
         self.watches.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn lock_streams(&self) -> std::sync::MutexGuard<'_, Streams> {
-        self.streams.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -1,7 +1,8 @@
 //! The live path: a command on a match from its cached state to its commit (`play`, `commit`,
 //! `cache`, `loaded`), the live guards of the fair-play boundary as the services read them
 //! (`guards`), and the instance's one reader of the log feeding the projections and every
-//! open stream (`fanout`); [`LivePath`], the context its functions take.
+//! open stream (`fanout`), the registry of open streams and the rights they hold to
+//! (`streams`); [`LivePath`], the context its functions take.
 
 pub mod cache;
 pub mod commit;
@@ -9,6 +10,7 @@ pub mod fanout;
 pub mod guards;
 pub mod loaded;
 pub mod play;
+pub mod streams;
 
 use std::ops::Deref;
 use std::sync::Arc;
