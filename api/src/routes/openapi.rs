@@ -144,7 +144,7 @@ const STREAM_EVENT: &str = "MatchStreamEvent";
 
 fn stream_event() -> Value {
     json!({"type": "object",
-           "description": "Each event: `id` the match version, `event` the event type, `data` `{\"event\": <event>, \"match\": <match view>}`.",
+           "description": "Each event: `id` the match version, `event` the event type, `data` `{\"event\": <event>, \"match\": <match view>}`; the last, when the player's rights end, `event: ended` with `data` `{\"reason\": \"revoked\" | \"banned\"}` (no id).",
            "properties": {"id": {"type": "string"}, "event": {"type": "string"}, "data": {"type": "string"},
                           "retry": {"type": "string"}}})
 }
