@@ -365,7 +365,7 @@ mod tests {
     use domain::matches::DomainError;
 
     use super::*;
-    use service::reasons::{Active, Clash, JsonIssue, Missing, Refused};
+    use service::reasons::{Active, Clash, JsonIssue, Missing, Refused, TextIssue};
 
     /// One error of every variant and every reason.
     fn every_error() -> Vec<ApiError> {
@@ -380,9 +380,24 @@ mod tests {
             Invalid::Seat("3".into()),
             Invalid::RoomId("x".into()),
             Invalid::NameLength { min: 1, max: 32 },
-            Invalid::NameControl,
-            Invalid::NameBidi,
-            Invalid::NameInvisible,
+            Invalid::Text {
+                field: "name".into(),
+                issue: TextIssue::Control('\0'),
+            },
+            Invalid::Text {
+                field: "reason".into(),
+                issue: TextIssue::Bidi('\u{202E}'),
+            },
+            Invalid::Text {
+                field: "board[2]".into(),
+                issue: TextIssue::Invisible('\u{200B}'),
+            },
+            Invalid::Text {
+                field: "name".into(),
+                issue: TextIssue::StackedMarks { max: 3 },
+            },
+            Invalid::ReservedName,
+            Invalid::Instant("9999-12-31T23:59:59-23:59".into()),
             Invalid::WeakSignUpKey {
                 min_length: 16,
                 min_bits: 64,
@@ -432,7 +447,6 @@ mod tests {
             Invalid::ReasonLength { max: 500 },
             Invalid::NameToFind,
             Invalid::Offset,
-            Invalid::ReasonControl,
             Invalid::Side {
                 first: 'R',
                 second: 'Y',

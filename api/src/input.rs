@@ -1,5 +1,6 @@
 //! Reading client input at the edge: bodies with a size limit, JSON with the right error
-//! (400 when it is not JSON, 422 when its fields are wrong), query strings.
+//! (400 when it is not JSON, 422 when its fields are wrong, or when any string in it holds a
+//! character `service::checks::text` refuses), query strings.
 
 use actix_web::error::QueryPayloadError;
 use actix_web::web;
@@ -32,23 +33,27 @@ pub async fn body(mut payload: web::Payload) -> Result<web::Bytes, ApiError> {
 
 /// Parses a JSON body, which is always an object (serde's derived structs would also read an
 /// array of their fields in order); an empty body reads as `{}` so that all-optional bodies may
-/// be omitted.
+/// be omitted. Every string in it, whatever field it fills (free text, an id, a code, a value
+/// of a list), first goes through the one checker of text, `service::checks::text`, named by
+/// its place in the body (`settings.first`, `board[2]`): no control, direction-changing or
+/// invisible character, no pile of combining marks ever reaches a handler.
 pub fn json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
         b"{}"
     } else {
         bytes
     };
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{')
-        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes)
-    {
-        let e: serde_json::Error =
-            serde::de::Error::invalid_type(unexpected_of(&value), &"a JSON object");
-        return Err(ApiError::from(Invalid::Body {
-            issue: JsonIssue::parse(&e.to_string()),
-            line: 1,
-            column: 1,
-        }));
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+        if !value.is_object() {
+            let e: serde_json::Error =
+                serde::de::Error::invalid_type(unexpected_of(&value), &"a JSON object");
+            return Err(ApiError::from(Invalid::Body {
+                issue: JsonIssue::parse(&e.to_string()),
+                line: 1,
+                column: 1,
+            }));
+        }
+        texts_of(&value, &mut String::new())?;
     }
     serde_json::from_slice(bytes).map_err(|e| {
         use serde_json::error::Category;
@@ -63,6 +68,33 @@ pub fn json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             }),
         }
     })
+}
+
+/// Checks every string of `value` (at `path` in the body) with `service::checks::text`.
+fn texts_of(value: &serde_json::Value, path: &mut String) -> Result<(), ApiError> {
+    let len = path.len();
+    match value {
+        serde_json::Value::String(s) => service::checks::text(path, s)?,
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push_str(&format!("[{i}]"));
+                texts_of(item, path)?;
+                path.truncate(len);
+            }
+        }
+        serde_json::Value::Object(fields) => {
+            for (key, item) in fields {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&service::checks::shown(key));
+                texts_of(item, path)?;
+                path.truncate(len);
+            }
+        }
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
+    }
+    Ok(())
 }
 
 /// serde's message inside a serde_json error, without the position serde_json appends.

@@ -3,7 +3,7 @@
 //! from the texts, never a sentence built in code.
 
 use domain::games::BoardError;
-use service::reasons::{Active, Clash, Illegal, Invalid, JsonIssue, Missing, Refused};
+use service::reasons::{Active, Clash, Illegal, Invalid, JsonIssue, Missing, Refused, TextIssue};
 
 use crate::lang::Lang;
 use crate::texts;
@@ -76,9 +76,20 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
             "invalid.name_length",
             vec![arg("min", min), arg("max", max)],
         ),
-        Invalid::NameControl => ("invalid.name_control", vec![]),
-        Invalid::NameBidi => ("invalid.name_bidi", vec![]),
-        Invalid::NameInvisible => ("invalid.name_invisible", vec![]),
+        Invalid::Text { field, issue } => {
+            let field = arg("field", field);
+            let code_point = |c: &char| arg("char", format!("U+{:04X}", u32::from(*c)));
+            match issue {
+                TextIssue::Control(c) => ("invalid.text.control", vec![field, code_point(c)]),
+                TextIssue::Bidi(c) => ("invalid.text.bidi", vec![field, code_point(c)]),
+                TextIssue::Invisible(c) => ("invalid.text.invisible", vec![field, code_point(c)]),
+                TextIssue::StackedMarks { max } => {
+                    ("invalid.text.stacked_marks", vec![field, arg("max", max)])
+                }
+            }
+        }
+        Invalid::ReservedName => ("invalid.reserved_name", vec![]),
+        Invalid::Instant(got) => ("invalid.instant", vec![arg("got", got)]),
         Invalid::WeakSignUpKey {
             min_length,
             min_bits,
@@ -113,7 +124,6 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::ReasonLength { max } => ("invalid.reason_length", vec![arg("max", max)]),
         Invalid::NameToFind => ("invalid.name_to_find", vec![]),
         Invalid::Offset => ("invalid.offset", vec![]),
-        Invalid::ReasonControl => ("invalid.reason_control", vec![]),
         Invalid::Side {
             first,
             second,

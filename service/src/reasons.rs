@@ -23,11 +23,18 @@ pub enum Invalid {
         min: usize,
         max: usize,
     },
-    NameControl,
-    NameBidi,
-    /// A character that shows as nothing (zero-width spaces and joiners, soft hyphen, fillers):
-    /// two names that read the same would differ.
-    NameInvisible,
+    /// Text whose characters [`crate::checks::text`] refuses: the field and why.
+    Text {
+        field: String,
+        issue: TextIssue,
+    },
+    /// A name others could take for the CPU's seat (`CPU`) or a closed account's label
+    /// (`closed-` and 8 hexadecimal digits).
+    ReservedName,
+    /// An instant that is not RFC 3339 or lies outside the years 1 to 9999 in UTC (what
+    /// [`crate::checks::Timestamp`] reads), as the client wrote it (refused characters shown as
+    /// code points).
+    Instant(String),
     /// A sign-up's `Idempotency-Key` too short or too regular to be a secret (it proves a
     /// retry, and a retry gets the player's token).
     WeakSignUpKey {
@@ -84,8 +91,6 @@ pub enum Invalid {
     NameToFind,
     /// A negative offset in a page's query.
     Offset,
-    /// A reason with a control character.
-    ReasonControl,
     Side {
         first: char,
         second: char,
@@ -95,6 +100,31 @@ pub enum Invalid {
     SettingNotForGame(GameId),
     SamePlayerTwice,
     RankedNeedsHumans,
+}
+
+/// What a text holds that [`crate::checks::text`] refuses: the first such character, or the
+/// bound on stacked marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextIssue {
+    /// A control character: C0 (NUL included), DEL or C1.
+    Control(char),
+    /// A character that changes the direction of the text around it (marks, embeddings,
+    /// overrides, isolates).
+    Bidi(char),
+    /// A character that shows as nothing (zero-width spaces and joiners, the word joiner, the
+    /// byte order mark, the soft hyphen, fillers, spaces other than U+0020).
+    Invisible(char),
+    /// More combining marks on one character than the bound.
+    StackedMarks { max: usize },
+}
+
+/// The end of serde's message for an instant refused while read (see [`instant_message`]).
+const INSTANT_TAIL: &str = "` is not an RFC 3339 instant of the years 0001 to 9999 (UTC)";
+
+/// serde's message for an instant refused while read (`shown`: as [`Invalid::Instant`] holds
+/// it), which [`JsonIssue::parse`] reads back as that reason.
+pub fn instant_message(shown: &str) -> String {
+    format!("`{shown}{INSTANT_TAIL}")
 }
 
 /// What is wrong in a JSON body or a query string, from serde's message.
@@ -284,6 +314,12 @@ impl JsonIssue {
 /// A custom message of serde that is the text of a domain refusal, recognised by comparing it
 /// with the domain's own text (so the two cannot drift apart).
 fn domain_refusal(message: &str) -> Option<Invalid> {
+    if let Some(shown) = message
+        .strip_prefix('`')
+        .and_then(|rest| rest.strip_suffix(INSTANT_TAIL))
+    {
+        return Some(Invalid::Instant(shown.to_owned()));
+    }
     if let Some(raw) = message
         .strip_prefix('`')
         .and_then(|rest| rest.split_once('`'))
@@ -373,6 +409,12 @@ mod tests {
             (
                 &IdError::NotSeat("3".into()).to_string(),
                 JsonIssue::Domain(Box::new(Invalid::Seat("3".into()))),
+            ),
+            (
+                &instant_message("9999-12-31T23:59:59-23:59"),
+                JsonIssue::Domain(Box::new(Invalid::Instant(
+                    "9999-12-31T23:59:59-23:59".into(),
+                ))),
             ),
             ("something else", JsonIssue::Other("something else".into())),
         ];

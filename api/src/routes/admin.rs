@@ -373,8 +373,9 @@ pub async fn find_players(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let q = query.map_err(input::query_error)?;
-    // No name holds a control character (sign-up refuses them), and PostgreSQL refuses NUL.
-    if q.name.is_empty() || q.name.chars().count() > 32 || q.name.chars().any(char::is_control) {
+    // No name holds what the checker of text refuses (PostgreSQL refuses NUL, too).
+    checks::text("name", &q.name)?;
+    if q.name.is_empty() || q.name.chars().count() > 32 {
         return Err(Invalid::NameToFind.into());
     }
     let client = app.pool.get().await.map_err(unexpected)?;
@@ -398,9 +399,11 @@ pub async fn find_players(
 #[schemars(rename = "DecisionRequest")]
 pub struct DecisionBody {
     decision: Decision,
-    /// Why (required for a ban; at most 500 characters).
+    /// Why (required for a ban; at most 500 characters; no control character, none that
+    /// changes the direction of the text or shows as nothing, at most 3 combining marks on a
+    /// character).
     #[serde(default)]
-    #[schemars(length(max = 500))]
+    #[schemars(length(max = 500), regex(pattern = checks::TEXT_PATTERN))]
     reason: String,
 }
 

@@ -13,7 +13,6 @@ use domain::ids::PlayerId;
 use domain::ratings::Rating;
 use eventlog::EventLog;
 use projections::Projection;
-use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::auth::{Auth, Role};
@@ -25,6 +24,7 @@ use crate::input;
 use crate::reasons::Unauthenticated;
 use crate::state::ApiState;
 use service::answers::Body;
+use service::checks::Timestamp;
 use service::reasons::Refused;
 use service::views::OpeningJson;
 use service::{Error, checks, players};
@@ -33,8 +33,10 @@ use service::{Error, checks, players};
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "SignUpRequest")]
 pub struct NewPlayer {
-    /// 1 to 32 characters once surrounding spaces are dropped; no control or bidirectional
-    /// control characters.
+    /// 1 to 32 characters once surrounding spaces are dropped; no control character, none
+    /// that changes the direction of the text or shows as nothing, at most 3 combining marks
+    /// on a character; not `CPU` (in any case) nor a closed account's label (`closed-` and 8
+    /// hexadecimal digits).
     #[schemars(length(min = 1, max = 32), regex(pattern = checks::NAME_PATTERN))]
     name: String,
 }
@@ -348,10 +350,10 @@ pub struct HistoryQuery {
     /// Default 50.
     #[schemars(range(min = 1, max = 500))]
     limit: Option<i64>,
-    /// Only matches that ended before this instant (RFC 3339).
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
-    before: Option<OffsetDateTime>,
+    /// Only matches that ended before this instant (RFC 3339, of the years 0001 to 9999 in
+    /// UTC).
+    #[serde(default)]
+    before: Option<Timestamp>,
 }
 
 /// `GET /v1/players/{id}/matches?game&limit&before`: finished matches, newest first.
@@ -368,9 +370,15 @@ pub async fn matches(
         .read(Projection::History, async |log: &EventLog| {
             let client = log.pool().get().await.map_err(service::unexpected)?;
             players::exists(&client, player).await?;
-            let rows = projections::queries::history(&client, player, q.game, q.before, limit)
-                .await
-                .map_err(service::unexpected)?;
+            let rows = projections::queries::history(
+                &client,
+                player,
+                q.game,
+                q.before.map(Timestamp::get),
+                limit,
+            )
+            .await
+            .map_err(service::unexpected)?;
             let opponents: Vec<PlayerId> = rows
                 .iter()
                 .filter_map(|r| r.opponent.map(PlayerId::from_uuid))

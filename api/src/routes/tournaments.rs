@@ -9,7 +9,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
@@ -20,7 +19,7 @@ use domain::tournaments::{EntrantStatus, Format, Tournament};
 use eventlog::RecordedEvent;
 use service::Error;
 use service::answers::Body;
-use service::checks;
+use service::checks::{self, Timestamp};
 use service::reasons::{Invalid, JsonIssue};
 use service::tournaments::views::{
     Listed, Listing, PairingView, StandingsPage, TournamentView, list, pairings, standings,
@@ -63,13 +62,13 @@ impl Default for TournamentSettings {
 pub struct NewTournament {
     game: GameId,
     format: Format,
-    /// 1 to 60 characters.
-    #[schemars(length(min = 1, max = 60))]
+    /// 1 to 60 characters once surrounding spaces are dropped; no control character, none
+    /// that changes the direction of the text or shows as nothing, at most 3 combining marks
+    /// on a character.
+    #[schemars(length(min = 1, max = 60), regex(pattern = checks::NAME_PATTERN))]
     name: String,
     /// In the future, within 90 days (RFC 3339). Players may join from an hour before.
-    #[serde(with = "time::serde::rfc3339")]
-    #[schemars(with = "String", extend("format" = "date-time"))]
-    starts_at: OffsetDateTime,
+    starts_at: Timestamp,
     /// An arena's length, 10 to 1440.
     #[schemars(range(min = 10, max = 1440))]
     minutes: Option<u32>,
@@ -136,7 +135,7 @@ pub async fn create(
             name: b.name,
             game: b.game,
             format: b.format,
-            starts_at: b.starts_at,
+            starts_at: b.starts_at.get(),
             minutes: b.minutes,
             rounds: b.rounds,
             rated: b.rated,
@@ -163,10 +162,10 @@ pub struct ListQuery {
     /// Default 50.
     #[schemars(range(min = 1, max = 500))]
     limit: Option<i64>,
-    /// The next page: tournaments starting before this instant (after it for `upcoming`).
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    #[schemars(with = "Option<String>", extend("format" = "date-time"))]
-    before: Option<OffsetDateTime>,
+    /// The next page: tournaments starting before this instant (after it for `upcoming`;
+    /// RFC 3339, of the years 0001 to 9999 in UTC).
+    #[serde(default)]
+    before: Option<Timestamp>,
 }
 
 /// A list of public tournaments.
@@ -183,17 +182,9 @@ pub async fn index(
 ) -> Result<HttpResponse, ApiError> {
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
-    // PostgreSQL holds instants in UTC: one whose UTC year is past 9999 cannot be sent.
-    if q.before
-        .is_some_and(|b| b.checked_to_offset(time::UtcOffset::UTC).is_none())
-    {
-        return Err(Error::InvalidRequest(Invalid::Query(JsonIssue::Other(
-            "`before` is out of range".into(),
-        )))
-        .into());
-    }
     let listed = q.status.unwrap_or(Listed::Upcoming);
-    let tournaments = list(&app.tournaments, listed, q.game, limit, q.before).await?;
+    let before = q.before.map(Timestamp::get);
+    let tournaments = list(&app.tournaments, listed, q.game, limit, before).await?;
     Ok(HttpResponse::Ok().json(TournamentList { tournaments }))
 }
 
@@ -405,8 +396,9 @@ pub async fn get_pairings(
 #[schemars(rename = "RemovalRequest")]
 pub struct RemovalBody {
     player_id: PlayerId,
-    /// Why (required; at most 500 characters).
-    #[schemars(length(min = 1, max = 500))]
+    /// Why (required; at most 500 characters; no control character, none that changes the
+    /// direction of the text or shows as nothing, at most 3 combining marks on a character).
+    #[schemars(length(min = 1, max = 500), regex(pattern = checks::TEXT_PATTERN))]
     reason: String,
 }
 
@@ -442,9 +434,6 @@ pub async fn remove(
         auth.require_admin()?;
         let id: TournamentId = checks::id(&path)?;
         let b: RemovalBody = input::json(&body)?;
-        if b.reason.chars().count() > 500 {
-            return Err(Error::InvalidRequest(Invalid::ReasonLength { max: 500 }).into());
-        }
         let removal = commands::remove(
             &app.tournaments,
             id,

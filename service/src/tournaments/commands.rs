@@ -335,11 +335,7 @@ pub async fn remove(
     admin: PlayerId,
     command_id: Uuid,
 ) -> Result<Removal, Error> {
-    if reason.chars().any(char::is_control) {
-        return Err(Error::InvalidRequest(
-            crate::reasons::Invalid::ReasonControl,
-        ));
-    }
+    let reason = crate::checks::reason(reason)?;
     load(app, id).await?;
     let _turn = app.folds.writer(id).await;
     for _ in 0..ATTEMPTS {
@@ -347,7 +343,7 @@ pub async fn remove(
         let changes = removal_report(&t, player);
         let command = Command::Remove {
             player_id: player,
-            reason: reason.to_owned(),
+            reason: reason.clone(),
             by: admin,
         };
         match attempt(
