@@ -1,7 +1,9 @@
 //! `Idempotency-Key`: a retried state-changing request gets the stored first answer — the same
 //! status, content type and body bytes, also when it was an error — and writes nothing; the same key with
 //! another request is `idempotency_key_reused`. Keys are scoped to the player (a sign-up's to
-//! the player it creates: see `routes::players::create`).
+//! the player it creates: see `routes::players::create`). No stored answer holds a bearer token:
+//! an answer that carries one stores what the token is made from and mints it again on a retry
+//! ([`command_renewed`]; a sign-up does the same).
 
 use std::future::Future;
 
@@ -25,6 +27,10 @@ pub type Reply = Result<(StatusCode, Body), ApiError>;
 /// What a handler that can commit its answer with its command produces: the answer, and
 /// whether it is already stored (committed in the command's own transaction).
 pub type KeyedReply = Result<(StatusCode, Body, bool), ApiError>;
+
+/// Makes a stored successful answer whole again for a retry: its stored body in, the body to
+/// send out (see [`command_renewed`]).
+pub type Renew<'a> = &'a dyn Fn(&str) -> Result<String, ApiError>;
 
 const MAX_KEY: usize = 200;
 
@@ -65,12 +71,46 @@ where
     F: FnOnce(Key, actix_web::web::Bytes) -> Fut,
     Fut: Future<Output = KeyedReply>,
 {
+    keyed(app, auth, req, payload, handler, None).await
+}
+
+/// [`command_keyed`] for an answer holding a secret that is never stored (a bearer token): the
+/// handler stores, with its command, the answer without the secret but with what makes it, and
+/// a retry of a success gets `renew` of that stored body. Failures are stored and replayed as
+/// they were answered.
+pub async fn command_renewed<F, Fut>(
+    app: &ApiState,
+    auth: &Auth,
+    req: &HttpRequest,
+    payload: actix_web::web::Payload,
+    handler: F,
+    renew: Renew<'_>,
+) -> HttpResponse
+where
+    F: FnOnce(Key, actix_web::web::Bytes) -> Fut,
+    Fut: Future<Output = KeyedReply>,
+{
+    keyed(app, auth, req, payload, handler, Some(renew)).await
+}
+
+async fn keyed<F, Fut>(
+    app: &ApiState,
+    auth: &Auth,
+    req: &HttpRequest,
+    payload: actix_web::web::Payload,
+    handler: F,
+    renew: Option<Renew<'_>>,
+) -> HttpResponse
+where
+    F: FnOnce(Key, actix_web::web::Bytes) -> Fut,
+    Fut: Future<Output = KeyedReply>,
+{
     let body = match crate::input::body(payload).await {
         Ok(b) => b,
         Err(e) => return respond_error(&e),
     };
     let for_handler = body.clone();
-    once_keyed(app, auth, req, &body, |key| handler(key, for_handler)).await
+    once_keyed(app, auth, req, &body, |key| handler(key, for_handler), renew).await
 }
 
 /// Runs `handler` at most once per (player, key): it receives the command id to give the
@@ -86,9 +126,14 @@ where
     F: FnOnce(Uuid) -> Fut,
     Fut: Future<Output = Reply>,
 {
-    once_keyed(app, auth, req, body, |key: Key| async move {
-        unstored(handler(key.command_id).await)
-    })
+    once_keyed(
+        app,
+        auth,
+        req,
+        body,
+        |key: Key| async move { unstored(handler(key.command_id).await) },
+        None,
+    )
     .await
 }
 
@@ -99,13 +144,14 @@ async fn once_keyed<F, Fut>(
     req: &HttpRequest,
     body: &[u8],
     handler: F,
+    renew: Option<Renew<'_>>,
 ) -> HttpResponse
 where
     F: FnOnce(Key) -> Fut,
     Fut: Future<Output = KeyedReply>,
 {
     let lang = crate::requests::lang();
-    match run(app, auth, req, body, handler, lang).await {
+    match run(app, auth, req, body, handler, renew, lang).await {
         Ok(res) => res,
         Err(e) => respond_error(&e),
     }
@@ -117,6 +163,7 @@ async fn run<F, Fut>(
     req: &HttpRequest,
     body: &[u8],
     handler: F,
+    renew: Option<Renew<'_>>,
     lang: Lang,
 ) -> Result<HttpResponse, ApiError>
 where
@@ -135,7 +182,7 @@ where
     let player = auth.player.as_uuid();
 
     if let Some(stored) = answers::stored(app, player, &key).await? {
-        return replay(stored, &request_hash);
+        return replay(stored, &request_hash, renew);
     }
     let command_id = Uuid::new_v5(&player, key.as_bytes());
     let record = KeyRecord {
@@ -168,7 +215,7 @@ where
     if !answers::store(app, &record, status.as_u16(), &body, app.now()).await? {
         // A twin request got there first: its answer is the answer.
         if let Some(stored) = answers::stored(app, player, &key).await? {
-            return replay(stored, &request_hash);
+            return replay(stored, &request_hash, renew);
         }
     }
     Ok(reply(outcome))
@@ -198,11 +245,20 @@ pub fn request_hash(req: &HttpRequest, body: &[u8]) -> Vec<u8> {
     hasher.finalize().to_vec()
 }
 
-fn replay(stored: Stored, request_hash: &[u8]) -> Result<HttpResponse, ApiError> {
+fn replay(
+    mut stored: Stored,
+    request_hash: &[u8],
+    renew: Option<Renew<'_>>,
+) -> Result<HttpResponse, ApiError> {
     if stored.request_hash != request_hash {
         return Err(service::Error::IdempotencyKeyReused.into());
     }
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    if let Some(renew) = renew
+        && status.is_success()
+    {
+        stored.body = renew(&stored.body)?;
+    }
     let content_type = if status.is_success() {
         "application/json"
     } else {

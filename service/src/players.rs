@@ -178,6 +178,43 @@ pub async fn end_tokens(
     Ok(generation)
 }
 
+/// [`end_tokens`], its answer stored under `record` in the same transaction: the generation
+/// reached, `{"generation":n}`, never a token (a retry mints one again at that generation:
+/// `routes::players::end_my_tokens`). When a twin request with the same key stored first,
+/// nothing changes and this fails with `idempotency_key_reused`, which the edge, finding the
+/// twin's answer under the key, answers in its stead.
+pub async fn end_tokens_keyed(
+    client: &mut deadpool_postgres::Object,
+    player: PlayerId,
+    record: &answers::KeyRecord,
+    at: OffsetDateTime,
+) -> Result<u32, Error> {
+    let tx = client.transaction().await.map_err(unexpected)?;
+    exists(&tx, player).await?;
+    let generation = next_generation(&tx, player, at).await?;
+    let stored = tx
+        .execute(
+            "INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+            &[
+                &record.player,
+                &record.key,
+                &record.request_hash,
+                &i32::from(answers::OK),
+                &json!({ "generation": generation }).to_string(),
+                &at,
+            ],
+        )
+        .await
+        .map_err(unexpected)?;
+    if stored == 0 {
+        // Dropping the transaction undoes the new generation.
+        return Err(Error::IdempotencyKeyReused);
+    }
+    tx.commit().await.map_err(unexpected)?;
+    Ok(generation)
+}
+
 /// Raises `player`'s token generation by one in `tx` and tells every instance on
 /// [`TOKENS_CHANNEL`] when `tx` commits; the new generation.
 pub(crate) async fn next_generation(

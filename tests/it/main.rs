@@ -11,6 +11,7 @@ mod explorer;
 mod fairplay;
 mod helpers;
 mod history;
+mod inputs;
 mod jobs;
 mod lifecycle;
 mod limits;

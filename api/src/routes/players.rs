@@ -23,7 +23,7 @@ use crate::idempotency;
 use crate::input;
 use crate::reasons::Unauthenticated;
 use crate::state::ApiState;
-use service::answers::Body;
+use service::answers::{self, Body};
 use service::checks::Timestamp;
 use service::reasons::Refused;
 use service::views::OpeningJson;
@@ -197,9 +197,11 @@ pub struct TokensEnded {
 }
 
 /// `POST /v1/tokens/revoke` `{"scope":"everywhere"}`: ends every token of the caller issued so
-/// far, this one included (every device is signed out), and answers a fresh one for this device. With an
-/// `Idempotency-Key`, a retry of the request gets the same fresh token although its own token
-/// has ended (the stored answer comes before the check).
+/// far, this one included (every device is signed out), and answers a fresh one for this
+/// device. With an `Idempotency-Key`, the answer is stored without its token, as the generation
+/// it reached (in the same transaction as the new generation), and a retry of the request gets a
+/// token minted again at that generation, as good as the first, although its own token has
+/// ended (the stored answer comes before the check).
 pub async fn end_my_tokens(
     app: web::Data<ApiState>,
     caller: AnyGeneration,
@@ -208,7 +210,16 @@ pub async fn end_my_tokens(
 ) -> HttpResponse {
     let auth = caller.0;
     let (app, auth) = (&app, &auth);
-    idempotency::command(app, auth, &req, payload, |_, body| async move {
+    let renew = |stored: &str| {
+        let generation = serde_json::from_str::<Generation>(stored)
+            .map_err(unexpected)?
+            .generation;
+        let token = app
+            .keys
+            .issue(auth.player, auth.role, generation, app.now())?;
+        serde_json::to_string(&TokensEnded { token, generation }).map_err(unexpected)
+    };
+    let handler = |key: answers::Key, body: web::Bytes| async move {
         app.limiter.check(&auth.player)?;
         input::json::<EndTokens>(&body)?;
         if auth.external {
@@ -218,16 +229,32 @@ pub async fn end_my_tokens(
             return Err(ApiError::Unauthorized(Unauthenticated::Revoked));
         }
         let mut client = app.pool.get().await.map_err(unexpected)?;
-        let generation = players::end_tokens(&mut client, auth.player, app.now()).await?;
+        let (generation, stored) = match &key.record {
+            Some(record) => (
+                players::end_tokens_keyed(&mut client, auth.player, record, app.now()).await?,
+                true,
+            ),
+            None => (
+                players::end_tokens(&mut client, auth.player, app.now()).await?,
+                false,
+            ),
+        };
         let token = app
             .keys
             .issue(auth.player, auth.role, generation, app.now())?;
         Ok((
             StatusCode::OK,
             Body::of(&TokensEnded { token, generation })?,
+            stored,
         ))
-    })
-    .await
+    };
+    idempotency::command_renewed(app, auth, &req, payload, handler, &renew).await
+}
+
+/// What a keyed sign-out everywhere stores: the generation its token was issued at.
+#[derive(Deserialize)]
+struct Generation {
+    generation: u32,
 }
 
 /// What closing an account does, and the confirmation that asks it.
