@@ -36,6 +36,11 @@
 # deploy/local/*.password (mode 0600, in a folder of mode 0700); pg_hba.conf asks every
 # connection, local ones too, for one (scram-sha-256). The instances get theirs in their
 # DATABASE_URL; deploy/local/pgpass serves psql (PGPASSFILE, written to cluster.env).
+# The instances connect as the role `discs_instance` (its password generated the same way), which
+# may read and write what they keep but only read and append to the event log (no UPDATE, DELETE
+# or TRUNCATE of `events`: database/src/instance_role.sql); `discs migrate`, run as the owner
+# (postgres) before the instances start, applies the migrations and gives that role its rights.
+# cluster.env's DATABASE_URL is the owner's, for the operator's tools and the drills.
 # PostgreSQL, Patroni's REST API and HAProxy's database ports listen on DISCS_BIND_ADDRESS
 # (127.0.0.1; 0.0.0.0 for every interface), HAProxy's discs port on DISCS_HTTP_BIND_ADDRESS
 # (127.0.0.1); etcd, which asks for no password, and the instances (behind HAProxy) stay on
@@ -228,7 +233,7 @@ prepare_data() {
     if [ "$(id -u)" = 0 ]; then chown -h postgres:postgres -- "$data"; fi
 }
 
-# The password named $1 (postgres, replicator, patroni): generated at the first start (24 random
+# The password named $1 (postgres, replicator, patroni, discs-instance): generated at the first start (24 random
 # bytes, hex) into deploy/local/$1.password, mode 0600.
 secret() {
     local file="$state/$1.password"
@@ -244,7 +249,7 @@ prepare_secrets() {
         exit 1
     fi
     local p
-    for p in postgres replicator patroni; do secret "$p" >/dev/null; done
+    for p in postgres replicator patroni discs-instance; do secret "$p" >/dev/null; done
     # For psql (this script's own checks, and operators: PGPASSFILE in cluster.env).
     printf '*:*:*:postgres:%s\n' "$(secret postgres)" >"$state/pgpass"
 }
@@ -570,6 +575,15 @@ start_discs() {
         (cd "$repo" && cargo build --release -p discs)
     fi
     local i
+    # The schema and the instances' role, as the owner (the instances may not change the schema).
+    if [ "$instances" -gt 0 ] && ! env DATABASE_URL="$(database_url)" \
+        DISCS_INSTANCE_ROLE=discs_instance \
+        DISCS_INSTANCE_PASSWORD_FILE="$state/discs-instance.password" \
+        "$discs_bin" migrate >>"$state/migrate.log" 2>&1; then
+        tail -5 "$state/migrate.log" >&2
+        log "discs migrate failed"
+        exit 1
+    fi
     for ((i = 0; i < instances; i++)); do
         local port=$((first_instance_port + i))
         if alive "$state/discs$((i + 1)).pid"; then continue; fi
@@ -578,7 +592,8 @@ start_discs() {
         # DISCS_CHECKPOINT_INTERVAL, when set, comes from this environment.
         local history_vars
         mapfile -t history_vars < <(history_env)
-        env DATABASE_URL="$(database_url)" DATABASE_READ_URL="$(read_url)" \
+        env DATABASE_URL="$(database_url discs_instance)" \
+            DATABASE_READ_URL="$(read_url discs_instance)" \
             DISCS_ADDR="127.0.0.1:$port" DISCS_TRUSTED_PROXIES=127.0.0.1/32 \
             "${history_vars[@]}" \
             nohup "$discs_bin" serve >>"$state/discs$((i + 1)).log" 2>&1 &
@@ -623,11 +638,12 @@ instance_ready() {
 }
 
 # The instances reach the primary through HAProxy's primary port, or (DISCS_CLUSTER_URL=hosts)
-# by listing both nodes and letting each new connection find the one that takes writes. The
-# password is in the URL (hex: nothing to escape).
+# by listing both nodes and letting each new connection find the one that takes writes; as the
+# role $1 (postgres, the owner, by default; discs_instance for the instances). The password is in
+# the URL (hex: nothing to escape).
 database_url() {
     local user
-    user="postgres:$(secret postgres)"
+    user="$(role_password "${1:-postgres}")"
     if [ "${DISCS_CLUSTER_URL:-haproxy}" = hosts ]; then
         echo "postgres://$user@$host:${pg_ports[0]},$host:${pg_ports[1]}/$database?target_session_attrs=read-write"
     else
@@ -639,9 +655,17 @@ database_url() {
 # and each pool's connections all reach one server.
 read_url() {
     local urls=() p user
-    user="postgres:$(secret postgres)"
+    user="$(role_password "${1:-postgres}")"
     for p in "${pg_ports[@]}"; do urls+=("postgres://$user@$host:$p/$database"); done
     echo "${urls[*]}"
+}
+
+# `role:password` of the PostgreSQL role $1 (postgres or discs_instance).
+role_password() {
+    case "$1" in
+    postgres) echo "postgres:$(secret postgres)" ;;
+    discs_instance) echo "discs_instance:$(secret discs-instance)" ;;
+    esac
 }
 
 # cluster.env (mode 0600: it holds the password), printed with the passwords masked.

@@ -13,6 +13,9 @@ REVOKE UPDATE, DELETE, TRUNCATE ON events FROM {role};
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON log_identity FROM {role};
 -- The schema's history is the owner's.
 REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON refinery_schema_history FROM {role};
+-- With a synchronous standby, every read of the log waits until the standby holds what it read:
+-- the instances read the standbys' positions in pg_stat_replication.
+GRANT pg_read_all_stats TO {role};
 -- The tables the owner creates later (a projection rebuilt by `discs rebuild`, swapped in
 -- beside the live one) come with the same rights.
 ALTER DEFAULT PRIVILEGES GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {role};

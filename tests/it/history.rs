@@ -699,3 +699,69 @@ async fn two_databases_on_one_machine_each_sign_their_own_checkpoints_in_their_d
     );
     std::fs::remove_dir_all(&machine).expect("the machine's folder removed");
 }
+
+#[tokio::test]
+async fn the_instances_role_serves_but_may_not_change_or_remove_an_event() {
+    // The role made as `discs migrate --instance-role` makes it for docker-compose.yml and
+    // deploy/local-cluster.sh, on a database the owner migrated.
+    let db = database::testing::TestDb::migrated(2).await;
+    let role = format!("discs_instance_{}", uuid::Uuid::new_v4().simple());
+    database::grant_instance_role(&db.pool, &role, Some("not-a-secret"))
+        .await
+        .expect("the role and its rights");
+    database::grant_instance_role(&db.pool, &role, Some("not-a-secret"))
+        .await
+        .expect("again: idempotent");
+    eventlog::EventLog::new(db.pool.clone())
+        .identity()
+        .await
+        .expect("the log's identity, made by the owner");
+    let server = db.url.split_once("://").expect("a URL").1;
+    let server = server.split_once('@').map_or(server, |(_, s)| s);
+    let url = format!("postgres://{role}:not-a-secret@{server}");
+
+    // A server as that role: it starts (nothing to migrate), plays, projects and signs.
+    let app = crate::helpers::spawn_on(&url, crate::helpers::config(&url)).await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = finished_match(&app, &ada, &bob).await;
+    app.project().await;
+    checkpoint(&app).await.expect("signed");
+    let history = app
+        .get(&format!("/v1/players/{}/matches", ada.id), &ada.token)
+        .await;
+    assert_eq!(history.status, StatusCode::OK, "{:?}", history.body);
+    assert!(history.body.to_string().contains(&id), "{:?}", history.body);
+
+    // The log: read and appended to, never changed nor removed, whatever trigger is there.
+    let client = database::testing::raw_client(&url).await;
+    let events: i64 = client
+        .query_one("SELECT count(*) FROM events", &[])
+        .await
+        .expect("read")
+        .get(0);
+    assert!(events > 0);
+    for statement in [
+        "UPDATE events SET data = data",
+        "DELETE FROM events",
+        "TRUNCATE events",
+        "ALTER TABLE events DISABLE TRIGGER events_append_only",
+        "UPDATE log_identity SET log_id = gen_random_uuid()",
+        "INSERT INTO refinery_schema_history (version) VALUES (999)",
+    ] {
+        let refused = client.batch_execute(statement).await.expect_err(statement);
+        // insufficient_privilege: "permission denied for table …" ("must be owner …" for the
+        // trigger).
+        assert_eq!(
+            refused.code().map(|c| c.code()),
+            Some("42501"),
+            "{statement}: {refused:?}"
+        );
+    }
+    drop(client);
+    drop(db);
+    database::testing::admin()
+        .await
+        .batch_execute(&format!("DROP ROLE IF EXISTS \"{role}\""))
+        .await
+        .expect("the role dropped with its database");
+}
