@@ -1106,7 +1106,9 @@ pub async fn run_forever(
         match checkpoint_now(&pool, &log, &history, clock.as_ref()).await {
             Ok(Some(c)) => tracing::info!(seq = c.seq, size = c.size, "signed a checkpoint"),
             Ok(None) => {}
-            Err(e) => tracing::error!(error = %e, "no checkpoint signed"),
+            // Signed and recorded but not published (a folder of another log's, say), or not
+            // signed: the error says which.
+            Err(e) => tracing::error!(error = %e, "checkpoint not signed or not published"),
         }
         tokio::select! {
             _ = tokio::time::sleep(history.interval) => {}

@@ -670,6 +670,43 @@ async fn two_databases_on_one_machine_each_sign_their_own_checkpoints_in_their_d
         "{said}"
     );
 
+    // A folder configured for both logs: the second log's signer signs and records on, and
+    // refuses, naming both ids, to publish among the first log's checkpoints.
+    let shared = HistoryConfig {
+        checkpoint_dir: Some(first.state.history.dir().to_owned()),
+        checkpoint_key: None,
+        checkpoint_key_file: Some(machine.join("checkpoint-key")),
+        checkpoint_interval: 60,
+        closings_file: Some(machine.join("closed-accounts")),
+    };
+    let db = crate::helpers::config(&second.db_url).core.db;
+    let shared = history::History::from_config(&shared, &db, second_log).expect("a signer");
+    finished_match(&second, &dan, &cy).await;
+    history::grow_to_committed(&second.state.log)
+        .await
+        .expect("grown");
+    let refused = history::checkpoint_now(
+        &second.state.pool,
+        &second.state.log,
+        &shared,
+        second.state.clock.as_ref(),
+    )
+    .await
+    .expect_err("not published there")
+    .to_string();
+    assert!(
+        refused.contains("holds the checkpoints of another log")
+            && refused.contains(&first_log.to_string())
+            && refused.contains(&second_log.to_string()),
+        "{refused}"
+    );
+    let recorded = history::recorded(&second.state.pool, None)
+        .await
+        .expect("read")
+        .expect("recorded");
+    let recorded: SignedCheckpoint = serde_json::from_str(&recorded).expect("a checkpoint");
+    assert_eq!((recorded.seq, recorded.log), (2, Some(second_log)));
+
     // A restore of the first database to before its checkpoints keeps the log's identity (it
     // lives in the database), hence its folder: its signer still stops.
     let client = database::testing::raw_client(&first.db_url).await;
