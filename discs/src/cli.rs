@@ -285,7 +285,7 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let pool = database::open(&db.url, &db.data_dir(), 2).await?;
-        database::migrate(&pool).await?;
+        database::migrate_pending(&pool).await?;
         let name = service::checks::valid_name(name)
             .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
         let file = crate::startup::secret_file(&auth, &db);
