@@ -110,7 +110,15 @@ where
         Err(e) => return respond_error(&e),
     };
     let for_handler = body.clone();
-    once_keyed(app, auth, req, &body, |key| handler(key, for_handler), renew).await
+    once_keyed(
+        app,
+        auth,
+        req,
+        &body,
+        |key| handler(key, for_handler),
+        renew,
+    )
+    .await
 }
 
 /// Runs `handler` at most once per (player, key): it receives the command id to give the
