@@ -1,6 +1,6 @@
 //! Reading client input at the edge: bodies with a size limit, JSON with the right error
 //! (400 when it is not JSON, 422 when its fields are wrong, or when any string in it holds a
-//! character `service::checks::text` refuses), query strings.
+//! character `service::checks::text` refuses), query strings (422 likewise).
 
 use actix_web::error::QueryPayloadError;
 use actix_web::web;
@@ -102,6 +102,24 @@ fn serde_message(e: &serde_json::Error) -> String {
     let full = e.to_string();
     let position = format!(" at line {} column {}", e.line(), e.column());
     full.strip_suffix(&position).unwrap_or(&full).to_owned()
+}
+
+/// Checks every name and value of a query string with `service::checks::text`, as [`json`]
+/// does a body's strings (a value is named by its parameter). A query string that does not
+/// even read as pairs is left to the call's own reading.
+pub fn query_texts(query: &str) -> Result<(), ApiError> {
+    if query.is_empty() {
+        return Ok(());
+    }
+    let Ok(pairs) = web::Query::<Vec<(String, String)>>::from_query(query) else {
+        return Ok(());
+    };
+    for (name, value) in pairs.into_inner() {
+        let shown = service::checks::shown(&name);
+        service::checks::text(&shown, &name)?;
+        service::checks::text(&shown, &value)?;
+    }
+    Ok(())
 }
 
 /// A query string that does not fit its call (`invalid_request`).

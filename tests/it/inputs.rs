@@ -707,3 +707,32 @@ async fn an_admins_reason_with_a_nul_or_an_invisible_character_is_refused_and_no
     assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
     assert_eq!(res.body["reason"], "engine use");
 }
+
+#[tokio::test]
+async fn a_query_parameter_with_a_refused_character_is_refused_before_its_call() {
+    let app = spawn_app().await;
+    let admin = app.admin("Arbiter").await;
+    for (path, name, raw) in [
+        ("/v1/admin/players", "name", "A\u{0}da"),
+        ("/v1/admin/players", "name", "A\u{200B}da"),
+        ("/v1/tournaments", "status", "up\u{202E}coming"),
+        ("/v1/tournaments", "before", "2026-05-01T12:00:00Z\u{85}"),
+        ("/v1/explorer/four_in_a_row", "moves", "4\u{7}4"),
+        ("/v1/leaderboards/reversi", "limit", "1\u{200D}0"),
+    ] {
+        let call = Call {
+            path: path.to_owned(),
+            token: Some(admin.token.clone()),
+            bodies: vec![],
+        };
+        let query = [(name, raw)];
+        let en = send(&app, "get", &call, "en", None, &query).await;
+        let pt = send(&app, "get", &call, "pt", None, &query).await;
+        let what = format!("{path}?{name}={raw:?}");
+        let detail = refused_in_both_languages(&en, &pt, &what);
+        assert!(detail.contains(&format!("`{name}`")), "{what}: {detail}");
+        assert!(en.headers.contains_key("x-request-id"), "{what}");
+    }
+    let fine = app.get("/v1/admin/players?name=Arb", &admin.token).await;
+    assert_eq!(fine.status, StatusCode::OK, "{:?}", fine.body);
+}

@@ -3,7 +3,9 @@
 
 use crate::error::ApiError;
 use crate::ratelimit::ByAddress;
-use actix_web::dev::ResourceDef;
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ResourceDef, ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
 use actix_web::{HttpResponse, web};
 use openapi::Reply::{EventStream, Html, Json, Prometheus};
 use openapi::{Reply, SchemaFn, fields, of};
@@ -197,8 +199,20 @@ impl Routes {
                 let patterns = patterns.clone();
                 async move { Err::<HttpResponse, ApiError>(unmatched(&req, &patterns)) }
             }));
-            cfg.service(scope);
+            cfg.service(scope.wrap(actix_web::middleware::from_fn(query_texts)));
         }
+    }
+}
+
+/// Refuses, before any handler, a query string with a text the one checker refuses
+/// (`crate::input::query_texts`); the refusal is rendered here, in the request's language.
+async fn query_texts(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    match crate::input::query_texts(req.query_string()) {
+        Ok(()) => Ok(next.call(req).await?.map_into_left_body()),
+        Err(e) => Ok(req.error_response(e).map_into_right_body()),
     }
 }
 

@@ -265,7 +265,7 @@ pub fn document() -> Value {
     json!({
         "openapi": "3.0.3",
         "info": {"title": "discs", "version": env!("CARGO_PKG_VERSION"),
-                 "description": "Event-sourced ranked matchmaking for Four in a Row and Reversi.\n\nEvery string of a request body (free text, ids, codes and moves alike) passes one checker: no control character (C0 with NUL, DEL, C1), none that changes the direction of the text, none that shows as nothing (zero-width spaces and joiners, the word joiner, the byte order mark, the soft hyphen, fillers), at most 3 combining marks on a character. Every date-time, in a query or a body, is RFC 3339 of the years 0001 to 9999 in UTC. Anything else is a 422 `invalid_request` problem naming the field."},
+                 "description": "Event-sourced ranked matchmaking for Four in a Row and Reversi.\n\nEvery string of a request body or a query string (free text, ids, codes and moves alike) passes one checker: no control character (C0 with NUL, DEL, C1), none that changes the direction of the text, none that shows as nothing (zero-width spaces and joiners, the word joiner, the byte order mark, the soft hyphen, fillers), at most 3 combining marks on a character. Every date-time, in a query or a body, is RFC 3339 of the years 0001 to 9999 in UTC. Anything else is a 422 `invalid_request` problem naming the field."},
         "tags": tags,
         "paths": paths,
         "components": {
