@@ -47,15 +47,15 @@ pub fn limit(asked: Option<i64>) -> Result<i64, Error> {
 
 /// What [`valid_name`] accepts, as a regular expression for the OpenAPI document (less the
 /// length after trimming, the bound on stacked marks, the reserved names, and the characters
-/// it refuses beyond the Basic Multilingual Plane: tag characters and the supplementary
-/// variation selectors). A test derives it from the same tables.
-pub const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufff8]*\
-     [^\\s\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufff8]\
-     [^\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufff8]*$";
+/// it refuses beyond the Basic Multilingual Plane: tag characters, the supplementary variation
+/// selectors and format characters). A test derives it from the same tables.
+pub const NAME_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891\\u08e2\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb]*\
+     [^\\s\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891\\u08e2\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb]\
+     [^\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891\\u08e2\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb]*$";
 
 /// What [`text`] accepts, as [`NAME_PATTERN`] shows it (with its limits), for a text that may
 /// be blank (a reason).
-pub const TEXT_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u061c\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufff8]*$";
+pub const TEXT_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u00a0\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891\\u08e2\\u115f-\\u1160\\u1680\\u17b4-\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb]*$";
 
 /// The least length of a sign-up's `Idempotency-Key`.
 pub const SIGN_UP_KEY_MIN_LENGTH: usize = 16;
@@ -93,12 +93,15 @@ pub fn sign_up_key(key: &str) -> Result<(), Error> {
 
 /// A character that renders as nothing, by Unicode's own tables: a default-ignorable code point
 /// (zero-width spaces and joiners, the word joiner, the byte order mark, the soft hyphen,
-/// variation selectors, tag characters, the Hangul and Khmer fillers…), a white space other
-/// than the plain space (which `trim` takes from the ends, and inside a text shows as the space
-/// it is), or the one blank symbol no property marks, the braille pattern blank.
+/// variation selectors, tag characters, the Hangul and Khmer fillers…), any other format
+/// character (general category Cf: it shapes the text around it rather than showing itself,
+/// such as the interlinear annotation marks), a white space other than the plain space (which
+/// `trim` takes from the ends, and inside a text shows as the space it is), or the one blank
+/// symbol no property marks, the braille pattern blank.
 fn renders_as_nothing(c: char) -> bool {
     const BRAILLE_PATTERN_BLANK: char = '\u{2800}';
     CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        || CodePointMapData::<GeneralCategory>::new().get(c) == GeneralCategory::Format
         || (c != ' ' && CodePointSetData::new::<WhiteSpace>().contains(c))
         || c == BRAILLE_PATTERN_BLANK
 }
@@ -365,8 +368,8 @@ mod tests {
     }
 
     /// The OpenAPI document's patterns refuse, in the Basic Multilingual Plane, exactly what
-    /// the server refuses (beyond it, the server refuses tag characters and the supplementary
-    /// variation selectors with a 422 the patterns do not foresee).
+    /// the server refuses (beyond it, the server refuses tag characters, the supplementary
+    /// variation selectors and format characters with a 422 the patterns do not foresee).
     #[test]
     fn the_documented_patterns_follow_unicodes_tables() {
         let class = refused_in_the_bmp();
@@ -461,6 +464,10 @@ mod tests {
             '\u{3164}',
             '\u{FFA0}',
             '\u{E0001}',
+            '\u{FFF9}',
+            '\u{FFFB}',
+            '\u{0600}',
+            '\u{110BD}',
         ] {
             assert_eq!(
                 issue(&format!("a{c}b")),

@@ -112,7 +112,8 @@ pub enum TextIssue {
     /// overrides, isolates).
     Bidi(char),
     /// A character that shows as nothing (zero-width spaces and joiners, the word joiner, the
-    /// byte order mark, the soft hyphen, fillers, spaces other than U+0020).
+    /// byte order mark, the soft hyphen, other format characters, fillers, spaces other than
+    /// U+0020).
     Invisible(char),
     /// More combining marks on one character than the bound.
     StackedMarks { max: usize },
