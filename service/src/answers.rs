@@ -4,6 +4,7 @@
 //! decides what is stored; this reads and writes it, and erases a closed account's name from
 //! the answers that show it ([`erase_player`]), structurally.
 
+use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -104,6 +105,18 @@ pub async fn store(
     at: OffsetDateTime,
 ) -> Result<bool, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
+    store_on(&client, record, status, body, at).await
+}
+
+/// [`store`] on a given connection or transaction (the command's own, to commit the answer
+/// with it).
+pub async fn store_on(
+    client: &impl GenericClient,
+    record: &KeyRecord,
+    status: u16,
+    body: &str,
+    at: OffsetDateTime,
+) -> Result<bool, Error> {
     let inserted = client
         .execute(
             "INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
@@ -272,7 +285,7 @@ mod tests {
 
     fn answer(alice: &str) -> String {
         // As the edge renders a match view: keys in the struct's order, names beside ids.
-        let alice = serde_json::to_string(alice).unwrap();
+        let alice = serde_json::to_string(alice).expect("a string");
         format!(
             r#"{{"match_id":"m","status":"active","seats":[{{"seat":1,"player_id":"{ALICE}","name":{alice},"controller":"human"}},{{"seat":2,"player_id":"{BOB}","name":"Bob","controller":"human"}}],"moves":"44"}}"#
         )

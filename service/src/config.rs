@@ -145,7 +145,8 @@ pub struct HistoryConfig {
     pub checkpoint_interval: u64,
     /// The ledger of closed accounts (player ids only), kept outside the database so that a
     /// restore from a backup older than a closing closes the account again. Default:
-    /// `closed-accounts` beside the private cluster's data folder.
+    /// `closed-accounts-<log id>` beside the private cluster's data folder (one per log; the
+    /// shared `closed-accounts` of earlier versions is still read).
     #[arg(long, env = "DISCS_CLOSINGS_FILE")]
     pub closings_file: Option<PathBuf>,
 }
@@ -163,6 +164,14 @@ impl HistoryConfig {
         }
     }
 
+    /// The ledger every log on the machine shared before ledgers were per log, read beside the
+    /// log's own when the ledger is not configured.
+    pub fn shared_closings(&self, db: &DatabaseConfig) -> Option<PathBuf> {
+        self.closings_file
+            .is_none()
+            .then(|| db.data_dir().with_file_name("closed-accounts"))
+    }
+
     /// The checkpoint folder of the log `log`, the key file and the ledger, defaults resolved
     /// beside `db`'s data folder.
     pub fn paths(&self, db: &DatabaseConfig, log: uuid::Uuid) -> (PathBuf, PathBuf, PathBuf) {
@@ -176,7 +185,7 @@ impl HistoryConfig {
                 .unwrap_or_else(|| beside("checkpoint-key")),
             self.closings_file
                 .clone()
-                .unwrap_or_else(|| beside("closed-accounts")),
+                .unwrap_or_else(|| beside(&format!("closed-accounts-{log}"))),
         )
     }
 }

@@ -68,6 +68,8 @@ pub struct History {
     log: Uuid,
     dir: PathBuf,
     closings: PathBuf,
+    /// The machine's shared ledger of earlier versions, read beside `closings`.
+    shared_closings: Option<PathBuf>,
     interval: Duration,
 }
 
@@ -97,6 +99,7 @@ impl History {
             log,
             dir,
             closings,
+            shared_closings: config.shared_closings(db),
             interval: Duration::from_secs(config.checkpoint_interval),
         })
     }
@@ -1141,23 +1144,25 @@ pub fn record_closing(history: &History, player: Uuid, at: OffsetDateTime) -> st
     f.sync_all()
 }
 
-/// The players the ledger says are closed, with when.
+/// The players the ledger says are closed, with when (the machine's shared ledger of earlier
+/// versions included: its other logs' players are unknown here, and closing them does nothing).
 pub fn closings(history: &History) -> std::io::Result<Vec<(Uuid, OffsetDateTime)>> {
-    let text = match std::fs::read_to_string(&history.closings) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    Ok(text
-        .lines()
-        .filter_map(|line| {
+    let mut all = Vec::new();
+    for file in history.shared_closings.iter().chain([&history.closings]) {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        all.extend(text.lines().filter_map(|line| {
             let (id, at) = line.split_once(' ')?;
             Some((
                 id.parse().ok()?,
                 OffsetDateTime::parse(at.trim(), &Rfc3339).ok()?,
             ))
-        })
-        .collect())
+        }));
+    }
+    Ok(all)
 }
 
 #[cfg(test)]

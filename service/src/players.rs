@@ -192,22 +192,9 @@ pub async fn end_tokens_keyed(
     let tx = client.transaction().await.map_err(unexpected)?;
     exists(&tx, player).await?;
     let generation = next_generation(&tx, player, at).await?;
-    let stored = tx
-        .execute(
-            "INSERT INTO idempotency_keys (player_id, key, request_hash, status, body, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            &[
-                &record.player,
-                &record.key,
-                &record.request_hash,
-                &i32::from(answers::OK),
-                &json!({ "generation": generation }).to_string(),
-                &at,
-            ],
-        )
-        .await
-        .map_err(unexpected)?;
-    if stored == 0 {
+    let body = json!({ "generation": generation }).to_string();
+    let stored = answers::store_on(&tx, record, answers::OK, &body, at).await?;
+    if !stored {
         // Dropping the transaction undoes the new generation.
         return Err(Error::IdempotencyKeyReused);
     }

@@ -10,7 +10,6 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::mpsc;
 
 use domain::games::GameId;
 use domain::ids::{PlayerId, TournamentId};
