@@ -749,6 +749,15 @@ async fn two_instances_organising_at_once_never_pair_a_player_twice() {
         let (a, b) = tokio::join!(one.organise(), two.organise());
         assert!(a.results + b.results >= 5, "{a:?} {b:?}");
         assert_consistent(&one.folded(&id).await);
+        // A pass that lost its race to the other instance's leaves the rest of its step to
+        // the next pass: both pass again until neither has anything to do.
+        for _ in 0..100 {
+            let (a, b) = tokio::join!(one.organise(), two.organise());
+            assert_consistent(&one.folded(&id).await);
+            if a.steps + b.steps + a.lost + b.lost == 0 {
+                break;
+            }
+        }
     }
     // Every pairing has its match, created with it.
     let t = one.folded(&id).await;
