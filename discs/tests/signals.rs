@@ -343,24 +343,27 @@ async fn a_tournament_step_killed_mid_write_leaves_no_half_pairing() {
     let joined = tournament_state(&client, &stream).await;
     assert_eq!(joined, [5, 0, 0, 0]);
 
-    // A player's queue slot is locked: the organiser's step (the start and the first pairings,
-    // their matches and work rows, then the rated games' slots) appends and then waits for it.
+    // A player's ranked seat is being taken by another transaction, not yet committed: the
+    // organiser's step (the start and the first pairings, their matches and work rows, then
+    // the rated games' seats) appends and then waits for it.
     let locker = database::testing::raw_client(&db.url).await;
-    locker
-        .execute(
-            "INSERT INTO queue_slots (player_id) VALUES ($1)",
-            &[&players[0]],
-        )
-        .await
-        .expect("a slot");
     locker.batch_execute("BEGIN").await.expect("begin");
+    let elsewhere = uuid::Uuid::now_v7();
     locker
         .execute(
-            "SELECT 1 FROM queue_slots WHERE player_id = $1 FOR UPDATE",
-            &[&players[0]],
+            "INSERT INTO match_work (match_id, watch1, watch2, seen1, seen2) \
+             VALUES ($1, false, false, now(), now())",
+            &[&elsewhere],
         )
         .await
-        .expect("locked");
+        .expect("a work row");
+    locker
+        .execute(
+            "INSERT INTO ranked_seats (player_id, match_id) VALUES ($1, $2)",
+            &[&players[0], &elsewhere],
+        )
+        .await
+        .expect("a seat being taken");
     let (organiser, lines, _) = serve(&db.url, &[("RUST_LOG", "info,service::tournaments=debug")]);
     let appended = next_line(&lines, |l| message(l) == "tournament step appended");
     assert_eq!(
