@@ -2,10 +2,11 @@
 //! caller already holds (a cached match), in one set-based statement per batch.
 //!
 //! The caller knows each stream's version *and* the hash of its last event, so the hash chain
-//! is computed here and the database (`eventlog_append_on_heads`, migration V9) only
+//! is computed here and the database (one statement, [`append_on_heads_with!`]) only
 //! compare-and-sets each `streams` row on both (version and last hash) and inserts the events of
-//! the rows that moved: no subtransaction, one set-based statement for the whole batch. A head that moved (or a hash that does not match, which a
-//! correct cache never produces) leaves its command unwritten; it is then answered as
+//! the rows that moved: no subtransaction, one set-based statement for the whole batch. A head
+//! that moved (or a hash that does not match, which a correct cache never produces) leaves its
+//! command unwritten; it is then answered as
 //! `eventlog_append` would: `AlreadyApplied` if its events are stored, `Conflict` otherwise.
 
 use deadpool_postgres::GenericClient;
@@ -31,11 +32,58 @@ pub struct HeadAppend<'a> {
     pub head: Hash,
 }
 
-/// The append, as the log's own database function (`eventlog_append_on_heads`, migration V9):
-/// it compare-and-sets each head on its version and last hash and inserts the events of the
-/// streams that moved, in one set-based statement.
-const APPEND_ON_HEADS: &str = "SELECT r_stream, r_event_id, r_position, r_tx \
-    FROM eventlog_append_on_heads($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
+/// The append as the `WITH` clauses of one statement, on [`HeadBatch::arguments`] as its
+/// parameters `$1` to `$15`: `moved` compare-and-sets each head on its version and last hash
+/// (its rows: the streams that moved), `appended` inserts the events of the streams that moved,
+/// in the arguments' order (its rows: `r_stream`, `r_event_id`, `r_position`, `r_tx`). A caller
+/// with rows of its own to write in the same statement (so in the same transaction, committed
+/// without `BEGIN` or `COMMIT`) adds its own clauses after these, filtered on `moved`, and
+/// selects `appended`'s rows for [`HeadBatch::answers`]. Sent as it is, not wrapped in a
+/// database function: a PL/pgSQL layer cost the live path's round about 40 % of its execution
+/// (BENCHMARKS.md, issue 53).
+///
+/// The plan must stay index lookups on `streams` whatever the statistics said when it was made
+/// (a generic plan made on an empty table would scan it): the connections that run it disable
+/// sequential scans ([`WRITERS_OPTIONS`]).
+#[macro_export]
+macro_rules! append_on_heads_with {
+    () => {
+        "c AS ( \
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bytea[], $5::bytea[]) \
+                 AS c(stream, expected, version, head, last) \
+         ), moved AS ( \
+             UPDATE streams s SET version = c.version, last_hash = c.last \
+               FROM c \
+              WHERE s.stream_id = c.stream AND s.version = c.expected AND s.last_hash = c.head \
+             RETURNING s.stream_id \
+         ), appended AS ( \
+             INSERT INTO events AS e (stream_id, version, event_id, event_type, schema_version, \
+                                      data, actor, recorded_at, prev_hash, hash) \
+             SELECT u.stream, u.version, u.event_id, u.event_type, u.schema_version, u.data, \
+                    u.actor, u.recorded_at, u.prev_hash, u.hash \
+               FROM unnest($6::text[], $7::bigint[], $8::uuid[], $9::text[], $10::smallint[], \
+                           $11::jsonb[], $12::uuid[], $13::timestamptz[], $14::bytea[], \
+                           $15::bytea[]) \
+                    WITH ORDINALITY AS u(stream, version, event_id, event_type, schema_version, \
+                                         data, actor, recorded_at, prev_hash, hash, ord) \
+              WHERE u.stream IN (SELECT m.stream_id FROM moved m) \
+              ORDER BY u.ord \
+             RETURNING e.stream_id AS r_stream, e.event_id AS r_event_id, \
+                       e.position AS r_position, e.tx::text::bigint AS r_tx \
+         )"
+    };
+}
+
+/// The options (`tokio_postgres::Config::options`) of a connection that runs
+/// [`append_on_heads_with!`]'s statements: no sequential scan where an index serves.
+pub const WRITERS_OPTIONS: &str = "-c enable_seqscan=off";
+
+/// The append alone: [`append_on_heads_with!`] and its rows.
+const APPEND_ON_HEADS: &str = concat!(
+    "WITH ",
+    append_on_heads_with!(),
+    " SELECT r_stream, r_event_id, r_position, r_tx FROM appended"
+);
 
 const HEADS_NOW: &str = "SELECT stream_id, version FROM streams WHERE stream_id = ANY($1)";
 
@@ -57,8 +105,9 @@ impl EventLog {
     ///
     /// Each stream may appear once per call, with `expected_version` at least 1 (creating a
     /// stream, or a command on several streams, goes through [`EventLog::append_batch_on`]).
-    /// A caller that writes its own rows in the same statement calls its own database function
-    /// with a [`HeadBatch`]'s arguments instead.
+    /// A caller that writes its own rows in the same statement composes its own statement
+    /// ([`append_on_heads_with!`]) with a [`HeadBatch`]'s arguments instead. The connection
+    /// must run with [`WRITERS_OPTIONS`].
     pub async fn append_on_heads(
         client: &impl GenericClient,
         commands: &[HeadAppend<'_>],
@@ -74,14 +123,13 @@ impl EventLog {
     }
 }
 
-/// Commands on known heads made ready for `eventlog_append_on_heads`: checked, each one's chain
+/// Commands on known heads made ready for [`append_on_heads_with!`]: checked, each one's chain
 /// continued from its known head.
 ///
 /// A caller with rows of its own to write in the same statement (so in the same transaction,
-/// committed on its own without `BEGIN` or `COMMIT`) defines a database function, in its own
-/// migration, that takes `eventlog_append_on_heads`' arguments first, calls it, and returns its
-/// rows (`r_stream`, `r_event_id`, `r_position`, `r_tx`); it calls that function with
-/// [`HeadBatch::arguments`] followed by its own, and hands the rows to [`HeadBatch::answers`].
+/// committed on its own without `BEGIN` or `COMMIT`) sends [`append_on_heads_with!`]'s clauses
+/// followed by its own, with [`HeadBatch::arguments`] followed by its own parameters, and hands
+/// `appended`'s rows to [`HeadBatch::answers`].
 pub struct HeadBatch<'c> {
     commands: &'c [HeadAppend<'c>],
     ready: Vec<Ready>,
@@ -114,7 +162,7 @@ impl<'c> HeadBatch<'c> {
         self.commands.is_empty()
     }
 
-    /// `eventlog_append_on_heads`' arguments, typed, in its order.
+    /// [`append_on_heads_with!`]'s parameters, typed, in its order.
     pub fn arguments(&self) -> HeadArguments<'_> {
         let (commands, ready) = (self.commands, &self.ready);
         let mut a = HeadArguments {
@@ -224,7 +272,7 @@ impl<'c> HeadBatch<'c> {
     }
 }
 
-/// `eventlog_append_on_heads`' arguments: per command its stream, expected version, version
+/// [`append_on_heads_with!`]'s parameters: per command its stream, expected version, version
 /// after it, known head hash and new last hash; per event its stream, version, id, type, schema
 /// version, data, actor, time, previous hash and hash.
 #[derive(Default)]
@@ -247,11 +295,11 @@ pub struct HeadArguments<'b> {
 }
 
 impl HeadArguments<'_> {
-    /// How many arguments `eventlog_append_on_heads` takes: a caller's function that calls it
-    /// takes its own from the next one.
+    /// How many parameters [`append_on_heads_with!`] takes: a caller's clauses number theirs
+    /// from the next one.
     pub const COUNT: usize = 15;
 
-    /// The arguments as statement parameters, in the function's order.
+    /// The arguments as statement parameters, in the clauses' order.
     pub fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         vec![
             &self.streams,

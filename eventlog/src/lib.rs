@@ -15,8 +15,8 @@
 //!   caller's transaction (`eventlog_append_batch`: the heads locked in one statement, each
 //!   command checked in memory, the writes set-based), and [`EventLog::append_on_heads`] does
 //!   the common case, one existing stream whose head hash the caller holds, in one set-based
-//!   statement with the chain computed here (`eventlog_append_on_heads`; a caller's own
-//!   database function may call it to write its rows in the same statement, with a
+//!   statement with the chain computed here ([`append_on_heads_with!`]'s `WITH` clauses; a
+//!   caller adds its own clauses to write its rows in the same statement, with a
 //!   [`HeadBatch`]'s typed arguments). Either way a conflict fails only its command.
 //! * **Idempotency**: event ids are UUIDv5 of (command id, stream, index). A retried command
 //!   finds its ids stored and gets back what it wrote then, as stored
@@ -67,7 +67,7 @@ pub use append::{AppendOutcome, NewEvent, StreamAppend};
 pub use canonical::{Hash, event_id};
 pub use deadpool_postgres::Pool;
 pub use error::{AppendError, Error};
-pub use heads::{HeadAppend, HeadArguments, HeadBatch};
+pub use heads::{HeadAppend, HeadArguments, HeadBatch, WRITERS_OPTIONS};
 pub use read::{
     Checkpoint, RecordedEvent, count_of_type, first_events, first_stamped_values, first_values,
     last_of_types, last_position, stream_events,

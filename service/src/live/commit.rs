@@ -6,23 +6,22 @@
 //! connections, all on that thread). A lane's tasks take whatever commands are waiting (up to
 //! [`MAX_BATCH`]) and commit them in rounds where no stream appears twice, each stream's
 //! expected version checked on its own, a conflict failing only its own command:
-//! * a round of commands on known heads is one statement, a call of the live path's database
-//!   function `live_commit_round` (migration V10) with typed arrays: it appends through the
-//!   log's `eventlog_append_on_heads` ([`HeadBatch`]) and writes the work rows and stored
-//!   answers of the streams it moved; one round trip, a transaction of its own, no `BEGIN` or
-//!   `COMMIT`;
+//! * a round of commands on known heads is one statement ([`ROUNDS`]): the log's `WITH`
+//!   clauses ([`eventlog::append_on_heads_with!`], on [`HeadBatch`]'s typed arguments), then the
+//!   live path's, writing the work rows and stored answers of the streams it moved; one round
+//!   trip, a transaction of its own, no `BEGIN` or `COMMIT`, no database function around it;
 //! * any other round (a command creating a stream or on several, or a retry) is a transaction:
 //!   one `eventlog_append_batch` call, then the work rows and stored answers of the commands
 //!   that went through, then the commit.
 //!
 //! Under load a batch carries many commands for one commit; alone, a command waits for nobody.
 //!
-//! A round names only the tables it has rows for (`live_commit_round` skips the work rows and
-//! the answers it has none of): a table named with no rows still costs PostgreSQL its opening,
-//! locking and checks, and a round of moves without `Idempotency-Key` is then the append and the
-//! work-row upsert alone. No SQL text crosses a crate boundary: the log's part is
-//! `eventlog_append_on_heads`, called with [`HeadBatch`]'s typed arguments, and the database
-//! checks the calls. A test hook can fail a batch just before or just after its commit.
+//! A round names only the tables it has rows for (a round without work rows or answers has no
+//! clause for them): a table named with no rows still costs PostgreSQL its opening, locking and
+//! checks, and a round of moves without `Idempotency-Key` is then the append and the work-row
+//! upsert alone. The log's SQL is the log crate's: its clauses come from it whole, and this
+//! module's name only the live path's tables. A test hook can fail a batch just before or just
+//! after its commit.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex, RwLock};
@@ -155,8 +154,15 @@ struct Inner {
 impl Committer {
     /// A committer whose lanes run `tasks` tasks each, with a connection each (more tasks
     /// overlap one batch's round trip with the next one's flush), connected with `settings`
-    /// ([`database::settings`]). Lanes start with their first command.
-    pub fn new(settings: tokio_postgres::Config, tasks: usize) -> Committer {
+    /// ([`database::settings`]) and [`eventlog::WRITERS_OPTIONS`]. Lanes start with their first
+    /// command.
+    pub fn new(mut settings: tokio_postgres::Config, tasks: usize) -> Committer {
+        // A round's plan stays index lookups whatever the statistics said when it was made.
+        let options = match settings.get_options() {
+            Some(o) => format!("{o} {}", eventlog::WRITERS_OPTIONS),
+            None => eventlog::WRITERS_OPTIONS.to_owned(),
+        };
+        settings.options(&options);
         Committer {
             inner: Arc::new(Inner {
                 settings,
@@ -357,15 +363,114 @@ const WRITE_WORK: &str = "SELECT live_write_work($1, $2, $3, $4, $5, $6, $7, $8,
 /// Stores `Idempotency-Key` answers (`live_store_answers`, migration V10).
 const STORE_ANSWERS: &str = "SELECT live_store_answers($1, $2, $3, $4, $5, $6)";
 
-/// A round on known heads (`live_commit_round`, migration V12): `eventlog_append_on_heads`' 15
-/// arguments ([`HeadArguments`]), then the work rows (11 arrays, the last their streams), the
-/// finished matches' work rows to delete (2) and the answers (7), each written only if its
-/// stream moved.
-const COMMIT_ROUND: &str = "SELECT r_stream, r_event_id, r_position, r_tx FROM live_commit_round(\
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-    $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, \
-    $29, $30, $31, $32, $33, $34, $35)";
-const COMMIT_ROUND_ARGUMENTS: usize = HeadArguments::COUNT + 11 + 2 + 7;
+/// A round on known heads as one statement: the log's clauses ([`eventlog::append_on_heads_with!`],
+/// parameters `$1` to `$15`), then the live path's, each only when the round has rows for it
+/// (a table named with no rows still costs PostgreSQL its opening, locking and checks) and each
+/// writing only the rows of the streams that moved: `worked` upserts the active matches' work
+/// rows (an older version never overwrites a newer row's timers), `gone` deletes the finished
+/// ones', `answered` stores the `Idempotency-Key` answers. Indexed by [`round_shape`].
+static ROUNDS: std::sync::LazyLock<[String; 8]> =
+    std::sync::LazyLock::new(|| std::array::from_fn(round_sql));
+
+/// Which of the live path's clauses a round has: its index in [`ROUNDS`].
+fn round_shape(work: &WorkColumns<'_>, stored: &AnswerColumns<'_>) -> usize {
+    usize::from(!work.ids.is_empty())
+        | usize::from(!work.gone.is_empty()) << 1
+        | usize::from(!stored.players.is_empty()) << 2
+}
+
+/// The statement of a round of shape `shape` ([`round_shape`]).
+fn round_sql(shape: usize) -> String {
+    let mut next = HeadArguments::COUNT + 1;
+    // `$n::type[]` for each of `types`, numbered on.
+    let mut arrays = |types: &[&str]| {
+        let list: Vec<String> = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("${}::{t}[]", next + i))
+            .collect();
+        next += types.len();
+        list.join(", ")
+    };
+    let mut sql = format!("WITH {}", eventlog::append_on_heads_with!());
+    if shape & 1 != 0 {
+        let work = arrays(&[
+            "uuid",
+            "timestamptz",
+            "boolean",
+            "boolean",
+            "timestamptz",
+            "timestamptz",
+            "bigint",
+            "uuid",
+            "text",
+            "smallint",
+            "text",
+        ]);
+        sql.push_str(&format!(
+            ", worked AS ( \
+                 INSERT INTO match_work AS w \
+                     (match_id, state_due, watch1, watch2, seen1, seen2, version, strong_player, \
+                      live_key, live_depth) \
+                 SELECT u.match_id, u.state_due, u.watch1, u.watch2, u.seen1, u.seen2, u.version, \
+                        u.strong_player, u.live_key, u.live_depth \
+                   FROM unnest({work}) \
+                        AS u(match_id, state_due, watch1, watch2, seen1, seen2, version, \
+                             strong_player, live_key, live_depth, stream) \
+                  WHERE u.stream IN (SELECT m.stream_id FROM moved m) \
+                 ON CONFLICT (match_id) DO UPDATE SET \
+                     state_due = CASE WHEN w.version <= EXCLUDED.version \
+                                      THEN EXCLUDED.state_due ELSE w.state_due END, \
+                     watch1 = CASE WHEN w.version <= EXCLUDED.version \
+                                   THEN EXCLUDED.watch1 ELSE w.watch1 END, \
+                     watch2 = CASE WHEN w.version <= EXCLUDED.version \
+                                   THEN EXCLUDED.watch2 ELSE w.watch2 END, \
+                     seen1 = greatest(w.seen1, EXCLUDED.seen1), \
+                     seen2 = greatest(w.seen2, EXCLUDED.seen2), \
+                     live_key = CASE WHEN w.version <= EXCLUDED.version \
+                                     THEN EXCLUDED.live_key ELSE w.live_key END, \
+                     live_depth = CASE WHEN w.version <= EXCLUDED.version \
+                                       THEN EXCLUDED.live_depth ELSE w.live_depth END, \
+                     version = greatest(w.version, EXCLUDED.version), \
+                     strong_player = EXCLUDED.strong_player \
+             )"
+        ));
+    }
+    if shape & 2 != 0 {
+        let gone = arrays(&["uuid", "text"]);
+        sql.push_str(&format!(
+            ", gone AS ( \
+                 DELETE FROM match_work w USING unnest({gone}) AS u(match_id, stream) \
+                  WHERE w.match_id = u.match_id \
+                    AND u.stream IN (SELECT m.stream_id FROM moved m) \
+             )"
+        ));
+    }
+    if shape & 4 != 0 {
+        let answers = arrays(&[
+            "uuid",
+            "text",
+            "bytea",
+            "integer",
+            "text",
+            "timestamptz",
+            "text",
+        ]);
+        sql.push_str(&format!(
+            ", answered AS ( \
+                 INSERT INTO idempotency_keys \
+                     (player_id, key, request_hash, status, body, created_at) \
+                 SELECT a.player_id, a.key, a.request_hash, a.status, a.body, a.created_at \
+                   FROM unnest({answers}) \
+                        AS a(player_id, key, request_hash, status, body, created_at, stream) \
+                  WHERE a.stream IN (SELECT m.stream_id FROM moved m) \
+                 ON CONFLICT DO NOTHING \
+             )"
+        ));
+    }
+    sql.push_str(" SELECT r_stream, r_event_id, r_position, r_tx FROM appended");
+    sql
+}
 
 /// One transaction: the appends, then the work rows and answers of the commands that went
 /// through. `Err` when the batch as a whole failed (nothing of it committed, or a hook).
@@ -457,9 +562,9 @@ async fn commit(
     Ok(answers)
 }
 
-/// A round of fast-path commands in one statement, hence one round trip and one transaction
-/// without `BEGIN` or `COMMIT` (`live_commit_round`): the append, then the work rows and stored
-/// answers of the commands whose streams it moved.
+/// A round of fast-path commands in one statement ([`ROUNDS`]), hence one round trip and one
+/// transaction without `BEGIN` or `COMMIT`: the append, then the work rows and stored answers
+/// of the commands whose streams it moved.
 async fn commit_in_one_statement(
     pool: &Pool,
     jobs: &[&Job],
@@ -480,17 +585,20 @@ async fn commit_in_one_statement(
     }
     let arguments = batch.arguments();
     let mut params = arguments.params();
-    params.extend(work.params());
-    params.extend([
-        &work.streams as &(dyn ToSql + Sync),
-        &work.gone,
-        &work.gone_streams,
-    ]);
-    params.extend(stored.params());
-    params.push(&stored.streams);
-    debug_assert_eq!(params.len(), COMMIT_ROUND_ARGUMENTS);
+    let shape = round_shape(&work, &stored);
+    if !work.ids.is_empty() {
+        params.extend(work.params());
+        params.push(&work.streams);
+    }
+    if !work.gone.is_empty() {
+        params.extend([&work.gone as &(dyn ToSql + Sync), &work.gone_streams]);
+    }
+    if !stored.players.is_empty() {
+        params.extend(stored.params());
+        params.push(&stored.streams);
+    }
     let statement = client
-        .prepare_cached(COMMIT_ROUND)
+        .prepare_cached(&ROUNDS[shape])
         .await
         .map_err(AppendError::from)?;
     let rows = client
@@ -522,7 +630,7 @@ pub async fn write_work(
 }
 
 /// Work rows as `live_write_work`'s arrays: the upserted rows' columns and the deleted rows'
-/// matches, each row with its command's stream (for `live_commit_round`).
+/// matches, each row with its command's stream (for a round's clauses: [`ROUNDS`]).
 #[derive(Default)]
 struct WorkColumns<'a> {
     ids: Vec<Uuid>,
