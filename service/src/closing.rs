@@ -40,14 +40,7 @@ pub async fn close(
     at: OffsetDateTime,
 ) -> Result<Closed, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
-    let row = client
-        .query_opt(
-            "SELECT closed_at IS NOT NULL FROM players WHERE player_id = $1",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?;
-    if row.is_none_or(|r| r.get::<_, bool>(0)) {
+    if players::closed(&client, player).await? {
         return Err(Error::NotFound(Missing::Player));
     }
     let queued = client
