@@ -245,7 +245,7 @@ async fn a_ban_ends_the_players_streams_on_every_instance_and_refuses_new_ones()
 }
 
 #[tokio::test]
-async fn tournament_streams_count_under_the_same_caps_as_match_streams() {
+async fn tournament_streams_count_under_the_same_caps_as_match_streams_and_an_own_match_passes() {
     let app = spawn_app().await;
     let (ana, bob) = (app.player("Ana").await, app.player("Bob").await);
     let soon = (OffsetDateTime::now_utc() + Duration::minutes(10))
@@ -271,14 +271,22 @@ async fn tournament_streams_count_under_the_same_caps_as_match_streams() {
         Sse::open(&app, &path, &ana).await.err(),
         Some(StatusCode::TOO_MANY_REQUESTS)
     );
-    // A match stream counts against the same cap.
-    let id = app.room_match(&ana, &bob, "reversi").await;
+    // A match stream counts against the same cap, unless Ana is seated in the match: her own
+    // game always gets a place.
+    let carl = app.player("Carl").await;
+    let theirs = app.room_match(&bob, &carl, "reversi").await;
     assert_eq!(
-        Sse::open(&app, &format!("/v1/matches/{id}/stream"), &ana)
+        Sse::open(&app, &format!("/v1/matches/{theirs}/stream"), &ana)
             .await
             .err(),
         Some(StatusCode::TOO_MANY_REQUESTS)
     );
     assert_eq!(app.state.live.registry.of(id_of(&ana)), 8);
+    let hers = app.room_match(&ana, &bob, "reversi").await;
+    let own = Sse::open(&app, &format!("/v1/matches/{hers}/stream"), &ana)
+        .await
+        .expect("her own match");
+    assert_eq!(app.state.live.registry.of(id_of(&ana)), 9);
+    drop(own);
     drop(open);
 }

@@ -77,6 +77,8 @@ struct Places {
 struct Open {
     slot: u64,
     generation: Option<u32>,
+    /// The stream of a match the player is seated in.
+    own: bool,
     end: watch::Sender<Option<Ended>>,
 }
 
@@ -130,10 +132,12 @@ impl Registry {
     }
 
     /// A place for a stream of `player`, opened with a token of `generation` (none: an external
-    /// issuer's), under the caps: `player`'s own (`per_player`) always, the instance's unless
-    /// the stream is the player's `own` match (their game must not go on unseen because others
-    /// watch); 429 `rate_limited` beyond them. Not yet checked against the player's rights:
-    /// [`Registry::admit`] does, after this.
+    /// issuer's), under the caps: at most `per_player` streams of the player and `max_streams`
+    /// on the instance, 429 `rate_limited` beyond them. The stream of a match the player is
+    /// seated in (`own`) always gets a place while the player has fewer than `per_player` of
+    /// those: their game must not go on unseen because others watch or because they follow
+    /// tournaments. Not yet checked against the player's rights: [`Registry::admit`] does,
+    /// after this.
     pub fn open(
         self: &std::sync::Arc<Self>,
         player: PlayerId,
@@ -141,8 +145,17 @@ impl Registry {
         own: bool,
     ) -> Result<Place, Error> {
         let mut p = self.lock();
-        let mine = p.by_player.get(&player).map_or(0, Vec::len);
-        if mine >= self.per_player || (p.total >= self.max_streams && !own) {
+        let open = p
+            .by_player
+            .get(&player)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let allowed = if own {
+            open.iter().filter(|o| o.own).count() < self.per_player
+        } else {
+            open.len() < self.per_player && p.total < self.max_streams
+        };
+        if !allowed {
             return Err(Error::RateLimited(5));
         }
         let slot = self.next.fetch_add(1, Ordering::Relaxed);
@@ -151,6 +164,7 @@ impl Registry {
         p.by_player.entry(player).or_default().push(Open {
             slot,
             generation,
+            own,
             end,
         });
         Ok(Place {
@@ -244,20 +258,28 @@ mod tests {
     };
 
     #[test]
-    fn caps_hold_per_player_and_per_instance_and_an_own_match_passes_the_instances() {
+    fn caps_hold_per_player_and_per_instance_and_an_own_match_always_gets_a_place() {
         let r = Arc::new(Registry::new(2, 3));
         let a1 = r.open(player(1), Some(3), false).expect("first");
         let _a2 = r.open(player(1), Some(3), false).expect("second");
         assert!(matches!(
-            r.open(player(1), Some(3), true),
+            r.open(player(1), Some(3), false),
             Err(Error::RateLimited(_))
         ));
-        let _b1 = r.open(player(2), Some(3), false).expect("third");
-        assert!(r.open(player(2), Some(3), false).is_err());
-        let _b2 = r.open(player(2), Some(3), true).expect("own match");
-        assert_eq!(r.total(), 4);
+        // Their own match's streams pass both caps, up to the per-player number of them.
+        let _own1 = r.open(player(1), Some(3), true).expect("own match");
+        let _own2 = r.open(player(1), Some(3), true).expect("own match again");
+        assert!(r.open(player(1), Some(3), true).is_err());
+        assert!(
+            r.open(player(2), Some(3), false).is_err(),
+            "the instance is full"
+        );
+        let _b = r
+            .open(player(2), Some(3), true)
+            .expect("own match on a full instance");
+        assert_eq!(r.total(), 5);
         drop(a1);
-        assert_eq!((r.total(), r.of(player(1))), (3, 1));
+        assert_eq!((r.total(), r.of(player(1))), (4, 3));
     }
 
     #[tokio::test]
