@@ -26,7 +26,7 @@ pub enum Role {
     Admin,
 }
 
-/// The claims of SPEC §6.
+/// The claims of our tokens.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Claims {
     pub sub: String,

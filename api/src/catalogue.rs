@@ -110,7 +110,7 @@ fn game_entry(all: &'static Texts, game: GameId) -> Result<GameEntry, ApiError> 
     })
 }
 
-/// SPEC §2: the house rules, in the order of its table; values and defaults from the domain's
+/// The house rules, in the order of the rooms' settings; values and defaults from the domain's
 /// [`Settings`].
 fn settings(texts: &'static SettingTexts, has_show_legal_moves: bool) -> Vec<SettingInfo> {
     let defaults = Settings::default();

@@ -139,7 +139,7 @@ pub struct Problem {
     pub title: String,
     pub status: u16,
     pub detail: String,
-    /// Stable: clients branch on it (SPEC §6).
+    /// Stable: clients branch on it.
     pub code: &'static str,
     /// The request's id (`X-Request-Id`), to quote when reporting it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,4 +1,4 @@
-//! Position analysis (SPEC §6): the score and best moves of one position, and a game ply by ply.
+//! Position analysis: the score and best moves of one position, and a game ply by ply.
 //!
 //! This is the pure half of the analysis calls: it knows the games, the engines of
 //! [`crate::search`] and the score conventions, and nothing of HTTP or clocks. The caller bounds
@@ -237,7 +237,7 @@ pub fn position_after(game: GameId, moves: &str) -> Result<AnyPosition, Analysis
         pos.play(mv)
             .map_err(|error| AnalysisError::Move { ply: i + 1, error })?;
     }
-    // A pass due now is left to the analysis, which scores it (SPEC §6).
+    // A pass due now is left to the analysis, which scores it.
     Ok(pos)
 }
 

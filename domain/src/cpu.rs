@@ -17,7 +17,7 @@ use crate::games::any::dispatch;
 use crate::games::{AnyPosition, Game};
 use crate::search::{Engine, SplitMix64};
 
-/// The levels a CPU seat can play at (1 weakest .. 5 strongest, SPEC §2): the very range the
+/// The levels a CPU seat can play at (1 weakest .. 5 strongest): the very range the
 /// match aggregate accepts.
 pub const LEVELS: std::ops::RangeInclusive<u8> = crate::matches::CPU_LEVELS;
 

@@ -32,7 +32,7 @@
 use crate::games::AnyPosition;
 
 /// How a move compares with the best one, by the exact values of the position before it and
-/// after it, both for the side that moved (SPEC §6 conventions: positive wins, zero draws).
+/// after it, both for the side that moved (the analysis' convention: positive wins, zero draws).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Quality {
     /// The move keeps the position's value.

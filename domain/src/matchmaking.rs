@@ -1,5 +1,5 @@
-//! Matchmaking waves: who plays whom among a pool's waiting tickets (SPEC §5), and who moves
-//! first in a ranked pairing (SPEC §2).
+//! Matchmaking waves: who plays whom among a pool's waiting tickets, and who moves
+//! first in a ranked pairing.
 //!
 //! A wave is a pure function of the waiting tickets: [`pair`] takes each ticket's rating,
 //! deviation, time waited and previous ranked opponent, and returns the pairs to start. The
@@ -508,7 +508,7 @@ impl Wave<'_> {
     }
 }
 
-/// Who takes seat 1 (and moves first) in a ranked pairing (SPEC §2): the player who started
+/// Who takes seat 1 (and moves first) in a ranked pairing: the player who started
 /// fewer of their last 10 ranked games of that game. `starts` are the two players' counts;
 /// `coin_heads` is the coin flip drawn by the caller (and recorded in the event), which decides
 /// a tie: heads gives seat 1 to the first of the two. Returns the index (0 or 1) of the player

@@ -8,7 +8,7 @@ use crate::games::{Game, Side};
 /// One FFO position with the exact score of every legal move.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FfoLine {
-    /// Board rows in SPEC §1 notation (`B`, `W`, `.`), row 1 first.
+    /// Board rows in the board notation (`B`, `W`, `.`), row 1 first.
     pub rows: Vec<String>,
     pub to_move: Side,
     /// Every legal move and its exact final disc difference, as listed.

@@ -1,4 +1,4 @@
-//! Glicko-2 ratings as SPEC §4 defines them: pure functions of pre-match values and event times.
+//! Glicko-2 ratings: pure functions of pre-match values and event times.
 //!
 //! Every ranked match is one rating period of its game for both players, both computed from
 //! their pre-match values. Before it, each player's deviation grows once per whole 24 hours since
@@ -56,7 +56,7 @@ impl Default for Rating {
     }
 }
 
-/// The system constant tau (SPEC §4).
+/// The system constant tau.
 pub const TAU: f64 = 0.5;
 
 /// The deviation never grows beyond a newcomer's.

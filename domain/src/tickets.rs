@@ -1,4 +1,4 @@
-//! Queue tickets (SPEC §5): a ticket is a stream of its own (`ticket-<id>`): opened, then either
+//! Queue tickets: a ticket is a stream of its own (`ticket-<id>`): opened, then either
 //! cancelled by its owner or matched by a wave. The events and the pure decide/evolve of that
 //! small life.
 
@@ -30,7 +30,7 @@ pub struct TicketOpened {
     pub player_id: PlayerId,
     pub game: GameId,
     pub turn_seconds: Option<TurnSeconds>,
-    /// The player's rating and deviation in that game when the ticket opened (SPEC §5).
+    /// The player's rating and deviation in that game when the ticket opened.
     pub rating: f64,
     pub deviation: f64,
 }

@@ -1,4 +1,4 @@
-//! Rating audits (SPEC §6, admins): recompute every rating from the log alone and diff it
+//! Rating audits (admins): recompute every rating from the log alone and diff it
 //! against every table that keeps one (`ratings`, `leaderboard`), verify the hash chains, explain a rating match by match, replay the
 //! ratings without some players' matches (what-if refunds), and flag suspicious patterns.
 //!

@@ -1,5 +1,5 @@
 //! The read models of discs, projected from the event log: Glicko-2 ratings, match history,
-//! leaderboards and the queue (SPEC §4), the opening explorer, the tournaments' standings, with the runner that keeps them current, rebuilds that
+//! leaderboards and the queue, the opening explorer, the tournaments' standings, with the runner that keeps them current, rebuilds that
 //! replace them without a gap, and the admins' rating audits.
 //!
 //! # Exactly once

@@ -242,7 +242,7 @@ impl ReplicaConfig {
     }
 }
 
-/// The timings of play (SPEC §2).
+/// The timings of play.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct PlayConfig {
     /// Seconds without a stream or call after which a player is marked away.

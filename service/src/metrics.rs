@@ -86,7 +86,7 @@ pub struct Percentiles {
     pub p99: f64,
 }
 
-/// The matchmaking quality of one pool (SPEC §5): over the pairings of the last 24 hours.
+/// The matchmaking quality of one pool: over the pairings of the last 24 hours.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PoolStats {
     pub game: String,

@@ -1,4 +1,4 @@
-//! The JSON shapes of SPEC §6 built from folded state: the match view, events, replay plies.
+//! The JSON shapes of the API built from folded state: the match view, events, replay plies.
 
 use std::collections::HashMap;
 
@@ -13,7 +13,7 @@ use domain::matches::replay::PlyView;
 use domain::matches::{Controller, Match, MatchEnded, Settings};
 use eventlog::RecordedEvent;
 
-/// A match as SPEC §6 shows it.
+/// A match as the API shows it.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct MatchView {
     pub match_id: MatchId,
@@ -140,7 +140,7 @@ pub struct EventView {
     pub position: i64,
     #[serde(rename = "type")]
     pub event_type: String,
-    /// The event's payload (SPEC §3), by its type.
+    /// The event's payload, by its type.
     pub data: serde_json::Value,
     #[serde(with = "time::serde::rfc3339")]
     #[schemars(with = "String", extend("format" = "date-time"))]

@@ -93,7 +93,7 @@ async fn the_catalogue_gives_each_games_board_and_notation_as_the_domain_has_the
                 "{lang} {game}"
             );
         }
-        // As SPEC §1 writes them: Four in a Row's moves are columns 1–7 of a 6 × 7 board,
+        // As the notations write them: Four in a Row's moves are columns 1–7 of a 6 × 7 board,
         // Reversi's squares a1–h8 of an 8 × 8 one.
         let shape = |i: usize| (&games[i]["board"], games[i]["notation"].as_str());
         assert_eq!(

@@ -44,7 +44,7 @@ pub struct AuditQuery {
 pub struct Explained {
     player_id: PlayerId,
     game: GameId,
-    /// The Glicko-2 constants and conventions of SPEC §4.
+    /// The Glicko-2 constants and conventions (`domain::ratings`).
     rules: serde_json::Value,
     steps: Vec<audit::ExplainedStep>,
     log_check: audit::LogCheck,

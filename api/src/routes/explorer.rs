@@ -83,7 +83,7 @@ pub struct MoveJson {
     /// The average rating of the players who played it (null if only the CPU did).
     average_rating: Option<f64>,
     /// The exact score of the position after the move for the side that played it, in the
-    /// game's convention (SPEC §6), where it is known: the cache of solved positions, or a
+    /// game's convention, where it is known: the cache of solved positions, or a
     /// bounded solve at the request (20,000 nodes a move: Four in a Row's late plies).
     value: Option<i32>,
     /// The proven outcome after the move for the side that played it: `win`, `draw` or `loss`

@@ -598,7 +598,7 @@ fn responses_of(r: &RouteDoc, routes: &[RouteDoc], generator: &mut SchemaGenerat
     if r.path != "/healthz" && r.path != "/readyz" {
         responses.insert(
             "429".into(),
-            json!({"description": "a limit was reached (`rate_limited` and the other limits of SPEC §7)",
+            json!({"description": "a limit was reached (`rate_limited` and the other limits)",
                    "content": problem, "headers": retry}),
         );
         responses.insert(

@@ -286,7 +286,7 @@ fn check<G: Game>(pos: &G, mv: &str) -> Result<G::Move, MoveError> {
     Ok(m)
 }
 
-/// Splits a game record (the concatenation of its moves, SPEC §1) into single moves: one digit
+/// Splits a game record (the concatenation of its moves) into single moves: one digit
 /// per move in Four in a Row, a letter and a digit in Reversi. Legality is not checked here.
 pub fn split_moves(game: GameId, moves: &str) -> Result<Vec<String>, ParseError> {
     let chars: Vec<char> = moves.trim().chars().collect();

@@ -118,7 +118,7 @@ pub struct Board {
     pub rows: u8,
 }
 
-/// How a game writes its moves (SPEC §1), by what a move names. Columns and rows are those of
+/// How a game writes its moves, by what a move names. Columns and rows are those of
 /// the board notation: columns from the left, rows as the board's rows are listed.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -182,7 +182,7 @@ pub struct GameOutcome {
     pub reason: EndReason,
 }
 
-/// Errors of parsing the notations of SPEC §1 at the edge.
+/// Errors of parsing the games' notations at the edge.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     #[error("unknown game `{0}`")]
@@ -193,7 +193,7 @@ pub enum ParseError {
     BadBoard(BoardError),
 }
 
-/// Why a board (SPEC §1 board notation) cannot be a position of its game.
+/// Why a board (the board notation) cannot be a position of its game.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
     #[error("expected {expected} rows, got {got}")]
@@ -264,9 +264,9 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     fn transform_move(mv: Self::Move, s: Symmetry) -> Self::Move;
 
     fn start() -> Self;
-    /// Reads a board in the notation of SPEC §1 (rows as strings) with the given side to move.
+    /// Reads a board in the board notation (rows as strings) with the given side to move.
     fn from_rows(rows: &[&str], to_move: Side) -> Result<Self, ParseError>;
-    /// The board in the notation of SPEC §1.
+    /// The board in the board notation.
     fn rows(&self) -> Vec<String>;
 
     fn side_to_move(&self) -> Side;
@@ -301,7 +301,7 @@ pub trait Game: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     }
 }
 
-/// The discs of the first and of the second player of a board in the notation of SPEC §1, as
+/// The discs of the first and of the second player of a board in the board notation, as
 /// cell masks (bit `row * columns + column`, rows from the top). Boards have at most 64 cells.
 pub fn disc_masks(rows: &[String], colors: [char; 2]) -> [u64; 2] {
     let mut masks = [0u64; 2];
@@ -378,7 +378,7 @@ impl Symmetry {
         }
     }
 
-    /// A board in the notation of SPEC §1 (rows as strings, the top row first) seen through
+    /// A board in the board notation (rows as strings, the top row first) seen through
     /// this symmetry.
     pub fn rows(self, rows: &[String]) -> Vec<String> {
         let grid: Vec<Vec<char>> = rows.iter().map(|r| r.chars().collect()).collect();

@@ -194,7 +194,7 @@ fn play_move(m: &Match, seat: Seat, mv: &str, by: MovedBy) -> Result<Vec<MatchEv
                 return Err(DomainError::NotYourTurn(seat));
             }
             if state.presence != Presence::Here {
-                // Playing is coming back: the seat is theirs again (SPEC §2).
+                // Playing is coming back: the seat is theirs again.
                 m.position
                     .check_move(mv)
                     .map_err(DomainError::IllegalMove)?;

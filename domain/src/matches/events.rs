@@ -1,4 +1,4 @@
-//! The events of a match stream (SPEC §3): their payloads, wire names and schema versions.
+//! The events of a match stream: their payloads, wire names and schema versions.
 //!
 //! Events carry the facts (who moved, who won and why), so that projections never re-run the
 //! rules. Every payload has a schema version; [`MatchEvent::decode`] is the one place where an old
@@ -24,7 +24,7 @@ pub enum Occupant {
     Cpu { level: u8 },
 }
 
-/// Why the seat that moves first was chosen (SPEC §2).
+/// Why the seat that moves first was chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "rule", rename_all = "snake_case")]
 pub enum FirstMoveRule {

@@ -1,4 +1,4 @@
-//! House rules of a match (SPEC §2): turn limit, who starts, rematch alternation, legal-move hints.
+//! House rules of a match: turn limit, who starts, rematch alternation, legal-move hints.
 
 use serde::{Deserialize, Serialize};
 
@@ -69,7 +69,7 @@ pub enum FirstSetting {
     Random,
 }
 
-/// The settings a match starts with; missing keys take the defaults of SPEC §2.
+/// The settings a match starts with; missing keys take the defaults.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

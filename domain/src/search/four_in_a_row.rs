@@ -10,8 +10,8 @@
 //! its children's table slots while it searches the first child, so that their probes rarely
 //! wait for main memory (where most of the time went); the nodes visited are the same.
 //!
-//! Scores follow SPEC §6: 0 is a draw, `+k` means the side to move wins with its `(22 - k)`-th
-//! disc, `-k` that it loses to the opponent's `(22 - k)`-th disc. A side that can win at once with
+//! Scores follow the analysis' convention: 0 is a draw, `+k` means the side to move wins with
+//! its `(22 - k)`-th disc, `-k` that it loses to the opponent's `(22 - k)`-th disc. A side that can win at once with
 //! `n` discs on the board scores `(43 - n) / 2`.
 //!
 //! Level 5 opens from a shipped book of proven winning moves for the first player ([`book`]).
@@ -721,7 +721,7 @@ impl Solver {
         self.table.clear();
     }
 
-    /// The score of `pos` under perfect play (SPEC §6) and every column that reaches it, in column
+    /// The score of `pos` under perfect play and every column that reaches it, in column
     /// order.
     ///
     /// A finished position gets the score its result stands for (a loss with the winner's disc

@@ -110,7 +110,7 @@ pub trait Engine: crate::games::Game {
 /// A search's answer for the side to move.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict<M> {
-    /// The score in the game's convention (SPEC §6), from the side to move's point of view.
+    /// The score in the game's convention, from the side to move's point of view.
     pub score: i32,
     /// Every move that reaches `score` (all of them when `exact`; the best found otherwise).
     pub best_moves: Vec<M>,

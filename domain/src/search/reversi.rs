@@ -4,7 +4,7 @@
 //! square numbering of [`Square::index`] (`a1` = bit 0, `h8` = bit 63).
 //!
 //! Scores are final disc differences from the side to move's point of view, empty squares going
-//! to the winner (the FFO convention of SPEC §6). The midgame search works in hundredths of a
+//! to the winner (the FFO convention). The midgame search works in hundredths of a
 //! disc ([`SCALE`]) and reports its estimate rounded to whole discs.
 //!
 //! - The **midgame** search is a principal variation search (PVS) with iterative deepening, a
@@ -467,7 +467,7 @@ impl Engine {
         }
     }
 
-    /// The value of `pos` for the side to move and its best moves (SPEC §6).
+    /// The value of `pos` for the side to move and its best moves.
     ///
     /// With at most [`EXACT_MAX_EMPTIES`] empties, with any number under
     /// [`Limits::to_the_end`] (after a short midgame deepening that orders the root moves), or

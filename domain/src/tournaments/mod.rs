@@ -1,4 +1,4 @@
-//! Tournaments (SPEC §3, issue 44): a tournament is a stream of its own (`tournament-<id>`), and
+//! Tournaments (issue 44): a tournament is a stream of its own (`tournament-<id>`), and
 //! every step of it is an event: its creation, every join, withdrawal, pause and resume, each
 //! round's start, each pairing and bye, each result, an admin's removal of a player, the end.
 //! This module holds the events and the pure decide/evolve of that life; the pairings are pure

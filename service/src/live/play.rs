@@ -36,7 +36,7 @@ use crate::metrics::Limit;
 use crate::reasons::Missing;
 use crate::views::MatchView;
 
-/// The level of the CPU that stands in for absent players and timed-out turns (SPEC §2).
+/// The level of the CPU that stands in for absent players and timed-out turns.
 pub const STAND_IN_LEVEL: u8 = 2;
 
 /// The strongest CPU level whose reply is committed with the command it answers; level 5 may
@@ -688,7 +688,7 @@ pub fn derived_id(id: MatchId, what: &str, version: u64) -> Uuid {
     Uuid::new_v5(&id.as_uuid(), format!("{what}:{version}").as_bytes())
 }
 
-/// Brings a seated player back when they act on the match while away (SPEC §2), and records
+/// Brings a seated player back when they act on the match while away, and records
 /// that they are here.
 pub async fn presence(app: &LivePath, loaded: Loaded, player: PlayerId) -> Result<Loaded, Error> {
     let Some(seat) = loaded.seat_of(player) else {

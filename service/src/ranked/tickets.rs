@@ -100,7 +100,7 @@ pub async fn own_ticket(app: &Core, player: PlayerId, id: TicketId) -> Result<Ti
 }
 
 /// A player's values in a game as of `now`: the projection's, with the idle days since their
-/// last ranked match applied (SPEC §4), or a newcomer's.
+/// last ranked match applied, or a newcomer's.
 pub async fn current_rating(
     client: &impl deadpool_postgres::GenericClient,
     player: PlayerId,

@@ -14,7 +14,7 @@ use domain::tournaments::{EntrantStatus, Format, Status, Tournament};
 use super::Tournaments;
 use crate::error::{Error, unexpected};
 
-/// A tournament as SPEC §6 shows it.
+/// A tournament as the API shows it.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TournamentView {
     pub tournament_id: TournamentId,

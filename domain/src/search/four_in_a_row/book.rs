@@ -91,9 +91,9 @@ pub(super) fn replay(moves: &str) -> Option<Pos> {
 /// One book line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    /// The moves that reach the position, in SPEC notation (`-` for the empty board).
+    /// The moves that reach the position, in column digits (`-` for the empty board).
     pub moves: String,
-    /// The winning column to play (1-based, SPEC notation).
+    /// The winning column to play (1-based).
     pub column: u8,
 }
 
@@ -203,7 +203,7 @@ impl Builder<'_, '_, '_, '_> {
     }
 }
 
-/// The SPEC digit of a drop cell's column.
+/// The digit (1–7) of a drop cell's column.
 pub(super) fn digit(bit: u64) -> char {
     char::from(b'1' + (bit.trailing_zeros() / u32::from(STRIDE)) as u8)
 }

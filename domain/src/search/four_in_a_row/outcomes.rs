@@ -110,7 +110,7 @@ fn parse(text: &str) -> impl Iterator<Item = (Pos, Outcome)> + '_ {
         })
 }
 
-/// One position of a book being generated: the moves that first reached it (SPEC digits, `-`
+/// One position of a book being generated: the moves that first reached it (column digits, `-`
 /// for none) and the position.
 #[derive(Clone, Debug)]
 pub struct Entry {
