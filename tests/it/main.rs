@@ -6,6 +6,7 @@ mod boundary;
 mod cli;
 mod closings;
 mod cpu_relay;
+mod docs;
 mod errors;
 mod explorer;
 mod fairplay;
