@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # The discs image: `docker build -t discs .`, then `docker run -e DATABASE_URL=... discs`
-# (README.md, "Container image"); docker-compose.yml builds and runs this one too.
+# (docs/operators.md, "Container image"); docker-compose.yml builds and runs this one too.
 # BuildKit (Docker's builder since 23.0) for the cache mounts.
 
 # The build: the cargo registry and the target folder are cache mounts, kept between builds, so
