@@ -3,7 +3,11 @@
 use std::collections::HashSet;
 
 use proptest::prelude::*;
+use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
+
+use crate::games::GameId;
+use crate::ids::{MatchId, PlayerId};
 
 use super::standings::{removal_report, standings};
 use super::*;
