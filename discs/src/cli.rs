@@ -292,7 +292,7 @@ fn token(name: &str, db: DatabaseConfig, auth: AuthConfig) -> anyhow::Result<()>
         let secret = api::auth::load_secret(&pool, auth.jwt_secret.as_deref(), &file).await?;
         let keys = Keys::new(&secret, None, auth.token_days)?;
         let now = time::OffsetDateTime::now_utc();
-        let player = service::players::sign_up(&pool.get().await?, &name, now)
+        let player = service::players::sign_up_on(&pool.get().await?, &name, now)
             .await
             .map_err(|e| anyhow::anyhow!("{}", ApiError::from(e)))?;
         println!("{}", keys.issue(player, Role::Admin, 0, now)?);

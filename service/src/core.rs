@@ -33,6 +33,11 @@ impl Core {
         self.clock.now()
     }
 
+    /// How many of the build's migrations the database lacks (readiness: 0).
+    pub async fn migrations_pending(&self) -> Result<usize, database::Error> {
+        database::migrations_pending(&self.pool).await
+    }
+
     /// Runs `read` on a replica whose checkpoint of `projection` has reached the primary's
     /// (see [`Replicas::read`]), else on the primary's log.
     pub async fn read<T>(

@@ -13,7 +13,7 @@ use domain::ids::PlayerId;
 use domain::search::four_in_a_row::outcomes;
 use eventlog::EventLog;
 use projections::Projection;
-use projections::explorer::{Filter, GameRef};
+pub use projections::explorer::{Filter, GameRef};
 
 use crate::analysis::{boundary, solved};
 use crate::error::{Error, unexpected};

@@ -11,7 +11,9 @@
 //! (what `live` reads of a player: seated, banned); [`live`] (`LivePath`: the core plus the play
 //! settings, the match cache, the committer, the fan-out and the search cap); the services, each with the context it needs (`analysis`:
 //! `Analyses`, the live path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool,
-//! schedule and wake-up; `rooms`, `explorer`, `history`, `closing`; `tournaments`: `Tournaments`,
+//! schedule and wake-up; `rooms`, `explorer`, `history`, `closing`, `records` (a player's
+//! ratings, history and the leaderboards), `audits` (what admins ask of the log and the
+//! projections); `tournaments`: `Tournaments`,
 //! the live path plus the folds it read and the organiser's wake-up); `decisions` (an admin's
 //! decision on a player, and a ban's reach into the queue and the tournaments) above them;
 //! [`state`] (`AppState`, composing every context, for the edge and the loops) and `workers` above
@@ -19,6 +21,7 @@
 
 pub mod analysis;
 pub mod answers;
+pub mod audits;
 pub mod checks;
 pub mod clock;
 pub mod closing;
@@ -33,6 +36,7 @@ pub mod metrics;
 pub mod players;
 pub mod ranked;
 pub mod reasons;
+pub mod records;
 pub mod replicas;
 pub mod rooms;
 pub mod searches;

@@ -19,7 +19,13 @@ use crate::reasons::Missing;
 const SIGN_UP: Uuid = Uuid::from_u128(0x8f0c_5a52_7d1e_4b8e_9a3c_64e1_d2b7_f019);
 
 /// A new player named `name` (already checked: [`crate::checks::valid_name`]).
-pub async fn sign_up(
+pub async fn sign_up(core: &Core, name: &str, now: OffsetDateTime) -> Result<PlayerId, Error> {
+    let client = core.pool.get().await.map_err(unexpected)?;
+    sign_up_on(&client, name, now).await
+}
+
+/// [`sign_up`] through `client`.
+pub async fn sign_up_on(
     client: &impl GenericClient,
     name: &str,
     now: OffsetDateTime,
@@ -136,6 +142,15 @@ pub async fn names(
         .collect())
 }
 
+/// [`names`], through a connection of the pool.
+pub async fn names_of(
+    core: &Core,
+    players: &[PlayerId],
+) -> Result<HashMap<PlayerId, String>, Error> {
+    let client = core.pool.get().await.map_err(unexpected)?;
+    names(&client, players).await
+}
+
 /// The channel on which a change of a player's token generation is told to every instance.
 pub const TOKENS_CHANNEL: &str = "discs_tokens";
 
@@ -166,11 +181,8 @@ pub async fn closed(client: &impl GenericClient, player: PlayerId) -> Result<boo
 /// Ends every token of `player` issued so far: their generation goes up by one, and every
 /// instance hears of it on [`TOKENS_CHANNEL`] when the change commits. The new generation;
 /// `not_found` when there is no such player.
-pub async fn end_tokens(
-    client: &mut deadpool_postgres::Object,
-    player: PlayerId,
-    at: OffsetDateTime,
-) -> Result<u32, Error> {
+pub async fn end_tokens(core: &Core, player: PlayerId, at: OffsetDateTime) -> Result<u32, Error> {
+    let mut client = core.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
     exists(&tx, player).await?;
     let generation = next_generation(&tx, player, at).await?;
@@ -184,11 +196,12 @@ pub async fn end_tokens(
 /// nothing changes and this fails with `idempotency_key_reused`, which the edge, finding the
 /// twin's answer under the key, answers in its stead.
 pub async fn end_tokens_keyed(
-    client: &mut deadpool_postgres::Object,
+    core: &Core,
     player: PlayerId,
     record: &answers::KeyRecord,
     at: OffsetDateTime,
 ) -> Result<u32, Error> {
+    let mut client = core.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
     exists(&tx, player).await?;
     let generation = next_generation(&tx, player, at).await?;
@@ -231,11 +244,8 @@ pub(crate) async fn next_generation(
 
 /// The players whose name holds `part` (case aside), those it starts first, by name; at most
 /// `limit`. For admins, who find a player by name, never by an id typed by hand.
-pub async fn find(
-    client: &impl GenericClient,
-    part: &str,
-    limit: i64,
-) -> Result<Vec<(PlayerId, String)>, Error> {
+pub async fn find(core: &Core, part: &str, limit: i64) -> Result<Vec<(PlayerId, String)>, Error> {
+    let client = core.pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(
             "SELECT player_id, name FROM players \

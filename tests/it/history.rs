@@ -700,7 +700,7 @@ async fn two_databases_on_one_machine_each_sign_their_own_checkpoints_in_their_d
             && refused.contains(&second_log.to_string()),
         "{refused}"
     );
-    let recorded = history::recorded(&second.state.pool, None)
+    let recorded = history::recorded(&second.state, None)
         .await
         .expect("read")
         .expect("recorded");

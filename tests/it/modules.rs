@@ -408,3 +408,72 @@ fn a_cycle_is_found_and_named() {
     acyclic.insert("c".into(), BTreeSet::new());
     assert_eq!(a_cycle(&acyclic), None);
 }
+
+/// What a route may not name: a route parses, calls one use case of `service` and renders its
+/// answer; the projections, the log, the database and its pool are reached through the service.
+const NOT_IN_ROUTES: [&str; 10] = [
+    "projections::",
+    "eventlog::",
+    "database::",
+    "deadpool",
+    "tokio_postgres",
+    "GenericClient",
+    "EventLog",
+    ".pool",
+    "pool()",
+    ".log",
+];
+
+/// The names of [`NOT_IN_ROUTES`] that `code` (comments and strings blanked) holds, with the
+/// line of each; `.log` only as a field (not `.logs`, `.log_check`, …).
+fn forbidden_in_route(code: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        for name in NOT_IN_ROUTES {
+            let hit = line.match_indices(name).any(|(at, _)| {
+                let after = line[at + name.len()..].chars().next();
+                let word = name.chars().last().is_some_and(char::is_alphanumeric);
+                !word || !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            });
+            if hit {
+                found.push((n + 1, name));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn routes_only_parse_call_a_use_case_and_render() {
+    let routes = root().join("api").join("src").join("routes");
+    let mut files = Vec::new();
+    rust_files(&routes, &mut files);
+    assert!(files.len() > 10, "the routes: {files:?}");
+    let mut offences = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).expect("a route's source");
+        let (code, _tests) = without_tests(&code_only(&source));
+        for (line, name) in forbidden_in_route(&code) {
+            offences.push(format!("{}:{line} names `{name}`", file.display()));
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "routes reach below the service:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn the_route_reader_sees_what_a_route_must_not_name() {
+    let code = code_only(
+        "let c = app.pool.get().await?; // app.log in a comment\n\
+         let rows = projections::queries::leaderboard(&c, g, 5);\n\
+         let e = app.log.read_stream_after(\"app.log\", 0);\n\
+         let x = report.log_check; let y = self.logs;\n",
+    );
+    assert_eq!(
+        forbidden_in_route(&code),
+        vec![(1, ".pool"), (2, "projections::"), (3, ".log")]
+    );
+}

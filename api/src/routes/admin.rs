@@ -13,21 +13,18 @@ use uuid::Uuid;
 use domain::games::GameId;
 use domain::ids::PlayerId;
 use domain::standing::Decision;
-use eventlog::EventLog;
-use projections::{Projection, audit, rebuild};
+use service::audits::{self, Projection};
 
 use crate::auth::Auth;
 use crate::error::ApiError;
-use crate::error::unexpected;
 use crate::idempotency;
 use crate::input;
 use crate::ratelimit::ByAddress;
 use crate::state::ApiState;
 use crate::texts;
-use service::Error;
 use service::answers::Body;
 use service::metrics;
-use service::reasons::{Invalid, Missing};
+use service::reasons::Invalid;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -46,8 +43,8 @@ pub struct Explained {
     game: GameId,
     /// The Glicko-2 constants and conventions (`domain::ratings`).
     rules: serde_json::Value,
-    steps: Vec<audit::ExplainedStep>,
-    log_check: audit::LogCheck,
+    steps: Vec<audits::ExplainedStep>,
+    log_check: audits::LogCheck,
 }
 
 /// The queue's pools and the allowed-gap schedule.
@@ -91,10 +88,6 @@ pub struct RebuildStatus {
     error: Option<String>,
 }
 
-fn audit_error(e: projections::Error) -> ApiError {
-    ApiError::from(anyhow::Error::new(e))
-}
-
 /// `GET /v1/admin/audits/ratings?game&exclude_players=id,id`.
 pub async fn audit_ratings(
     app: web::Data<ApiState>,
@@ -104,13 +97,7 @@ pub async fn audit_ratings(
     auth.require_admin()?;
     let q = query.map_err(input::query_error)?;
     let exclude = checks::player_list(q.exclude_players.as_deref())?;
-    let report = app
-        .read(Projection::Ratings, async |log: &EventLog| {
-            audit::ratings(log, q.game, &exclude)
-                .await
-                .map_err(service::unexpected)
-        })
-        .await?;
+    let report = audits::ratings(&app, q.game, &exclude).await?;
     Ok(HttpResponse::Ok().json(report))
 }
 
@@ -124,13 +111,7 @@ pub async fn explain(
     let (raw_player, raw_game) = path.into_inner();
     let player: PlayerId = checks::id(&raw_player)?;
     let game = checks::game(&raw_game)?;
-    let explanation = app
-        .read(Projection::Ratings, async |log: &EventLog| {
-            audit::explain(log, player, game)
-                .await
-                .map_err(service::unexpected)
-        })
-        .await?;
+    let explanation = audits::explain(&app, player, game).await?;
     Ok(HttpResponse::Ok().json(Explained {
         player_id: player,
         game,
@@ -148,12 +129,7 @@ pub async fn explain(
 /// is.
 pub async fn flags(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
-    service::analysis::boundary::refuse_seated(&app, auth.player).await?;
-    let rules = audit::FlagRules::default();
-    let mut flags = audit::flags(&app.log, rules).await.map_err(audit_error)?;
-    flags
-        .flags
-        .extend(service::analysis::fair::engine_flags(&app, &rules).await?);
+    let flags = audits::flags(&app, auth.player).await?;
     Ok(HttpResponse::Ok().json(flags))
 }
 
@@ -217,15 +193,7 @@ pub async fn start_rebuild(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let p = projection(&path)?;
-    let id = rebuild::register(&app.projections, p)
-        .await
-        .map_err(audit_error)?;
-    let runner = app.projections.clone();
-    tokio::spawn(async move {
-        if let Err(e) = rebuild::rebuild(&runner, p, id, |_| {}).await {
-            tracing::warn!(projection = %p, error = %e, "rebuild failed");
-        }
-    });
+    let id = audits::start_rebuild(&app.projections, p).await?;
     Ok(HttpResponse::build(StatusCode::ACCEPTED).json(RebuildStarted { rebuild_id: id }))
 }
 
@@ -237,14 +205,7 @@ pub async fn get_projection(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let p = projection(&path)?;
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let cp = projections::queries::checkpoint(&client, p.name())
-        .await
-        .map_err(unexpected)?
-        .ok_or(Error::NotFound(Missing::Projection))?;
-    let last = projections::queries::latest_rebuild(&client, p.name())
-        .await
-        .map_err(unexpected)?;
+    let (cp, last) = audits::projection(&app, p).await?;
     let rfc = |t: Option<time::OffsetDateTime>| {
         t.and_then(|t| {
             t.format(&time::format_description::well_known::Rfc3339)
@@ -313,8 +274,7 @@ pub async fn end_player_tokens(
         if player == auth.player {
             return Err(Invalid::OwnTokens.into());
         }
-        let mut client = app.pool.get().await.map_err(unexpected)?;
-        let generation = service::players::end_tokens(&mut client, player, app.now()).await?;
+        let generation = service::players::end_tokens(app, player, app.now()).await?;
         let ended = PlayerTokensEnded {
             player_id: player,
             generation,
@@ -378,9 +338,7 @@ pub async fn find_players(
     if q.name.is_empty() || q.name.chars().count() > 32 {
         return Err(Invalid::NameToFind.into());
     }
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let found = service::players::find(&client, &q.name, 20).await?;
-    drop(client);
+    let found = service::players::find(&app, &q.name, 20).await?;
     let mut players = Vec::with_capacity(found.len());
     for (player_id, name) in found {
         let banned = service::standing::of(&app, player_id).await?.0.banned();

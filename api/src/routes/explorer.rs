@@ -9,9 +9,9 @@ use uuid::Uuid;
 
 use domain::analysis::position_after;
 use domain::games::{AnyPosition, split_moves};
-use projections::explorer::{Filter, GameRef};
 use service::checks;
 use service::explorer::{self, Outcome};
+use service::explorer::{Filter, GameRef};
 use service::reasons::Invalid;
 use service::views::OpeningJson;
 

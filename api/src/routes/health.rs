@@ -50,7 +50,7 @@ pub async fn healthz() -> HttpResponse {
 }
 
 pub async fn readyz(app: web::Data<ApiState>) -> HttpResponse {
-    match database::migrations_pending(&app.pool).await {
+    match app.migrations_pending().await {
         Ok(0) => HttpResponse::Ok().json(Readiness {
             status: "ready",
             reason: None,

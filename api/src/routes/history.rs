@@ -42,7 +42,7 @@ pub async fn consistency(
     let query = query.map_err(crate::input::query_error)?;
     let to = seq_of(&path)?;
     let from = i64::try_from(query.from).unwrap_or(i64::MAX);
-    let answer = service::history::consistency(&app.pool, &app.log, from, to)
+    let answer = service::history::consistency(&app, from, to)
         .await
         .map_err(unexpected)?
         .ok_or(Error::NotFound(Missing::Checkpoint))?;
@@ -57,7 +57,7 @@ fn seq_of(path: &str) -> Result<i64, Error> {
 }
 
 async fn one(app: &ApiState, seq: Option<i64>) -> Result<HttpResponse, ApiError> {
-    let note = service::history::recorded(&app.pool, seq)
+    let note = service::history::recorded(app, seq)
         .await
         .map_err(unexpected)?
         .ok_or(Error::NotFound(Missing::Checkpoint))?;

@@ -3,9 +3,6 @@
 //! replica when one has caught up (`service::replicas`).
 
 use actix_web::{HttpResponse, web};
-use domain::ids::PlayerId;
-use eventlog::EventLog;
-use projections::Projection;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use service::checks;
@@ -51,29 +48,13 @@ pub async fn get(
     let game = checks::game(&path)?;
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
-    let (rows, names) = app
-        .read(Projection::Leaderboards, async |log: &EventLog| {
-            let client = log.pool().get().await.map_err(service::unexpected)?;
-            let rows = projections::queries::leaderboard(&client, game, limit)
-                .await
-                .map_err(service::unexpected)?;
-            let ids: Vec<PlayerId> = rows
-                .iter()
-                .map(|r| PlayerId::from_uuid(r.player_id))
-                .collect();
-            let names = service::players::names(&client, &ids).await?;
-            Ok((rows, names))
-        })
-        .await?;
+    let rows = service::records::leaderboard(&app, game, limit).await?;
     let entries = rows
         .into_iter()
         .enumerate()
-        .map(|(i, r)| Entry {
+        .map(|(i, (r, name))| Entry {
             rank: i + 1,
-            name: names
-                .get(&PlayerId::from_uuid(r.player_id))
-                .cloned()
-                .unwrap_or_default(),
+            name,
             player_id: r.player_id,
             rating: r.rating,
             deviation: r.deviation,

@@ -332,7 +332,7 @@ pub async fn proof(
         return Err(Error::MatchActive(Active::Proof).into());
     }
     let id: MatchId = checks::id(&path)?;
-    let proof = match_proof(&app.pool, &app.log, id.as_uuid(), &events, query.checkpoint)
+    let proof = match_proof(&app, id.as_uuid(), &events, query.checkpoint)
         .await
         .map_err(|e| match e {
             ProofError::NotYet => Error::Conflict(Clash::NotCheckpointed),

@@ -136,7 +136,7 @@ const PROJECTION_NAME: &str = "ProjectionName";
 
 fn projection_name() -> Value {
     json!({"type": "string", "description": "A projection (read model) built from the log.",
-           "enum": projections::Projection::ALL.map(projections::Projection::name)})
+           "enum": service::audits::Projection::ALL.map(service::audits::Projection::name)})
 }
 
 /// The schema of an event of the match stream, which no Rust type writes as JSON.

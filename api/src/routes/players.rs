@@ -11,8 +11,6 @@ use uuid::Uuid;
 use domain::games::GameId;
 use domain::ids::PlayerId;
 use domain::ratings::Rating;
-use eventlog::EventLog;
-use projections::Projection;
 use time::format_description::well_known::Rfc3339;
 
 use crate::auth::{Auth, Role};
@@ -142,10 +140,7 @@ pub async fn create(
     let name = checks::valid_name(&body.name)?;
     let now = app.now();
     let (player, name) = match key {
-        None => {
-            let client = app.pool.get().await.map_err(unexpected)?;
-            (players::sign_up(&client, &name, now).await?, name)
-        }
+        None => (players::sign_up(&app, &name, now).await?, name),
         Some(key) => {
             let hash = idempotency::request_hash(&req, &raw);
             players::sign_up_once(&app, &key, &hash, &name, now).await?
@@ -228,14 +223,13 @@ pub async fn end_my_tokens(
         if auth.generation < app.generations.current(auth.player).await? {
             return Err(ApiError::Unauthorized(Unauthenticated::Revoked));
         }
-        let mut client = app.pool.get().await.map_err(unexpected)?;
         let (generation, stored) = match &key.record {
             Some(record) => (
-                players::end_tokens_keyed(&mut client, auth.player, record, app.now()).await?,
+                players::end_tokens_keyed(app, auth.player, record, app.now()).await?,
                 true,
             ),
             None => (
-                players::end_tokens(&mut client, auth.player, app.now()).await?,
+                players::end_tokens(app, auth.player, app.now()).await?,
                 false,
             ),
         };
@@ -343,11 +337,7 @@ pub async fn get(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let player: PlayerId = checks::id(&path)?;
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let name = players::name(&client, player).await?;
-    let mut stored = projections::queries::ratings_of(&client, player)
-        .await
-        .map_err(unexpected)?;
+    let (name, mut stored) = service::records::ratings(&app, player).await?;
     let mut ratings = BTreeMap::new();
     for g in GameId::ALL {
         let stored = stored.remove(&g).map(|s| (s.rating, s.games));
@@ -393,27 +383,9 @@ pub async fn matches(
     let player: PlayerId = checks::id(&path)?;
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
-    let (rows, names) = app
-        .read(Projection::History, async |log: &EventLog| {
-            let client = log.pool().get().await.map_err(service::unexpected)?;
-            players::exists(&client, player).await?;
-            let rows = projections::queries::history(
-                &client,
-                player,
-                q.game,
-                q.before.map(Timestamp::get),
-                limit,
-            )
-            .await
-            .map_err(service::unexpected)?;
-            let opponents: Vec<PlayerId> = rows
-                .iter()
-                .filter_map(|r| r.opponent.map(PlayerId::from_uuid))
-                .collect();
-            let names = players::names(&client, &opponents).await?;
-            Ok((rows, names))
-        })
-        .await?;
+    let (rows, names) =
+        service::records::history(&app, player, q.game, q.before.map(Timestamp::get), limit)
+            .await?;
     let matches = rows
         .into_iter()
         .map(|r| HistoryEntry {
@@ -451,14 +423,7 @@ pub async fn rating_history(
     let (raw_player, raw_game) = path.into_inner();
     let player: PlayerId = checks::id(&raw_player)?;
     let game = checks::game(&raw_game)?;
-    let points = app
-        .read(Projection::Ratings, async |log: &EventLog| {
-            let client = log.pool().get().await.map_err(service::unexpected)?;
-            players::exists(&client, player).await?;
-            projections::queries::rating_points(&client, player, game)
-                .await
-                .map_err(service::unexpected)
-        })
+    let points = service::records::rating_points(&app, player, game)
         .await?
         .into_iter()
         .map(|p| RatingPoint {

@@ -11,7 +11,6 @@ use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::Settings;
 use service::answers::Body;
-use service::error::unexpected;
 use service::rooms::{self, Room};
 use service::state::AppState;
 
@@ -38,9 +37,8 @@ pub struct RoomView {
 impl RoomView {
     /// `room` with its members' names.
     async fn of(app: &AppState, room: Room) -> Result<RoomView, ApiError> {
-        let client = app.pool.get().await.map_err(unexpected)?;
         let players: Vec<PlayerId> = room.members().map(|(_, p)| p).collect();
-        let names = service::players::names(&client, &players).await?;
+        let names = service::players::names_of(app, &players).await?;
         let members = room
             .members()
             .map(|(seat, player_id)| Member {

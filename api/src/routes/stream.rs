@@ -1,33 +1,24 @@
 //! Event streams (server-sent events): one pump serves every stream the server offers
-//! ([`serve`]: history, then the stream's [`Feed`], keep-alives, presence, the end of the
-//! player's rights, the instance's shutdown), each stream holding its place in the registry
-//! (`service::live::streams`, opened by [`open_place`]); and `GET /v1/matches/{id}/stream`:
-//! each new event with the match view right after it, resumable with `Last-Event-ID` (a stream
-//! version). An open match stream of a seated player counts as presence. New events come from
-//! the instance's fan-out (`service::live::fanout`), not from reads of their own.
+//! ([`answer`]: history, then the stream's `Feed` from `service::live::feeds`, keep-alives,
+//! presence, the end of the player's rights, the instance's shutdown), each stream holding its
+//! place in the registry until it ends; and `GET /v1/matches/{id}/stream`: each new event with
+//! the match view right after it, resumable with `Last-Event-ID` (a stream version).
 
-use service::checks;
-use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
-use tokio::sync::broadcast;
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use domain::ids::{MatchId, PlayerId};
-use domain::matches::{MatchState, evolve};
-use eventlog::RecordedEvent;
+use domain::ids::MatchId;
+use service::checks;
 
 use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::reasons::Unauthenticated;
 use crate::state::ApiState;
 use service::Error;
-use service::live::fanout::{self, Frame};
-use service::live::play::{self, Loaded};
+use service::live::feeds::{self, Feed, Open};
 use service::live::streams::{Ended, Place};
 use service::reasons::{Invalid, Refused};
 use service::state::AppState;
@@ -36,45 +27,29 @@ use service::state::AppState;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Sent to every open stream when the instance shuts down: reconnect in a second.
 const RECONNECT_HINT: &[u8] = b"retry: 1000\n\n";
-/// A seated watcher is marked present this often.
-const PRESENCE: Duration = Duration::from_secs(10);
 /// Frames a stream's pump may hold for a slow client.
 const BUFFERED: usize = 64;
 
-/// What one kind of stream sends after its history.
-pub trait Feed: Send + 'static {
-    /// The next frames, and whether they are the stream's last; `None` when the feed can go no
-    /// further (too far behind: the client resumes with `Last-Event-ID`).
-    fn next(&mut self) -> impl Future<Output = Option<(Vec<web::Bytes>, bool)>> + Send;
-    /// How often the reader is marked present, if the stream counts as presence.
-    fn presence(&self) -> Option<Duration>;
-    /// Marks the reader present.
-    fn present(&mut self) -> impl Future<Output = ()> + Send;
+/// The answer to opening a stream: its history, then its feed's frames (an ended stream read
+/// to its end: 204, which tells an EventSource to stop reconnecting); 401 `revoked` for a token
+/// that ended (or a closed account), 403 `forbidden` for a banned player.
+pub fn answer<F: Feed>(app: &ApiState, opened: Open<F>) -> Result<HttpResponse, ApiError> {
+    match opened {
+        Open::Ready(o) => Ok(serve(app.app.clone(), o.place, o.history, o.feed)),
+        Open::Over => Ok(HttpResponse::NoContent().finish()),
+        Open::Refused(Ended::Revoked) => Err(ApiError::Unauthorized(Unauthenticated::Revoked)),
+        Open::Refused(Ended::Banned) => Err(Error::Forbidden(Refused::Banned).into()),
+    }
 }
 
-/// A place in the registry for a stream of the caller's, under the caps (`own`: their own
-/// match, which the instance's cap never holds back), checked against their rights after it is
-/// registered: 401 `revoked` for a token that ended (or a closed account), 403 `forbidden` for
-/// a banned player.
-pub async fn open_place(app: &ApiState, auth: &Auth, own: bool) -> Result<Place, ApiError> {
-    let generation = (!auth.external).then_some(auth.generation);
-    let place = app.live.registry.open(auth.player, generation, own)?;
-    let client = app.pool.get().await.map_err(service::unexpected)?;
-    match app.live.registry.admit(&client, &place, generation).await? {
-        Ok(()) => Ok(place),
-        Err(Ended::Revoked) => Err(ApiError::Unauthorized(Unauthenticated::Revoked)),
-        Err(Ended::Banned) => Err(Error::Forbidden(Refused::Banned).into()),
-    }
+/// The token generation a stream holds to (`None` for an external token, which has none).
+pub fn generation(auth: &Auth) -> Option<u32> {
+    (!auth.external).then_some(auth.generation)
 }
 
 /// The answer of a stream: `history`, then `feed`'s frames, pumped by a task of its own that
 /// holds `place` until the stream ends.
-pub fn serve(
-    app: AppState,
-    place: Place,
-    history: Vec<web::Bytes>,
-    feed: impl Feed,
-) -> HttpResponse {
+fn serve(app: AppState, place: Place, history: Vec<web::Bytes>, feed: impl Feed) -> HttpResponse {
     let (tx, rx) = mpsc::channel::<web::Bytes>(BUFFERED);
     actix_web::rt::spawn(pump(app, place, history, feed, tx));
     events_response(rx)
@@ -180,75 +155,8 @@ pub async fn stream(
 ) -> Result<HttpResponse, ApiError> {
     let id: MatchId = checks::id(&path)?;
     let after = last_event_id(&req)?;
-    let loaded = play::load(&app, id).await?;
-    let seat = loaded.seat_of(auth.player);
-    let place = open_place(&app, &auth, seat.is_some()).await?;
-    let mut viewer = app.live.view(id);
-    play::presence(&app, loaded, auth.player).await?;
-    let (current, read) = viewer
-        .watch
-        .current(play::load_with_events(&app, id))
-        .await?;
-    let history = history(&app, id, after, &current, read).await?;
-    let feed = MatchFeed {
-        app: app.app.clone(),
-        id,
-        sent: current.state.version(),
-        done: current.get()?.is_finished(),
-        frames: viewer.frames.take(),
-        _viewer: viewer,
-        seated: seat.map(|_| auth.player),
-    };
-    Ok(serve(app.app.clone(), place, history, feed))
-}
-
-/// A match's frames from the instance's fan-out.
-struct MatchFeed {
-    app: AppState,
-    id: MatchId,
-    /// The last version sent.
-    sent: u64,
-    /// The match had finished when the history was read: nothing follows it.
-    done: bool,
-    frames: Option<broadcast::Receiver<Arc<Frame>>>,
-    /// Held for the subscription's lifetime.
-    _viewer: fanout::Viewer,
-    /// The reader, when seated in the match.
-    seated: Option<PlayerId>,
-}
-
-impl Feed for MatchFeed {
-    async fn next(&mut self) -> Option<(Vec<web::Bytes>, bool)> {
-        let frames = self.frames.as_mut().filter(|_| !self.done)?;
-        loop {
-            match frames.recv().await {
-                Ok(frame) if frame.version > self.sent => {
-                    self.sent = frame.version;
-                    return Some((vec![frame.bytes.clone()], frame.finished));
-                }
-                Ok(_) => {}
-                // Too far behind, or the watch is gone: the client resumes with Last-Event-ID.
-                Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
-            }
-        }
-    }
-
-    fn presence(&self) -> Option<Duration> {
-        self.seated.map(|_| PRESENCE)
-    }
-
-    async fn present(&mut self) {
-        let Some(player) = self.seated else {
-            return;
-        };
-        let marked = match play::load(&self.app, self.id).await {
-            Ok(loaded) => play::presence(&self.app, loaded, player).await.map(drop),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = marked {
-            tracing::debug!(error = %e, "presence not marked");
-        }
-    }
+    let opened = feeds::match_stream(&app, auth.player, generation(&auth), id, after).await?;
+    answer(&app, opened)
 }
 
 /// The version after which a client resumes (`Last-Event-ID`; 0 without one).
@@ -273,37 +181,4 @@ pub fn events_response(mut rx: mpsc::Receiver<web::Bytes>) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
         .streaming(body)
-}
-
-/// The frames after the client's last event up to the version the fan-out has sent: from the
-/// events the watch was just read with, or read from the log once, for this viewer alone.
-async fn history(
-    app: &AppState,
-    id: MatchId,
-    after: u64,
-    current: &Loaded,
-    read: Option<Vec<RecordedEvent>>,
-) -> Result<Vec<web::Bytes>, ApiError> {
-    let upto = current.state.version();
-    if after >= upto {
-        return Ok(Vec::new());
-    }
-    let events = match read {
-        Some(events) => events,
-        None => play::load_with_events(app, id).await?.1,
-    };
-    let mut folded = Loaded {
-        id,
-        state: MatchState::default(),
-        names: current.names.clone(),
-        head: None,
-    };
-    let mut frames = Vec::new();
-    for e in events.iter().take_while(|e| e.version as u64 <= upto) {
-        evolve(&mut folded.state, &play::stamped(e)?);
-        if e.version as u64 > after {
-            frames.push(fanout::frame(&folded, e)?.bytes);
-        }
-    }
-    Ok(frames)
 }

@@ -3,19 +3,15 @@
 //! join, withdraw, pause, resume, heartbeat, standings, pairings, the event stream, and an
 //! admin's removal with its what-if.
 
-use std::time::Duration;
-
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast::error::RecvError;
 
 use domain::games::GameId;
 use domain::ids::{PlayerId, TournamentId};
 use domain::matches::TurnSeconds;
 use domain::tournaments::{EntrantStatus, Format, Tournament};
-use eventlog::RecordedEvent;
 use service::Error;
 use service::answers::Body;
 use service::checks::{self, Timestamp};
@@ -23,7 +19,7 @@ use service::reasons::{Invalid, JsonIssue};
 use service::tournaments::views::{
     Listed, Listing, PairingView, StandingsPage, TournamentView, list, pairings, standings,
 };
-use service::tournaments::{self as tournaments, Tournaments, commands};
+use service::tournaments::{self as tournaments, Tournaments, commands, feed};
 
 use crate::auth::Auth;
 use crate::error::ApiError;
@@ -469,14 +465,11 @@ pub async fn remove(
     .await
 }
 
-/// A follower is marked as following this often.
-const PRESENCE: Duration = Duration::from_secs(20);
-
 /// `GET /v1/tournaments/{id}/stream`: server-sent events of the tournament's stream, each with
 /// its version as id (resumable with `Last-Event-ID`): `pairing` (a pairing or a bye), `result`,
 /// `standings` (after results or a removal: read the standings again) and `status` (the rest).
 /// An open stream counts as following the tournament. Under the same caps and rights as every
-/// stream (`super::stream::open_place`).
+/// stream (`service::tournaments::feed`).
 pub async fn stream(
     app: web::Data<ApiState>,
     auth: Auth,
@@ -486,161 +479,17 @@ pub async fn stream(
     let id: TournamentId = checks::id(&path)?;
     let after = i64::try_from(super::stream::last_event_id(&req)?)
         .map_err(|_| Error::InvalidRequest(Invalid::LastEventId))?;
-    // Subscribed before the history is read: nothing falls between the two.
-    let batches = app.live.batches().subscribe();
-    let t = tournaments::load(&app.tournaments, id).await?;
-    if after > t.version as i64 {
-        return Err(Error::InvalidRequest(Invalid::LastEventId).into());
-    }
-    // An ended tournament's stream read to its end: nothing more will come (204 tells an
-    // EventSource to stop reconnecting).
-    if (t.finished || t.cancelled) && after == t.version as i64 {
-        return Ok(HttpResponse::NoContent().finish());
-    }
-    let place = super::stream::open_place(&app, &auth, false).await?;
-    let member = t.entrant(auth.player).is_some();
-    let read = app
-        .log
-        .read_stream_after(&id.stream(), after)
-        .await
-        .map_err(service::unexpected)?;
-    let mut feed = TournamentFeed {
-        app: app.app.clone(),
-        id,
-        stream: id.stream(),
-        sent: after,
-        done: false,
-        gap: false,
-        batches,
-        follower: member.then_some(auth.player),
-    };
-    let history = feed.frames_of(&read);
-    Ok(super::stream::serve(app.app.clone(), place, history, feed))
-}
-
-/// The frames of a tournament event (and a `standings` hint after one that changes them).
-fn frames(e: &RecordedEvent) -> Vec<web::Bytes> {
-    let name = match e.event_type.as_str() {
-        "pairing_made" | "bye_given" => "pairing",
-        "result_recorded" => "result",
-        _ => "status",
-    };
-    let data = serde_json::json!({"type": e.event_type, "version": e.version, "data": e.data});
-    let mut out = vec![web::Bytes::from(format!(
-        "id: {}\nevent: {name}\ndata: {data}\n\n",
-        e.version
-    ))];
-    if matches!(
-        e.event_type.as_str(),
-        "result_recorded" | "player_removed" | "bye_given" | "tournament_finished"
-    ) {
-        out.push(web::Bytes::from(format!(
-            "id: {}\nevent: standings\ndata: {}\n\n",
-            e.version,
-            serde_json::json!({"version": e.version})
-        )));
-    }
-    out
-}
-
-/// A tournament's frames from the batches the instance's tail reads.
-struct TournamentFeed {
-    app: service::state::AppState,
-    id: TournamentId,
-    stream: String,
-    /// The last version sent.
-    sent: i64,
-    /// The tournament's end was sent.
-    done: bool,
-    /// A batch skipped some of the stream's events: read them before anything else.
-    gap: bool,
-    batches: tokio::sync::broadcast::Receiver<std::sync::Arc<projections::Batch>>,
-    follower: Option<PlayerId>,
-}
-
-impl TournamentFeed {
-    /// The frames of `events` after the last sent, up to the tournament's end.
-    fn frames_of(&mut self, events: &[RecordedEvent]) -> Vec<web::Bytes> {
-        let mut out = Vec::new();
-        for e in events {
-            if self.done {
-                break;
-            }
-            if e.version <= self.sent {
-                continue;
-            }
-            out.extend(frames(e));
-            self.sent = e.version;
-            self.done = matches!(
-                e.event_type.as_str(),
-                "tournament_finished" | "tournament_cancelled"
-            );
-        }
-        out
-    }
-}
-
-impl super::stream::Feed for TournamentFeed {
-    async fn next(&mut self) -> Option<(Vec<web::Bytes>, bool)> {
-        loop {
-            if self.done {
-                return None;
-            }
-            if self.gap {
-                let read = self
-                    .app
-                    .log
-                    .read_stream_after(&self.stream, self.sent)
-                    .await
-                    .ok()?;
-                self.gap = false;
-                let out = self.frames_of(&read);
-                if !out.is_empty() {
-                    return Some((out, self.done));
-                }
-                continue;
-            }
-            match self.batches.recv().await {
-                Ok(batch) => {
-                    let mine: Vec<RecordedEvent> = batch
-                        .events
-                        .iter()
-                        .filter(|e| e.stream == self.stream && e.version > self.sent)
-                        .cloned()
-                        .collect();
-                    // A gap (the fan-out skipped some): read what is missing.
-                    if mine.first().is_some_and(|e| e.version > self.sent + 1) {
-                        self.gap = true;
-                        continue;
-                    }
-                    let out = self.frames_of(&mine);
-                    if !out.is_empty() {
-                        return Some((out, self.done));
-                    }
-                }
-                // Too far behind: the client resumes with Last-Event-ID.
-                Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
-            }
-        }
-    }
-
-    fn presence(&self) -> Option<Duration> {
-        self.follower.map(|_| PRESENCE)
-    }
-
-    async fn present(&mut self) {
-        if let Some(p) = self.follower {
-            let _ = commands::seen(&self.app.tournaments, self.id, p).await;
-        }
-    }
+    let generation = super::stream::generation(&auth);
+    let opened = feed::stream(&app.tournaments, auth.player, generation, id, after)
+        .await?
+        .map_err(|feed::BeyondTheEnd| Error::InvalidRequest(Invalid::LastEventId))?;
+    super::stream::answer(&app, opened)
 }
 
 /// `GET /v1/admin/audits/tournaments`: every tournament's standings recounted from the log and
 /// diffed against the projection, line by line.
 pub async fn audit(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
-    let report = projections::audit::tournaments(&app.log)
-        .await
-        .map_err(service::unexpected)?;
+    let report = service::audits::tournaments(&app).await?;
     Ok(HttpResponse::Ok().json(report))
 }

@@ -2,17 +2,17 @@
 //! consistency proof), and a finished match's events with their inclusion in a checkpoint's
 //! tree (`GET /v1/matches/{id}/proof`, `discs verify-match`), each checked offline.
 
-use deadpool_postgres::Pool;
 use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use eventlog::merkle::{self, hash_from_hex, to_hex};
-use eventlog::{EventLog, Hash, RecordedEvent, canonical};
+use eventlog::{Hash, RecordedEvent, canonical};
 
 use super::publish::{LAST_SIGNED, SignError, recorded};
 use super::signing::SignedCheckpoint;
+use crate::core::Core;
 
 /// That the log of checkpoint `to` extends the log of checkpoint `from`: both, and RFC 9162's
 /// consistency proof between their trees.
@@ -51,14 +51,13 @@ impl Consistency {
 /// The consistency proof from recorded checkpoint `from` to recorded checkpoint `to`; `None`
 /// when either is not recorded or `from` is the later one.
 pub async fn consistency(
-    pool: &Pool,
-    log: &EventLog,
+    core: &Core,
     from: i64,
     to: i64,
 ) -> Result<Option<Consistency>, SignError> {
     let (Some(a), Some(b)) = (
-        recorded(pool, Some(from)).await?,
-        recorded(pool, Some(to)).await?,
+        recorded(core, Some(from)).await?,
+        recorded(core, Some(to)).await?,
     ) else {
         return Ok(None);
     };
@@ -70,7 +69,7 @@ pub async fn consistency(
     if a.size > b.size {
         return Ok(None);
     }
-    let Some(proof) = log.consistency(a.size, b.size).await? else {
+    let Some(proof) = core.log.consistency(a.size, b.size).await? else {
         return Ok(None);
     };
     Ok(Some(Consistency {
@@ -132,14 +131,13 @@ pub enum ProofError {
 /// The proof of a finished match whose `events` were read from the log, against checkpoint
 /// `seq` (the latest one covering it when `None`).
 pub async fn match_proof(
-    pool: &Pool,
-    log: &EventLog,
+    core: &Core,
     match_id: Uuid,
     events: &[RecordedEvent],
     seq: Option<u64>,
 ) -> Result<MatchProof, ProofError> {
     let last = events.last().ok_or(ProofError::NotYet)?;
-    let client = pool.get().await?;
+    let client = core.pool.get().await?;
     let row = match seq {
         Some(seq) => client
             .query_opt(
@@ -157,7 +155,8 @@ pub async fn match_proof(
     let checkpoint: SignedCheckpoint =
         serde_json::from_str(note).map_err(|_| ProofError::NoCheckpoint)?;
     drop(client);
-    let (leaf_index, path) = log
+    let (leaf_index, path) = core
+        .log
         .inclusion(last.position, checkpoint.size)
         .await?
         .ok_or(ProofError::NotYet)?;

@@ -15,6 +15,7 @@ use super::folder::{
     checkpoint_name, folder_seqs, leaves_name, make_folder, read_checkpoint, write_whole,
 };
 use super::signing::{History, SignedCheckpoint, sign};
+use crate::core::Core;
 
 /// Leaves appended to the tree per statement while catching up.
 const GROW_BATCH: i64 = 20_000;
@@ -182,8 +183,8 @@ pub async fn checkpoint_now(
 }
 
 /// A recorded checkpoint as published (JSON): number `seq`, or the latest when `None`.
-pub async fn recorded(pool: &Pool, seq: Option<i64>) -> Result<Option<String>, SignError> {
-    let client = pool.get().await?;
+pub async fn recorded(core: &Core, seq: Option<i64>) -> Result<Option<String>, SignError> {
+    let client = core.pool.get().await?;
     Ok(client
         .query_opt(
             "SELECT note FROM log_checkpoints \

@@ -180,11 +180,12 @@ impl Registry {
     /// registered, and ends it when its instance hears of it.
     pub async fn admit(
         &self,
-        client: &impl GenericClient,
+        core: &crate::core::Core,
         place: &Place,
         generation: Option<u32>,
     ) -> Result<Result<(), Ended>, Error> {
-        Ok(rights(client, place.player).await?.allow(generation))
+        let client = core.pool.get().await.map_err(crate::error::unexpected)?;
+        Ok(rights(&client, place.player).await?.allow(generation))
     }
 
     /// Ends every place of `player` that `rights` no longer allow; how many.

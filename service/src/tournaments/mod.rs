@@ -1,6 +1,6 @@
 //! Tournaments over the live path: the commands of players and admins ([`commands`]), the
-//! organiser that pairs, records results and ends them ([`organiser`]), and what a client reads
-//! ([`views`]).
+//! organiser that pairs, records results and ends them ([`organiser`]), what a client reads
+//! ([`views`]) and what its stream sends ([`feed`]).
 //!
 //! A tournament is the fold of its stream (`domain::tournaments`), decided and appended with an
 //! expected version like a match; each instance keeps the folds it has read ([`Folds`]) and
@@ -30,6 +30,7 @@ use crate::live::LivePath;
 use crate::reasons::Missing;
 
 pub mod commands;
+pub mod feed;
 pub mod organiser;
 pub mod views;
 
