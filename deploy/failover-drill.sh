@@ -9,14 +9,19 @@
 #
 #   deploy/failover-drill.sh [failover-drill options]
 #   DISCS_CLUSTER_URL=hosts deploy/failover-drill.sh    the instances list both nodes instead
-#   DISCS_DRILL_NO_BUILD=1 deploy/failover-drill.sh     uses target/release as it is
+#   DISCS_DRILL_NO_BUILD=1 deploy/failover-drill.sh     uses the binaries as they are
+#   DISCS_DRILL_PROFILE=dev deploy/failover-drill.sh    the dev build (.ci/run: the one `cargo
+#                                                       test` made; release by default)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 cluster=deploy/local-cluster.sh
 trap '$cluster stop >/dev/null 2>&1 || true' EXIT
+profile="${DISCS_DRILL_PROFILE:-release}"
+bin="target/$([ "$profile" = dev ] && echo debug || echo "$profile")"
+export DISCS_BIN="${DISCS_BIN:-$PWD/$bin/discs}"
 if [ -z "${DISCS_DRILL_NO_BUILD:-}" ]; then
-    cargo build --release -q -p discs -p bench --bin discs --bin failover-drill
+    cargo build --profile "$profile" -q -p discs -p bench --bin discs --bin failover-drill
 fi
 $cluster stop >/dev/null 2>&1 || true
 # The drill's players play as fast as the server answers: no per-player rate limit in the way.
@@ -30,7 +35,7 @@ set -a
 # shellcheck disable=SC1091 # written by local-cluster.sh start
 . deploy/local/cluster.env
 set +a
-target/release/failover-drill \
+"$bin/failover-drill" \
     --kill "$cluster kill-primary && $cluster wait-promoted" \
     --rejoin "$cluster start >/dev/null && $cluster wait-healthy" \
     --switchover "$cluster switchover back" \

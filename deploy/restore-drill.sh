@@ -14,16 +14,21 @@
 # Everything it started is removed at the end, whatever the outcome.
 #
 #   deploy/restore-drill.sh
-#   DISCS_DRILL_NO_BUILD=1 deploy/restore-drill.sh    uses target/release as it is
+#   DISCS_DRILL_NO_BUILD=1 deploy/restore-drill.sh    uses the binaries as they are
+#   DISCS_DRILL_PROFILE=dev deploy/restore-drill.sh   the dev build (.ci/run: the one `cargo
+#                                                     test` made; release by default)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 cluster=deploy/local-cluster.sh
-drill="${DISCS_RESTORE_DRILL_BIN:-target/release/restore-drill}"
-discs="${DISCS_BIN:-target/release/discs}"
+profile="${DISCS_DRILL_PROFILE:-release}"
+bin="target/$([ "$profile" = dev ] && echo debug || echo "$profile")"
+drill="${DISCS_RESTORE_DRILL_BIN:-$bin/restore-drill}"
+discs="${DISCS_BIN:-$PWD/$bin/discs}"
+export DISCS_BIN="$discs"
 trap '$cluster stop >/dev/null 2>&1 || true' EXIT
 if [ -z "${DISCS_DRILL_NO_BUILD:-}" ]; then
-    cargo build --release -q -p discs -p bench --bin discs --bin restore-drill
+    cargo build --profile "$profile" -q -p discs -p bench --bin discs --bin restore-drill
 fi
 $cluster stop >/dev/null 2>&1 || true
 # The players play as fast as the server answers; the instances sign a checkpoint of the log
