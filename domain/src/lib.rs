@@ -1,8 +1,10 @@
-//! The pure core of discs: the games' rules, the match aggregate, its commands and events.
+//! The pure core of discs: the games' rules, the aggregates (`aggregate`: matches, tickets, a
+//! player's standing, tournaments), their commands and events.
 //!
 //! Nothing in this crate does I/O, reads a clock or draws a random number: time, ids and random
 //! draws arrive inside commands, so that replaying a stream of events is exact and repeatable.
 
+pub mod aggregate;
 pub mod analysis;
 pub mod boundary;
 pub mod cpu;

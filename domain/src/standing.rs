@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use time::OffsetDateTime;
+
+use crate::aggregate::Aggregate;
 use crate::ids::PlayerId;
 
 /// The most characters a decision's reason may have.
@@ -125,6 +128,63 @@ pub fn decide(
 pub fn evolve(standing: &mut Standing, event: StandingEvent) {
     standing.version += 1;
     standing.last = Some(event);
+}
+
+/// An admin's decision on a player, as asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Command {
+    pub admin: PlayerId,
+    pub decision: Decision,
+    pub reason: String,
+}
+
+/// A player's stream, `player-<id>`: their standing, empty before any decision.
+impl Aggregate for Standing {
+    type Id = PlayerId;
+    type State = Standing;
+    type Event = StandingEvent;
+    type Command = Command;
+    type Error = StandingError;
+
+    const KIND: &'static str = "player";
+
+    fn event_type(event: &StandingEvent) -> &'static str {
+        event.event_type()
+    }
+
+    fn schema_version(_: &StandingEvent) -> i16 {
+        StandingEvent::SCHEMA_VERSION
+    }
+
+    fn data(event: &StandingEvent) -> serde_json::Value {
+        event.data()
+    }
+
+    fn decode(
+        event_type: &str,
+        schema_version: i16,
+        data: &serde_json::Value,
+    ) -> Result<StandingEvent, String> {
+        if schema_version != StandingEvent::SCHEMA_VERSION {
+            return Err(format!(
+                "event `{event_type}` has schema version {schema_version}, which this build does not know"
+            ));
+        }
+        StandingEvent::from_stored(event_type, data)
+            .ok_or_else(|| format!("`{event_type}` is not a standing event this build reads"))
+    }
+
+    fn decide(_: &Standing, command: &Command) -> Result<Vec<StandingEvent>, StandingError> {
+        decide(command.admin, command.decision, &command.reason).map(|e| vec![e])
+    }
+
+    fn evolve(state: &mut Standing, _: OffsetDateTime, event: &StandingEvent) {
+        evolve(state, event.clone());
+    }
+
+    fn version(state: &Standing) -> u64 {
+        u64::try_from(state.version).unwrap_or(0)
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use crate::aggregate::Aggregate;
 use crate::games::GameId;
 use crate::ids::{MatchId, PlayerId};
 use crate::matches::TurnSeconds;
@@ -124,6 +125,15 @@ pub struct Ticket {
     pub version: u64,
 }
 
+/// What can be asked of a ticket once it is open.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Its owner cancels it.
+    Cancel,
+    /// A wave matches it.
+    Match(TicketMatched),
+}
+
 /// Why a ticket command is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TicketError {
@@ -134,39 +144,6 @@ pub enum TicketError {
 }
 
 impl Ticket {
-    /// Folds a ticket's events (with their times); `None` before `ticket_opened`.
-    pub fn fold<'a>(
-        events: impl IntoIterator<Item = (OffsetDateTime, &'a TicketEvent)>,
-    ) -> Option<Ticket> {
-        let mut ticket: Option<Ticket> = None;
-        for (at, event) in events {
-            match (event, ticket.as_mut()) {
-                (TicketEvent::TicketOpened(o), None) => {
-                    ticket = Some(Ticket {
-                        opened: o.clone(),
-                        opened_at: at,
-                        status: Status::Waiting,
-                        match_id: None,
-                        version: 1,
-                    });
-                }
-                (TicketEvent::TicketCancelled {}, Some(t)) => {
-                    t.status = Status::Cancelled;
-                    t.version += 1;
-                }
-                (TicketEvent::TicketMatched(m), Some(t)) => {
-                    t.status = Status::Matched;
-                    t.match_id = Some(m.match_id);
-                    t.version += 1;
-                }
-                // Not a sequence decide() writes; counted so versions stay aligned.
-                (_, Some(t)) => t.version += 1,
-                (_, None) => {}
-            }
-        }
-        ticket
-    }
-
     /// The owner cancels: only a waiting ticket.
     pub fn cancel(&self) -> Result<TicketEvent, TicketError> {
         match self.status {
@@ -191,9 +168,80 @@ impl Ticket {
     }
 }
 
+/// A ticket's stream, `ticket-<id>`: `None` until it is opened.
+impl Aggregate for Ticket {
+    type Id = crate::ids::TicketId;
+    type State = Option<Ticket>;
+    type Event = TicketEvent;
+    type Command = Command;
+    type Error = TicketError;
+
+    const KIND: &'static str = "ticket";
+
+    fn event_type(event: &TicketEvent) -> &'static str {
+        event.event_type()
+    }
+
+    fn schema_version(_: &TicketEvent) -> i16 {
+        TicketEvent::SCHEMA_VERSION
+    }
+
+    fn data(event: &TicketEvent) -> serde_json::Value {
+        event.data()
+    }
+
+    fn decode(
+        event_type: &str,
+        schema_version: i16,
+        data: &serde_json::Value,
+    ) -> Result<TicketEvent, String> {
+        TicketEvent::decode(event_type, schema_version, data)
+    }
+
+    fn decide(state: &Option<Ticket>, command: &Command) -> Result<Vec<TicketEvent>, TicketError> {
+        let ticket = state.as_ref().ok_or(TicketError::Missing)?;
+        match command {
+            Command::Cancel => ticket.cancel(),
+            Command::Match(event) => ticket.matched(event.clone()),
+        }
+        .map(|e| vec![e])
+    }
+
+    fn evolve(state: &mut Option<Ticket>, at: OffsetDateTime, event: &TicketEvent) {
+        match (event, state.as_mut()) {
+            (TicketEvent::TicketOpened(o), None) => {
+                *state = Some(Ticket {
+                    opened: o.clone(),
+                    opened_at: at,
+                    status: Status::Waiting,
+                    match_id: None,
+                    version: 1,
+                });
+            }
+            (TicketEvent::TicketCancelled {}, Some(t)) => {
+                t.status = Status::Cancelled;
+                t.version += 1;
+            }
+            (TicketEvent::TicketMatched(m), Some(t)) => {
+                t.status = Status::Matched;
+                t.match_id = Some(m.match_id);
+                t.version += 1;
+            }
+            // Not a sequence decide() writes; counted so versions stay aligned.
+            (_, Some(t)) => t.version += 1,
+            (_, None) => {}
+        }
+    }
+
+    fn version(state: &Option<Ticket>) -> u64 {
+        state.as_ref().map_or(0, |t| t.version)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aggregate::fold;
     use uuid::Uuid;
 
     fn opened() -> TicketEvent {
@@ -223,18 +271,26 @@ mod tests {
     #[test]
     fn a_waiting_ticket_can_be_cancelled_or_matched_once() {
         let o = opened();
-        let t = Ticket::fold([(at(), &o)]).expect("opened");
+        let t = fold::<Ticket>(None, [(at(), &o)]).expect("opened");
         assert_eq!((t.status, t.version), (Status::Waiting, 1));
         let cancel = t.cancel().expect("waiting");
-        let c = Ticket::fold([(at(), &o), (at(), &cancel)]).expect("opened");
+        let c = fold::<Ticket>(None, [(at(), &o), (at(), &cancel)]).expect("opened");
         assert_eq!((c.status, c.version), (Status::Cancelled, 2));
         assert_eq!(c.cancel(), Err(TicketError::Closed));
         assert_eq!(c.matched(matched()), Err(TicketError::Closed));
         let m = t.matched(matched()).expect("waiting");
-        let done = Ticket::fold([(at(), &o), (at(), &m)]).expect("opened");
+        let done = fold::<Ticket>(None, [(at(), &o), (at(), &m)]).expect("opened");
         assert_eq!(done.status, Status::Matched);
         assert_eq!(done.match_id, Some(matched().match_id));
         assert_eq!(done.cancel(), Err(TicketError::Closed));
+        assert_eq!(
+            Ticket::decide(&None, &Command::Cancel),
+            Err(TicketError::Missing)
+        );
+        assert_eq!(
+            Ticket::decide(&Some(t), &Command::Cancel),
+            Ok(vec![TicketEvent::TicketCancelled {}])
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, Seat};
-use domain::matches::{EndedBecause, MatchCreated, MatchEnded, MatchEvent, Occupant, Outcome};
+use domain::matches::{
+    EndedBecause, MatchCreated, MatchEnded, MatchEvent, MatchState, Occupant, Outcome,
+};
 use eventlog::RecordedEvent;
 
 use crate::Error;
@@ -57,10 +59,7 @@ pub struct Created {
 }
 
 fn decode(e: &RecordedEvent) -> Result<MatchEvent, Error> {
-    MatchEvent::decode(&e.event_type, e.schema_version, &e.data).map_err(|err| Error::Event {
-        position: e.position,
-        reason: err.to_string(),
-    })
+    crate::fold::decode::<MatchState>(e)
 }
 
 fn match_id_of(stream: &str, position: i64) -> Result<MatchId, Error> {

@@ -18,6 +18,7 @@ use std::str::FromStr;
 pub mod audit;
 pub mod explorer;
 pub mod facts;
+pub mod fold;
 pub mod ledger;
 pub mod queries;
 pub mod rebuild;

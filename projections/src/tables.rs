@@ -11,7 +11,7 @@ use uuid::Uuid;
 use domain::ids::Seat;
 use domain::matches::TurnSeconds;
 use domain::ratings::Score;
-use domain::tickets::TicketEvent;
+use domain::tickets::{Ticket, TicketEvent};
 use eventlog::RecordedEvent;
 
 use crate::facts::{self, Finished};
@@ -246,7 +246,7 @@ async fn apply_queue(client: &impl GenericClient, events: &[RecordedEvent]) -> R
             .strip_prefix("ticket-")
             .and_then(|s| Uuid::parse_str(s).ok())
             .ok_or_else(|| bad(format!("`{}` is not a ticket stream", e.stream)))?;
-        match TicketEvent::decode(&e.event_type, e.schema_version, &e.data).map_err(bad)? {
+        match crate::fold::decode::<Ticket>(e)? {
             TicketEvent::TicketOpened(o) => {
                 let turn = TurnSeconds::code(o.turn_seconds);
                 client

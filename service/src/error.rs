@@ -180,6 +180,12 @@ pub fn log_outage(cause: &str) {
     }
 }
 
+impl From<domain::tournaments::TournamentError> for Error {
+    fn from(e: domain::tournaments::TournamentError) -> Error {
+        Error::Tournament(e)
+    }
+}
+
 /// A refusal of the domain, as the application words it.
 impl From<DomainError> for Error {
     fn from(e: DomainError) -> Error {

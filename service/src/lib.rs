@@ -7,7 +7,8 @@
 //! The top-level modules form layers with no cycle (`tests/it/modules.rs` fails on one), from the
 //! bottom: the leaves (`reasons`, `error`, `clock`, `config`, `metrics`, `secrets`, `checks`,
 //! `views`, `replicas`, `searches`); [`core`](crate::core) (`Core`: the pool, the log, the clock,
-//! the metrics, the replicas, the stop signal) and `answers` above it; `players`; `standing`
+//! the metrics, the replicas, the stop signal), `answers` and `aggregates` (one way to run an
+//! aggregate: load, cache, command) above it; `players`; `standing`
 //! (what `live` reads of a player: seated, banned); [`live`] (`LivePath`: the core plus the play
 //! settings, the match cache, the committer, the fan-out and the search cap); the services, each with the context it needs (`analysis`:
 //! `Analyses`, the live path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool,
@@ -19,6 +20,7 @@
 //! [`state`] (`AppState`, composing every context, for the edge and the loops) and `workers` above
 //! it. A service takes the narrowest context it uses, never `AppState`.
 
+pub mod aggregates;
 pub mod analysis;
 pub mod answers;
 pub mod audits;

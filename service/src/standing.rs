@@ -13,10 +13,12 @@ use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use domain::aggregate::{Aggregate, decided};
 use domain::ids::{MatchId, PlayerId};
 use domain::standing::{self, Decision, Standing, StandingEvent};
-use eventlog::{AppendError, NewEvent, StreamAppend};
+use eventlog::{AppendError, StreamAppend};
 
+use crate::aggregates;
 use crate::core::Core;
 use crate::error::{Error, unexpected};
 use crate::players;
@@ -24,7 +26,7 @@ use crate::reasons::{Invalid, Refused};
 
 /// The stream of a player's standing.
 pub fn stream(player: PlayerId) -> String {
-    format!("player-{player}")
+    Standing::stream(player)
 }
 
 /// A player's standing, folded from their stream, and when its last decision was recorded.
@@ -34,17 +36,11 @@ pub async fn of(app: &Core, player: PlayerId) -> Result<(Standing, Option<Offset
         .read_stream(&stream(player))
         .await
         .map_err(unexpected)?;
-    let mut standing = Standing::default();
-    let mut at = None;
-    for e in events {
-        if let Some(event) = StandingEvent::from_stored(&e.event_type, &e.data) {
-            standing::evolve(&mut standing, event);
-            at = Some(e.recorded_at);
-        } else {
-            standing.version += 1;
-        }
-    }
-    Ok((standing, at))
+    let at = events.last().map(|e| e.recorded_at);
+    Ok((
+        aggregates::fold::<Standing>(Standing::default(), &events)?,
+        at,
+    ))
 }
 
 /// `Err(Forbidden(Banned))` while an admin's last decision on `player` is a ban.
@@ -94,25 +90,27 @@ pub async fn prepare(
         let client = app.pool.get().await.map_err(unexpected)?;
         players::exists(&client, player).await?;
     }
-    let event = standing::decide(admin, decision, &reason).map_err(|e| match e {
+    let (before, _) = of(app, player).await?;
+    let command = standing::Command {
+        admin,
+        decision,
+        reason,
+    };
+    let (events, after) = decided::<Standing>(&before, &command, at).map_err(|e| match e {
         standing::StandingError::ReasonRequired => Invalid::BanReason,
         standing::StandingError::ReasonTooLong => Invalid::ReasonLength {
             max: standing::MAX_REASON,
         },
     })?;
-    let (mut after, _) = of(app, player).await?;
     let append = StreamAppend {
         stream: stream(player),
-        expected_version: after.version,
-        events: vec![NewEvent {
-            event_type: event.event_type().to_owned(),
-            schema_version: StandingEvent::SCHEMA_VERSION,
-            data: event.data(),
-            actor: Some(admin.as_uuid()),
-            recorded_at: at,
-        }],
+        expected_version: before.version,
+        events: aggregates::new_events::<Standing>(&events, Some(admin), at),
     };
-    standing::evolve(&mut after, event.clone());
+    let event = events
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Unexpected(anyhow::anyhow!("a decision without its event")))?;
     Ok(Decided {
         event,
         append,

@@ -92,9 +92,8 @@ impl TestApp {
             .read_stream(&id.stream())
             .await
             .expect("the stream reads");
-        service::tournaments::fold_onto(None, &events)
-            .expect("it folds")
-            .expect("it exists")
+        let folded = service::aggregates::fold::<Tournament>(None, &events).expect("it folds");
+        Tournament::clone(&folded.expect("it exists"))
     }
 
     /// Plays every game under way of tournament `id` to its end (the first mover wins when

@@ -3,8 +3,11 @@
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
+use super::commands::Command;
+use super::decide::DomainError;
 use super::events::{LeaveReason, MatchEnded, MatchEvent, Occupant, Stamped};
 use super::settings::Settings;
+use crate::aggregate::Aggregate;
 use crate::games::{AnyPosition, GameId, Side};
 use crate::ids::{PlayerId, Seat};
 
@@ -195,9 +198,13 @@ impl MatchState {
 
 /// Applies one event. Checks nothing: events are facts that `decide` already checked.
 pub fn evolve(state: &mut MatchState, stamped: &Stamped) {
+    evolve_at(state, stamped.at, &stamped.event);
+}
+
+/// [`evolve`] with the event and its time apart.
+fn evolve_at(state: &mut MatchState, at: OffsetDateTime, event: &MatchEvent) {
     state.version += 1;
-    let at = stamped.at;
-    if let MatchEvent::MatchCreated(c) = &stamped.event {
+    if let MatchEvent::MatchCreated(c) = event {
         state.created = Some(Match {
             game: c.game,
             seats: c.seats.map(|occupant| SeatState {
@@ -223,7 +230,7 @@ pub fn evolve(state: &mut MatchState, stamped: &Stamped) {
     let Some(m) = state.created.as_mut() else {
         return;
     };
-    match &stamped.event {
+    match event {
         MatchEvent::MatchCreated(_) => {}
         MatchEvent::MovePlayed(p) => {
             // A stored move was legal when decided; replaying the same rules cannot refuse it.
@@ -264,5 +271,48 @@ pub fn evolve(state: &mut MatchState, stamped: &Stamped) {
             m.result = Some(e.clone());
             m.ended_at = Some(at);
         }
+    }
+}
+
+/// A match's stream, `match-<id>`. Its commands carry the time they are decided at.
+impl Aggregate for MatchState {
+    type Id = crate::ids::MatchId;
+    type State = MatchState;
+    type Event = MatchEvent;
+    type Command = Command;
+    type Error = DomainError;
+
+    const KIND: &'static str = "match";
+
+    fn event_type(event: &MatchEvent) -> &'static str {
+        event.event_type()
+    }
+
+    fn schema_version(event: &MatchEvent) -> i16 {
+        event.schema_version()
+    }
+
+    fn data(event: &MatchEvent) -> serde_json::Value {
+        event.data()
+    }
+
+    fn decode(
+        event_type: &str,
+        schema_version: i16,
+        data: &serde_json::Value,
+    ) -> Result<MatchEvent, String> {
+        MatchEvent::decode(event_type, schema_version, data).map_err(|e| e.to_string())
+    }
+
+    fn decide(state: &MatchState, command: &Command) -> Result<Vec<MatchEvent>, DomainError> {
+        super::decide(state, command)
+    }
+
+    fn evolve(state: &mut MatchState, at: OffsetDateTime, event: &MatchEvent) {
+        evolve_at(state, at, event);
+    }
+
+    fn version(state: &MatchState) -> u64 {
+        state.version
     }
 }

@@ -1,14 +1,20 @@
-//! The state of a tournament as the fold of its events (`evolve`, [`Tournament::fold`]): its
+//! The state of a tournament as the fold of its events (`evolve`, and [`Tournament`] as an
+//! [`Aggregate`]): its
 //! entrants, games and byes, where it and each player stand, and what the state tells callers.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 use time::{Duration, OffsetDateTime};
 
 use crate::ids::{MatchId, PlayerId};
 
+use crate::aggregate::{Aggregate, At};
+
 use super::berger;
+use super::commands::Command;
+use super::errors::TournamentError;
 use super::events::{Format, PairingMade, TournamentCreated, TournamentEvent};
 use super::limits::JOINS_OPEN_BEFORE;
 
@@ -114,17 +120,6 @@ impl Tournament {
             cancelled: false,
             version: 0,
         }
-    }
-
-    /// Folds a tournament's events (with their times); `None` before `tournament_created`.
-    pub fn fold<'a>(
-        events: impl IntoIterator<Item = (OffsetDateTime, &'a TournamentEvent)>,
-    ) -> Option<Tournament> {
-        let mut state: Option<Tournament> = None;
-        for (at, event) in events {
-            state = evolve(state, at, event);
-        }
-        state
     }
 
     /// When an arena ends (its start plus its minutes); `None` for the other formats.
@@ -305,4 +300,51 @@ pub fn evolve(
         TournamentEvent::TournamentCancelled { .. } => t.cancelled = true,
     }
     Some(t)
+}
+
+/// A tournament's stream, `tournament-<id>`: `None` until it is created. The fold is shared
+/// (`Arc`: a large arena is cloned only when an event changes a fold someone else holds).
+impl Aggregate for Tournament {
+    type Id = crate::ids::TournamentId;
+    type State = Option<Arc<Tournament>>;
+    type Event = TournamentEvent;
+    type Command = At<Command>;
+    type Error = TournamentError;
+
+    const KIND: &'static str = "tournament";
+
+    fn event_type(event: &TournamentEvent) -> &'static str {
+        event.event_type()
+    }
+
+    fn schema_version(_: &TournamentEvent) -> i16 {
+        TournamentEvent::SCHEMA_VERSION
+    }
+
+    fn data(event: &TournamentEvent) -> serde_json::Value {
+        event.data()
+    }
+
+    fn decode(
+        event_type: &str,
+        schema_version: i16,
+        data: &serde_json::Value,
+    ) -> Result<TournamentEvent, String> {
+        TournamentEvent::decode(event_type, schema_version, data)
+    }
+
+    fn decide(
+        state: &Option<Arc<Tournament>>,
+        command: &At<Command>,
+    ) -> Result<Vec<TournamentEvent>, TournamentError> {
+        super::decide(state.as_deref(), &command.command, command.at)
+    }
+
+    fn evolve(state: &mut Option<Arc<Tournament>>, at: OffsetDateTime, event: &TournamentEvent) {
+        *state = evolve(state.take().map(Arc::unwrap_or_clone), at, event).map(Arc::new);
+    }
+
+    fn version(state: &Option<Arc<Tournament>>) -> u64 {
+        state.as_ref().map_or(0, |t| t.version)
+    }
 }

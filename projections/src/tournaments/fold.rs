@@ -1,16 +1,13 @@
-//! The tournaments projection's fold: a stream's events decoded and folded with the domain's own
-//! `evolve`, and the folds a runner keeps between batches ([`Folds`]).
+//! The folds the tournaments projection keeps between batches ([`Folds`]); a stream's events are
+//! folded through the domain's `Aggregate` (`crate::fold`).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use uuid::Uuid;
 
+use domain::tournaments::Tournament;
 use domain::tournaments::standings::Line;
-use domain::tournaments::{Tournament, TournamentEvent, evolve};
-use eventlog::RecordedEvent;
-
-use crate::Error;
 
 /// The folds a runner keeps, by stream, at the version of the last batch it applied, with the
 /// standing lines that batch wrote (a later batch writes only the lines that changed).
@@ -19,7 +16,7 @@ pub struct Folds(Mutex<HashMap<String, Kept>>);
 
 #[derive(Debug)]
 pub(super) struct Kept {
-    pub(super) t: Tournament,
+    pub(super) t: Arc<Tournament>,
     pub(super) lines: HashMap<Uuid, Line>,
 }
 
@@ -35,25 +32,4 @@ impl Folds {
         let mut folds = self.0.lock().unwrap_or_else(|p| p.into_inner());
         folds.insert(stream, kept);
     }
-}
-
-/// Decodes a stored tournament event.
-pub fn decode(e: &RecordedEvent) -> Result<TournamentEvent, Error> {
-    TournamentEvent::decode(&e.event_type, e.schema_version, &e.data).map_err(|reason| {
-        Error::Event {
-            position: e.position,
-            reason,
-        }
-    })
-}
-
-/// Folds `events` (a stream's, in version order) onto `state`.
-pub fn fold_onto(
-    mut state: Option<Tournament>,
-    events: &[&RecordedEvent],
-) -> Result<Option<Tournament>, Error> {
-    for e in events {
-        state = evolve(state, e.recorded_at, &decode(e)?);
-    }
-    Ok(state)
 }

@@ -14,7 +14,7 @@ pub mod queries;
 pub mod recount;
 pub mod tables;
 
-pub use fold::{Folds, decode, fold_onto};
+pub use fold::Folds;
 pub use queries::{ListedRow, PairingRow, listed, pairings};
 pub use recount::{TournamentsAudit, audit};
 pub use tables::{apply, entrant_status_name, format_name, state_of};

@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 use domain::ids::TournamentId;
-use domain::tournaments::TournamentEvent;
 use domain::tournaments::standings::standings;
+use domain::tournaments::{Tournament, TournamentEvent};
 use eventlog::RecordedEvent;
 
-use super::fold::fold_onto;
 use super::tables::entrant_status_name;
 use crate::Error;
+use crate::fold::fold;
 
 /// What a recount of the tournaments from the log found against the projection.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -93,7 +93,7 @@ pub async fn audit(log: &eventlog::EventLog) -> Result<TournamentsAudit, Error> 
             &later
         };
         let upto: Vec<&RecordedEvent> = events.iter().filter(|e| e.version <= version).collect();
-        let Some(t) = fold_onto(None, &upto)? else {
+        let Some(t) = fold::<Tournament>(None, &upto)? else {
             continue;
         };
         let mut stored: HashMap<Uuid, String> = rows

@@ -12,8 +12,9 @@ use domain::tournaments::standings::{Line, standings};
 use domain::tournaments::{EntrantStatus, Format, Tournament, TournamentEvent};
 use eventlog::RecordedEvent;
 
-use super::fold::{Folds, Kept, decode, fold_onto};
+use super::fold::{Folds, Kept};
 use crate::Error;
+use crate::fold::fold;
 
 /// Where a tournament is in its life, as the table stores it (`upcoming` covers scheduled and
 /// open, which depend on the reader's clock).
@@ -71,10 +72,13 @@ pub async fn apply(
             None if first == 1 => (None, None),
             None => {
                 let earlier = eventlog::stream_events(client, stream, 0, first - 1).await?;
-                (fold_onto(None, &earlier.iter().collect::<Vec<_>>())?, None)
+                (
+                    fold::<Tournament>(None, &earlier.iter().collect::<Vec<_>>())?,
+                    None,
+                )
             }
         };
-        let Some(t) = fold_onto(before, mine)? else {
+        let Some(t) = fold::<Tournament>(before, mine)? else {
             continue;
         };
         let id = TournamentId::of_stream(stream)
@@ -229,7 +233,7 @@ async fn write_pairings(
     let (mut results, mut winners, mut outcomes): (Vec<Uuid>, Vec<Option<Uuid>>, Vec<&str>) =
         Default::default();
     for e in events {
-        match decode(e)? {
+        match crate::fold::decode::<Tournament>(e)? {
             TournamentEvent::PairingMade(p) => rows.push(
                 e,
                 p.round,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use domain::ids::{MatchId, PlayerId, Seat};
-use domain::matches::{Match, MatchEvent, MatchState, Stamped};
+use domain::matches::{Match, MatchState, Stamped};
 use eventlog::{Hash, RecordedEvent};
 
 use crate::error::Error;
@@ -56,10 +56,8 @@ impl Loaded {
 
 /// A stored event as the domain reads it.
 pub fn stamped(e: &RecordedEvent) -> Result<Stamped, Error> {
-    let event = MatchEvent::decode(&e.event_type, e.schema_version, &e.data)
-        .map_err(|err| Error::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))?;
     Ok(Stamped {
         at: e.recorded_at,
-        event,
+        event: crate::aggregates::decode::<MatchState>(e)?,
     })
 }

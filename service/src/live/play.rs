@@ -25,6 +25,7 @@ use domain::matches::{
 };
 use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
+use crate::aggregates;
 use crate::answers::{self, KeyRecord};
 use crate::checks;
 use crate::error::{Error, unexpected};
@@ -61,15 +62,12 @@ pub async fn load(app: &LivePath, id: MatchId) -> Result<Loaded, Error> {
     let Some(cached) = app.cache.get(id) else {
         return load_fresh(app, id).await;
     };
-    let mut state = cached.state.clone();
     let newer = app
         .log
-        .read_stream_after(&id.stream(), state.version() as i64)
+        .read_stream_after(&id.stream(), cached.state.version() as i64)
         .await
         .map_err(unexpected)?;
-    for e in &newer {
-        evolve(&mut state, &stamped(e)?);
-    }
+    let state = aggregates::fold::<MatchState>(cached.state.clone(), &newer)?;
     let loaded = Loaded {
         id,
         state,
@@ -127,10 +125,7 @@ pub async fn load_with_events(
     if events.is_empty() {
         return Err(Error::NotFound(Missing::Match));
     }
-    let mut state = MatchState::default();
-    for e in &events {
-        evolve(&mut state, &stamped(e)?);
-    }
+    let state = aggregates::fold::<MatchState>(MatchState::default(), &events)?;
     let names = match app.cache.get(id) {
         Some(c) => c.names.clone(),
         None => Arc::new(names(app, state.get().ok_or(Error::NotFound(Missing::Match))?).await?),
@@ -846,10 +841,7 @@ pub async fn open_finished_with_events(
     };
     if let Some(replicas) = app.replicas.as_ref().filter(|_| !known_active()) {
         let finished = |events: &[RecordedEvent]| {
-            let mut state = MatchState::default();
-            for e in events {
-                evolve(&mut state, &stamped(e).ok()?);
-            }
+            let state = aggregates::fold::<MatchState>(MatchState::default(), events).ok()?;
             state.get()?.is_finished().then_some(state)
         };
         if let Some((node, events, state)) = replicas.finished_stream(&id.stream(), finished).await

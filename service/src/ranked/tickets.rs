@@ -5,6 +5,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use domain::aggregate::fold;
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, TicketId};
 use domain::matches::TurnSeconds;
@@ -14,6 +15,7 @@ use domain::tickets::{Pool, Status, Ticket, TicketEvent, TicketOpened};
 use eventlog::{AppendOutcome, StreamAppend};
 
 use super::{append_with_slot, new_event};
+use crate::aggregates;
 use crate::core::Core;
 use crate::error::Error;
 use crate::error::unexpected;
@@ -68,20 +70,9 @@ impl TicketView {
 
 /// Reads and folds a ticket stream.
 pub async fn load_ticket(app: &Core, id: TicketId) -> Result<Ticket, Error> {
-    let events = app
-        .log
-        .read_stream(&id.stream())
-        .await
-        .map_err(unexpected)?;
-    let decoded = events
-        .iter()
-        .map(|e| {
-            TicketEvent::decode(&e.event_type, e.schema_version, &e.data)
-                .map(|t| (e.recorded_at, t))
-                .map_err(|err| Error::Unexpected(anyhow::anyhow!("event {}: {err}", e.event_id)))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ticket::fold(decoded.iter().map(|(at, e)| (*at, e))).ok_or(Error::NotFound(Missing::Ticket))
+    aggregates::read::<Ticket>(app, id)
+        .await?
+        .ok_or(Error::NotFound(Missing::Ticket))
 }
 
 /// A ticket of `player`'s own, folded (`not_found` for anyone else's: tickets are private).
@@ -204,7 +195,7 @@ pub async fn open_ticket(
     }
     app.wake_projections();
     app.waves.notify_one();
-    let t = Ticket::fold([(now, &event)]).ok_or(Error::NotFound(Missing::Ticket))?;
+    let t = fold::<Ticket>(None, [(now, &event)]).ok_or(Error::NotFound(Missing::Ticket))?;
     Ok(TicketView::new(id, &t, now))
 }
 

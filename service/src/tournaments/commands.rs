@@ -10,22 +10,19 @@ use time::OffsetDateTime;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
+use domain::aggregate::At;
 use domain::games::GameId;
 use domain::ids::{PlayerId, TournamentId};
 use domain::matches::TurnSeconds;
 use domain::tournaments::standings::{Change, removal_report};
 use domain::tournaments::{
-    Command, Format, PLAYERS_MAX, Tournament, TournamentCreated, TournamentError, decide,
+    Command, Format, PLAYERS_MAX, Tournament, TournamentCreated, TournamentError,
 };
-use eventlog::{AppendError, AppendOutcome, EventLog, RecordedEvent, StreamAppend};
 
-use super::{Tournaments, fold_onto, load, new_events};
+use super::{Tournaments, load};
+use crate::aggregates;
 use crate::error::{Error, unexpected};
 use crate::reasons::{Missing, Refused};
-
-/// How many times a command is decided again after losing a race (to another instance: on
-/// this one, writers of a tournament take turns) before it gives up.
-const ATTEMPTS: usize = 16;
 
 /// A new tournament, as its creator asks for it.
 #[derive(Debug, Clone)]
@@ -84,33 +81,34 @@ pub async fn create(
             _ => PLAYERS_MAX,
         }),
     };
-    let events = decide(None, &Command::Create(created), now).map_err(Error::Tournament)?;
-    let append = StreamAppend {
-        stream: id.stream(),
-        expected_version: 0,
-        events: new_events(&events, Some(creator), now),
+    let command = At {
+        at: now,
+        command: Command::Create(created),
     };
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    match EventLog::append_on(&tx, command_id, vec![append]).await {
-        Ok(AppendOutcome::Appended(_)) => {
+    let starts_at = new.starts_at;
+    let private = new.private;
+    aggregates::command(
+        app,
+        &app.folds.kept,
+        id,
+        Some(creator),
+        command_id,
+        |_, _| Ok((command.clone(), ())),
+        async |tx, _, (), _| {
+            let params: [&(dyn ToSql + Sync); 2] = [&id.as_uuid(), &starts_at];
             tx.execute(
                 "INSERT INTO tournament_schedule (tournament_id, starts_at) VALUES ($1, $2)",
-                &[&id.as_uuid(), &new.starts_at],
+                &params,
             )
             .await
             .map_err(unexpected)?;
-            if new.private {
-                insert_code(&tx, id).await?;
+            if private {
+                insert_code(tx, id).await?;
             }
-            tx.commit().await.map_err(unexpected)?;
-        }
-        Ok(AppendOutcome::AlreadyApplied(_)) => drop(tx),
-        Err(AppendError::Conflict { .. }) => {
-            return Err(Error::Tournament(TournamentError::Exists));
-        }
-        Err(e) => return Err(unexpected(e)),
-    }
+            Ok(())
+        },
+    )
+    .await?;
     app.wake_projections();
     app.wake.notify_one();
     let t = load(app, id).await?;
@@ -337,39 +335,33 @@ pub async fn remove(
 ) -> Result<Removal, Error> {
     let reason = crate::checks::reason(reason)?;
     load(app, id).await?;
-    let _turn = app.folds.writer(id).await;
-    for _ in 0..ATTEMPTS {
-        let t = load(app, id).await?;
-        let changes = removal_report(&t, player);
-        let command = Command::Remove {
-            player_id: player,
-            reason: reason.clone(),
-            by: admin,
-        };
-        match attempt(
-            app,
-            id,
-            &t,
-            &command,
-            Some(admin),
-            command_id,
-            &SeatChange::Free(player),
-        )
-        .await?
-        {
-            Some(_) => {
-                return Ok(Removal {
-                    removed: player,
-                    changes,
-                });
-            }
-            None => continue,
-        }
-    }
-    Err(busy())
+    let seat = SeatChange::Free(player);
+    let (_, changes) = aggregates::command(
+        app,
+        &app.folds.kept,
+        id,
+        Some(admin),
+        command_id,
+        |t: &Option<Arc<Tournament>>, at| {
+            let t = t.as_ref().ok_or(Error::NotFound(Missing::Tournament))?;
+            let command = Command::Remove {
+                player_id: player,
+                reason: reason.clone(),
+                by: admin,
+            };
+            Ok((At { at, command }, removal_report(t, player)))
+        },
+        async |tx, t, _, now| change_seat(tx, id, t, &seat, now).await,
+    )
+    .await?;
+    Ok(Removal {
+        removed: player,
+        changes,
+    })
 }
 
-/// Decides `command` on tournament `id` and appends it, again after a lost race.
+/// Decides `command` on tournament `id` and appends it, with the seat's change, again after a
+/// lost race.
 async fn run(
     app: &Tournaments,
     id: TournamentId,
@@ -380,71 +372,32 @@ async fn run(
 ) -> Result<Arc<Tournament>, Error> {
     // A tournament that does not exist is refused before it gets a turn.
     load(app, id).await?;
-    let _turn = app.folds.writer(id).await;
-    for _ in 0..ATTEMPTS {
-        let t = load(app, id).await?;
-        if let Some(t) = attempt(app, id, &t, &command, actor, command_id, &seat).await? {
-            return Ok(t);
-        }
-    }
-    Err(busy())
-}
-
-fn busy() -> Error {
-    Error::Unavailable("the tournament changed too often under this command".into())
-}
-
-/// One attempt: `None` when another writer appended first.
-async fn attempt(
-    app: &Tournaments,
-    id: TournamentId,
-    t: &Arc<Tournament>,
-    command: &Command,
-    actor: Option<PlayerId>,
-    command_id: Uuid,
-    seat: &SeatChange,
-) -> Result<Option<Arc<Tournament>>, Error> {
-    let now = app.now();
-    let events = decide(Some(t), command, now).map_err(Error::Tournament)?;
-    let append = StreamAppend {
-        stream: id.stream(),
-        expected_version: t.version as i64,
-        events: new_events(&events, actor, now),
-    };
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    let written: Vec<RecordedEvent> = match EventLog::append_on(&tx, command_id, vec![append]).await
-    {
-        Ok(AppendOutcome::Appended(written)) => {
-            change_seat(&tx, id, t, seat, now).await?;
-            tx.commit().await.map_err(unexpected)?;
-            written
-        }
-        Ok(AppendOutcome::AlreadyApplied(_)) => return load(app, id).await.map(Some),
-        Err(AppendError::Conflict { .. }) => {
-            // Another instance wrote first, or the fold is ahead of the log (a commit a
-            // failover lost): read it again from the log.
-            app.folds.forget(id);
-            return Ok(None);
-        }
-        Err(e) => return Err(unexpected(e)),
-    };
-    app.wake_projections();
-    let next = Arc::new(
-        fold_onto(Some(Tournament::clone(t)), &written)?
-            .ok_or(Error::NotFound(Missing::Tournament))?,
-    );
-    app.folds.keep(id, next.clone());
-    Ok(Some(next))
+    let (t, ()) = aggregates::command(
+        app,
+        &app.folds.kept,
+        id,
+        actor,
+        command_id,
+        |_, at| {
+            let command = command.clone();
+            Ok((At { at, command }, ()))
+        },
+        async |tx, t, (), now| change_seat(tx, id, t, &seat, now).await,
+    )
+    .await?;
+    t.ok_or(Error::NotFound(Missing::Tournament))
 }
 
 async fn change_seat(
     tx: &tokio_postgres::Transaction<'_>,
     id: TournamentId,
-    t: &Tournament,
+    t: &Option<Arc<Tournament>>,
     seat: &SeatChange,
     now: OffsetDateTime,
 ) -> Result<(), Error> {
+    let Some(t) = t else {
+        return Err(Error::NotFound(Missing::Tournament));
+    };
     let (sql, player) = match seat {
         SeatChange::None => return Ok(()),
         SeatChange::Take(p) => (

@@ -11,10 +11,11 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use domain::ids::{PlayerId, TournamentId};
-use domain::tournaments::TournamentEvent;
+use domain::tournaments::{Tournament, TournamentEvent};
 use eventlog::RecordedEvent;
 
-use super::{Tournaments, commands, decode, load};
+use super::{Tournaments, commands, load};
+use crate::aggregates::decode;
 use crate::error::{Error, unexpected};
 use crate::live::feeds::{Feed, Open, Opened, open_place};
 
@@ -75,7 +76,7 @@ pub async fn stream(
 /// The frames of a tournament event (and a `standings` hint after one that changes them), and
 /// whether it ends the tournament.
 fn frames(e: &RecordedEvent) -> Result<(Vec<Bytes>, bool), Error> {
-    let event = decode(e)?;
+    let event = decode::<Tournament>(e)?;
     let name = match event {
         TournamentEvent::PairingMade(_) | TournamentEvent::ByeGiven { .. } => "pairing",
         TournamentEvent::ResultRecorded { .. } => "result",

@@ -17,15 +17,15 @@ use std::collections::HashMap;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 
-use time::{Duration, OffsetDateTime};
+use time::Duration;
 use tokio::sync::Notify;
 
 use domain::ids::TournamentId;
+use domain::tournaments::Tournament;
 use domain::tournaments::standings::Line;
-use domain::tournaments::{Tournament, TournamentEvent, evolve};
-use eventlog::{NewEvent, RecordedEvent};
 
-use crate::error::{Error, unexpected};
+use crate::aggregates::{self, Kept};
+use crate::error::Error;
 use crate::live::LivePath;
 use crate::reasons::Missing;
 
@@ -66,16 +66,13 @@ impl Tournaments {
     }
 }
 
-/// The tournaments this instance folded, each at the version it last read; and where the
+/// The tournaments this instance folded, each at the version it last read, with their writers'
+/// turns ([`Kept`]); each one's standings at the version last asked for; and where the
 /// organiser's reading of match results stands.
 #[derive(Default)]
 pub struct Folds {
-    folds: Mutex<HashMap<TournamentId, Arc<Tournament>>>,
+    pub kept: Kept<Tournament>,
     pub(crate) results: Mutex<Option<eventlog::Checkpoint>>,
-    /// One writer per tournament on this instance at a time: commands and organiser steps on a
-    /// tournament queue here instead of racing each other to its next version (a race lost
-    /// is decided again; hundreds of joins at once would lose most of theirs).
-    writers: Mutex<HashMap<TournamentId, Arc<tokio::sync::Mutex<()>>>>,
     /// Each tournament's standings at the version last asked for.
     standings: Mutex<HashMap<TournamentId, Counted>>,
 }
@@ -97,64 +94,12 @@ impl Folds {
         }
     }
 
-    /// Waits for this instance's turn to write tournament `id`.
-    pub(crate) async fn writer(&self, id: TournamentId) -> tokio::sync::OwnedMutexGuard<()> {
-        let lock = {
-            let mut writers = self.writers.lock().unwrap_or_else(|p| p.into_inner());
-            writers.entry(id).or_default().clone()
-        };
-        lock.lock_owned().await
-    }
-
-    fn get(&self, id: TournamentId) -> Option<Arc<Tournament>> {
-        self.lock().get(&id).cloned()
-    }
-
-    /// Keeps `t` unless a fold at a later version is kept already.
-    fn keep(&self, id: TournamentId, t: Arc<Tournament>) {
-        let mut folds = self.lock();
-        match folds.get(&id) {
-            Some(kept) if kept.version >= t.version => {}
-            _ => {
-                folds.insert(id, t);
-            }
-        }
-    }
-
-    /// Drops the fold of `id` (an append lost to another writer: the log says what it is).
-    pub(crate) fn forget(&self, id: TournamentId) {
-        self.lock().remove(&id);
-    }
-
     /// Drops what this instance keeps of ended tournaments (a read folds them again), and the
     /// turns nobody waits for: what is kept stays bounded by the tournaments under way.
     pub(crate) fn forget_ended(&self) {
-        let ended: Vec<TournamentId> = {
-            let mut folds = self.lock();
-            let ended = folds
-                .iter()
-                .filter(|(_, t)| t.finished || t.cancelled)
-                .map(|(id, _)| *id)
-                .collect::<Vec<_>>();
-            for id in &ended {
-                folds.remove(id);
-            }
-            ended
-        };
-        let mut standings = self.standings.lock().unwrap_or_else(|p| p.into_inner());
-        for id in &ended {
-            standings.remove(id);
-        }
-        drop(standings);
-        let folds = self.lock();
-        standings_retain(&self.standings, |id| folds.contains_key(id));
-        drop(folds);
-        let mut writers = self.writers.lock().unwrap_or_else(|p| p.into_inner());
-        writers.retain(|_, turn| Arc::strong_count(turn) > 1);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TournamentId, Arc<Tournament>>> {
-        self.folds.lock().unwrap_or_else(|p| p.into_inner())
+        self.kept
+            .retain(|t| t.as_ref().is_some_and(|t| !t.finished && !t.cancelled));
+        standings_retain(&self.standings, |id| self.kept.contains(*id));
     }
 }
 
@@ -167,69 +112,10 @@ fn standings_retain(
     standings.retain(|id, _| keep(id));
 }
 
-/// Decodes a stored tournament event.
-pub fn decode(e: &RecordedEvent) -> Result<TournamentEvent, Error> {
-    TournamentEvent::decode(&e.event_type, e.schema_version, &e.data)
-        .map_err(|reason| Error::Unexpected(anyhow::anyhow!("{}: {reason}", e.stream)))
-}
-
-/// Folds `events` (after `state`'s version, in order) onto `state`.
-pub fn fold_onto(
-    mut state: Option<Tournament>,
-    events: &[RecordedEvent],
-) -> Result<Option<Tournament>, Error> {
-    for e in events {
-        state = evolve(state, e.recorded_at, &decode(e)?);
-    }
-    Ok(state)
-}
-
 /// Tournament `id` as its stream has it now (`not_found` when it does not exist): this
 /// instance's fold, caught up with the events after it.
 pub async fn load(app: &Tournaments, id: TournamentId) -> Result<Arc<Tournament>, Error> {
-    let kept = app.folds.get(id);
-    let after = kept.as_ref().map_or(0, |t| t.version as i64);
-    let events = app
-        .log
-        .read_stream_after(&id.stream(), after)
-        .await
-        .map_err(unexpected)?;
-    let t = match (kept, events.is_empty()) {
-        (Some(t), true) => t,
-        (kept, _) => {
-            let base = kept.map(Arc::unwrap_or_clone);
-            let t =
-                Arc::new(fold_onto(base, &events)?.ok_or(Error::NotFound(Missing::Tournament))?);
-            app.folds.keep(id, t.clone());
-            t
-        }
-    };
-    Ok(t)
-}
-
-/// What an append of `events` looks like in the log.
-pub(crate) fn new_events(
-    events: &[TournamentEvent],
-    actor: Option<domain::ids::PlayerId>,
-    at: OffsetDateTime,
-) -> Vec<NewEvent> {
-    events
-        .iter()
-        .map(|e| NewEvent {
-            event_type: e.event_type().to_owned(),
-            schema_version: TournamentEvent::SCHEMA_VERSION,
-            data: e.data(),
-            actor: actor.map(|p| p.as_uuid()),
-            recorded_at: at,
-        })
-        .collect()
-}
-
-/// `t` with `events` (decided at `at`) applied.
-pub(crate) fn applied(
-    t: Option<Tournament>,
-    events: &[TournamentEvent],
-    at: OffsetDateTime,
-) -> Option<Tournament> {
-    events.iter().fold(t, |t, e| evolve(t, at, e))
+    aggregates::load(app, &app.folds.kept, id)
+        .await?
+        .ok_or(Error::NotFound(Missing::Tournament))
 }

@@ -32,6 +32,7 @@ use time::OffsetDateTime;
 use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
+use domain::aggregate::{Aggregate, fold};
 use domain::ids::{MatchId, PlayerId, Seat, TournamentId};
 use domain::matches::{
     Action, Command as MatchCommand, CreateMatch, FirstMoveRule, MatchState, Occupant, Settings,
@@ -42,7 +43,8 @@ use domain::tournaments::{
 };
 use eventlog::{AppendError, AppendOutcome, Checkpoint, EventLog, NewEvent, StreamAppend};
 
-use super::{PAUSED_AFTER, Tournaments, applied, fold_onto, load, new_events};
+use super::{PAUSED_AFTER, Tournaments, load};
+use crate::aggregates;
 use crate::error::{Error, unexpected};
 use crate::live::commit::{WorkRow, write_work};
 use crate::live::play;
@@ -114,11 +116,12 @@ async fn turn(
     results: &[Ended],
     pass: &mut Pass,
 ) -> Result<(), Error> {
-    let _turn = app.folds.writer(id).await;
+    let _turn = app.folds.kept.writer(id).await;
     let t = if app
         .folds
+        .kept
         .get(id)
-        .is_some_and(|kept| kept.version != t.version)
+        .is_some_and(|kept| Tournament::version(&kept) != t.version)
     {
         load(app, id).await?
     } else {
@@ -129,7 +132,7 @@ async fn turn(
     step(app, id, &t, results, now, pass).await?;
     if pass.lost > lost {
         // Another writer got there first: its fold goes, and the results are read again.
-        app.folds.forget(id);
+        app.folds.kept.forget(id);
         *app.folds.results.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
     Ok(())
@@ -272,7 +275,7 @@ async fn step(
     let mut steps = Steps {
         id,
         now,
-        state: Some(Tournament::clone(t)),
+        state: Some(t.clone()),
         events: Vec::new(),
     };
     for r in results {
@@ -327,7 +330,7 @@ async fn step(
 struct Steps {
     id: TournamentId,
     now: OffsetDateTime,
-    state: Option<Tournament>,
+    state: Option<Arc<Tournament>>,
     events: Vec<TournamentEvent>,
 }
 
@@ -335,12 +338,13 @@ impl Steps {
     /// Decides `command`; whether it went in (a command the state no longer allows, such as a
     /// result recorded meanwhile, is skipped).
     fn take(&mut self, command: &Command) -> bool {
-        let Some(s) = self.state.as_ref() else {
+        let Some(s) = self.state.as_deref() else {
             return false;
         };
         match decide(Some(s), command, self.now) {
             Ok(more) => {
-                self.state = applied(self.state.take(), &more, self.now);
+                let now = self.now;
+                self.state = fold::<Tournament>(self.state.take(), more.iter().map(|e| (now, e)));
                 self.events.extend(more);
                 true
             }
@@ -414,7 +418,7 @@ async fn absent(
 async fn write(
     app: &Tournaments,
     id: TournamentId,
-    t: &Tournament,
+    t: &Arc<Tournament>,
     events: &[TournamentEvent],
     now: OffsetDateTime,
 ) -> Result<bool, Error> {
@@ -422,7 +426,7 @@ async fn write(
     let mut appends = vec![StreamAppend {
         stream: id.stream(),
         expected_version: t.version as i64,
-        events: new_events(events, None, now),
+        events: aggregates::new_events::<Tournament>(events, None, now),
     }];
     let mut work: Vec<WorkRow> = Vec::new();
     let mut matches: Vec<MatchId> = Vec::new();
@@ -496,7 +500,7 @@ async fn write(
         // Seated meanwhile, or a deadlock with the writer that seated them.
         if crate::live::commit::lost_to_another_writer(&e) {
             tracing::info!(tournament = %id, "tournament step lost: a player was seated meanwhile");
-            app.folds.forget(id);
+            app.folds.kept.forget(id);
             return Ok(false);
         }
         return Err(unexpected(e));
@@ -544,9 +548,8 @@ async fn write(
     app.wake_projections();
     let stream = id.stream();
     let mine: Vec<_> = written.into_iter().filter(|e| e.stream == stream).collect();
-    if let Some(next) = fold_onto(Some(Tournament::clone(t)), &mine)? {
-        app.folds.keep(id, Arc::new(next));
-    }
+    let next = aggregates::fold::<Tournament>(Some(t.clone()), &mine)?;
+    app.folds.kept.keep(id, next);
     Ok(true)
 }
 
