@@ -18,6 +18,22 @@ pub enum Format {
     RoundRobin,
 }
 
+impl Format {
+    /// A score of the standings ([`super::standings::Line::score`]) in points: an arena counts
+    /// whole points, the others half-points (a draw is half a point).
+    pub fn points(self, score: u32) -> f64 {
+        match self {
+            Format::Arena => f64::from(score),
+            Format::Swiss | Format::RoundRobin => half_points(score),
+        }
+    }
+}
+
+/// Half-points in points.
+pub fn half_points(half: u32) -> f64 {
+    f64::from(half) / 2.0
+}
+
 /// The facts of a tournament's creation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TournamentCreated {

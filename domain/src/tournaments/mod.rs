@@ -40,9 +40,9 @@ mod tests;
 pub use commands::Command;
 pub use decide::decide;
 pub use errors::TournamentError;
-pub use events::{Format, PairingMade, TournamentCreated, TournamentEvent};
+pub use events::{Format, PairingMade, TournamentCreated, TournamentEvent, half_points};
 pub use limits::{
     ARENA_CLOSES_BEFORE_END, ARENA_MINUTES, JOINS_OPEN_BEFORE, NAME_MAX, PLAYERS_MAX,
     ROUND_ROBIN_MAX, SCHEDULED_AT_MOST, SWISS_ROUNDS,
 };
-pub use state::{Bye, Entrant, EntrantStatus, Game, Status, Tournament, evolve};
+pub use state::{Bye, Entrant, EntrantStatus, Game, Phase, Status, Tournament, evolve};

@@ -31,6 +31,51 @@ pub enum Status {
     Cancelled,
 }
 
+/// Where a tournament is in its life without a clock: [`Status`] less the difference between
+/// scheduled and open, which is the reader's time (what the projection stores).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Upcoming,
+    Running,
+    Finished,
+    Cancelled,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 4] = [
+        Phase::Upcoming,
+        Phase::Running,
+        Phase::Finished,
+        Phase::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Upcoming => "upcoming",
+            Phase::Running => "running",
+            Phase::Finished => "finished",
+            Phase::Cancelled => "cancelled",
+        }
+    }
+
+    /// The phase named `name` ([`Phase::as_str`]).
+    pub fn named(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// The status of a tournament in this phase that starts at `starts_at`, at `now`: an
+    /// upcoming one is open to joins from [`JOINS_OPEN_BEFORE`] before its start.
+    pub fn status(self, starts_at: OffsetDateTime, now: OffsetDateTime) -> Status {
+        match self {
+            Phase::Cancelled => Status::Cancelled,
+            Phase::Finished => Status::Finished,
+            Phase::Running => Status::Running,
+            Phase::Upcoming if now >= starts_at - JOINS_OPEN_BEFORE => Status::Open,
+            Phase::Upcoming => Status::Scheduled,
+        }
+    }
+}
+
 /// Where a player stands in a tournament.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -156,16 +201,19 @@ impl Tournament {
     }
 
     pub fn status(&self, now: OffsetDateTime) -> Status {
+        self.phase().status(self.created.starts_at, now)
+    }
+
+    /// Where it is in its life, whatever the reader's clock.
+    pub fn phase(&self) -> Phase {
         if self.cancelled {
-            Status::Cancelled
+            Phase::Cancelled
         } else if self.finished {
-            Status::Finished
+            Phase::Finished
         } else if self.started_at.is_some() {
-            Status::Running
-        } else if now >= self.created.starts_at - JOINS_OPEN_BEFORE {
-            Status::Open
+            Phase::Running
         } else {
-            Status::Scheduled
+            Phase::Upcoming
         }
     }
 

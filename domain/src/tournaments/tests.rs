@@ -714,3 +714,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_phase_is_named_once_and_gives_the_status_at_the_readers_time() {
+    for p in Phase::ALL {
+        assert_eq!(Phase::named(p.as_str()), Some(p));
+    }
+    assert_eq!(Phase::named("open"), None);
+    let starts = NOW + Duration::hours(3);
+    let upcoming = Phase::Upcoming;
+    assert_eq!(upcoming.status(starts, NOW), Status::Scheduled);
+    assert_eq!(
+        upcoming.status(starts, starts - JOINS_OPEN_BEFORE),
+        Status::Open
+    );
+    assert_eq!(Phase::Running.status(starts, NOW), Status::Running);
+    assert_eq!(Phase::Finished.status(starts, NOW), Status::Finished);
+    assert_eq!(Phase::Cancelled.status(starts, NOW), Status::Cancelled);
+    assert_eq!(Format::Arena.points(5), 5.0);
+    assert_eq!(Format::Swiss.points(5), 2.5);
+    assert_eq!(Format::RoundRobin.points(4), 2.0);
+}

@@ -16,18 +16,10 @@ use super::fold::{Folds, Kept};
 use crate::Error;
 use crate::fold::fold;
 
-/// Where a tournament is in its life, as the table stores it (`upcoming` covers scheduled and
-/// open, which depend on the reader's clock).
+/// Where a tournament is in its life, as the table stores it (`Tournament::phase`: `upcoming`
+/// covers scheduled and open, which depend on the reader's clock).
 pub fn state_of(t: &Tournament) -> &'static str {
-    if t.cancelled {
-        "cancelled"
-    } else if t.finished {
-        "finished"
-    } else if t.started_at.is_some() {
-        "running"
-    } else {
-        "upcoming"
-    }
+    t.phase().as_str()
 }
 
 pub fn format_name(f: Format) -> &'static str {

@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, TournamentId};
 use domain::matches::TurnSeconds;
-use domain::tournaments::{EntrantStatus, Format, Status, Tournament};
+use domain::tournaments::{EntrantStatus, Format, Phase, Status, Tournament, half_points};
 
 use super::Tournaments;
 use crate::error::{Error, unexpected};
@@ -149,15 +149,16 @@ pub async fn list(
     limit: i64,
     before: Option<OffsetDateTime>,
 ) -> Result<Vec<Listing>, Error> {
-    let (states, ascending): (&[&str], bool) = match listed {
-        Listed::Upcoming => (&["upcoming"], true),
-        Listed::Running => (&["running"], false),
-        Listed::Finished => (&["finished", "cancelled"], false),
+    let (phases, ascending): (&[Phase], bool) = match listed {
+        Listed::Upcoming => (&[Phase::Upcoming], true),
+        Listed::Running => (&[Phase::Running], false),
+        Listed::Finished => (&[Phase::Finished, Phase::Cancelled], false),
     };
+    let states: Vec<&str> = phases.iter().map(|p| p.as_str()).collect();
     let client = app.pool.get().await.map_err(unexpected)?;
     let rows = projections::tournaments::listed(
         &client,
-        states,
+        &states,
         game.map(GameId::as_str),
         before,
         ascending,
@@ -173,7 +174,11 @@ pub async fn list(
                 game: r.game.parse().map_err(unexpected)?,
                 format: parse_format(&r.format)?,
                 name: r.name,
-                status: status_of(&r.state, r.starts_at, now),
+                status: Phase::named(&r.state)
+                    .ok_or_else(|| {
+                        Error::Unexpected(anyhow::anyhow!("a stored phase `{}`", r.state))
+                    })?
+                    .status(r.starts_at, now),
                 starts_at: r.starts_at,
                 ends_at: r.ends_at,
                 rounds: r.rounds as u32,
@@ -187,17 +192,6 @@ pub async fn list(
 
 fn parse_format(s: &str) -> Result<Format, Error> {
     serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(unexpected)
-}
-
-/// The status a stored state shows at `now`.
-fn status_of(state: &str, starts_at: OffsetDateTime, now: OffsetDateTime) -> Status {
-    match state {
-        "running" => Status::Running,
-        "finished" => Status::Finished,
-        "cancelled" => Status::Cancelled,
-        _ if now >= starts_at - domain::tournaments::JOINS_OPEN_BEFORE => Status::Open,
-        _ => Status::Scheduled,
-    }
 }
 
 /// A player's line in the standings.
@@ -262,10 +256,7 @@ pub async fn standings(
     let names = crate::players::names(&client, &players).await?;
     let format = t.created.format;
     let line = |l: &Line| {
-        let points = |v: u32| match format {
-            Format::Arena => f64::from(v),
-            _ => f64::from(v) / 2.0,
-        };
+        let points = |v: u32| format.points(v);
         StandingView {
             rank: l.rank,
             player_id: l.player_id,
@@ -279,8 +270,8 @@ pub async fn standings(
             on_fire: l.on_fire,
             tiebreaks: Tiebreaks {
                 performance: l.performance,
-                buchholz: f64::from(l.buchholz) / 2.0,
-                sonneborn_berger: f64::from(l.sonneborn_berger) / 4.0,
+                buchholz: half_points(l.buchholz),
+                sonneborn_berger: half_points(l.sonneborn_berger) / 2.0,
             },
             status: l.status,
         }
@@ -337,7 +328,7 @@ pub async fn pairings(
                 .collect(),
             result: r.result,
             winner: r.winner.map(PlayerId::from_uuid),
-            points: r.half_points.map(|h| f64::from(h) / 2.0),
+            points: r.half_points.map(|h| half_points(h.unsigned_abs())),
         })
         .collect())
 }
