@@ -13,7 +13,8 @@ use tokio::process::{Child, Command};
 /// How long a condition may take to hold before the test fails (a CI machine is slow).
 const WAIT: Duration = Duration::from_secs(60);
 /// How long one in-page wait lasts before it is asked again: a navigation loses the page's
-/// scripts, so a wait that spans one must start over in the new page.
+/// scripts, so a wait that spans one must start over in the new page. (A script's own budget
+/// is [`WAIT`]: a loaded machine may take seconds to run axe-core once.)
 const ATTEMPT: Duration = Duration::from_secs(3);
 
 /// The W3C element reference key.
@@ -87,7 +88,7 @@ impl Driver {
     pub async fn session(&self, languages: &str) -> Session {
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
-            "timeouts": {"script": ATTEMPT.as_millis() as u64, "pageLoad": WAIT.as_millis() as u64},
+            "timeouts": {"script": WAIT.as_millis() as u64, "pageLoad": WAIT.as_millis() as u64},
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -217,7 +218,9 @@ impl Session {
                const v = check();
                if (v) {{ seen.disconnect(); done(v); }}
              }});
-             seen.observe(document, {{subtree: true, childList: true, attributes: true, characterData: true}});"
+             seen.observe(document, {{subtree: true, childList: true, attributes: true, characterData: true}});
+             setTimeout(() => {{ seen.disconnect(); done(null); }}, {attempt});",
+            attempt = ATTEMPT.as_millis()
         );
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
@@ -227,8 +230,8 @@ impl Session {
                     .json(&json!({"script": script, "args": []})),
             )
             .await;
-            // An error is a wait that ran out or a page that navigated away: ask again.
-            if !res["value"]["error"].is_string() {
+            // Nothing yet (the attempt ran out), or a page that navigated away: ask again.
+            if !res["value"].is_null() && !res["value"]["error"].is_string() {
                 return res["value"].clone();
             }
             if tokio::time::Instant::now() >= deadline {
