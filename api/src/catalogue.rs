@@ -1,15 +1,22 @@
 //! The game catalogue of `GET /v1/games`: names, rules, glossary, FAQ, board, notation, settings
-//! and CPU levels, in English and Portuguese.
+//! and CPU levels, in English and Portuguese, and the limits the server holds input to.
 //!
 //! Every text comes from the language's data file ([`crate::texts`]: each game's name, summary,
 //! rules, glossary and FAQ, the settings' descriptions, the shared product FAQ); the structure
 //! around them — ids, the board's size and the move notation, settings, their values and
 //! defaults, CPU levels — is built here once, from the domain, so the two languages cannot drift
 //! apart and a client needs to know no game by its id.
+//!
+//! The limits ([`Limits`]) are read where each is defined, once: a tournament's bounds in
+//! `domain::tournaments::limits`, the turn limits in `domain::matches::TurnSeconds`, a player's
+//! name in `service::checks`. The OpenAPI schemas and the error texts read the same constants,
+//! and the web client bounds its forms by this answer (`tests/it/catalogue_limits.rs` compares
+//! them all).
 //! Portuguese is Brazilian Portuguese ("você") throughout.
 
 use domain::games::{Board, GameId, Notation};
 use domain::matches::{Settings, TurnSeconds};
+use domain::tournaments::limits as tournament;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -21,6 +28,75 @@ use crate::texts::{self, GameTexts, SettingTexts, Texts};
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Catalogue {
     pub games: Vec<GameEntry>,
+    /// The limits the server holds input to: a client bounds its forms by them.
+    pub limits: Limits,
+}
+
+/// The limits the server holds input to, each defined once where it is a rule and read from
+/// there (the request bodies' schemas and the error texts state the same numbers).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Limits {
+    /// The turn limits, in seconds, that a room, a ranked pool or a tournament's games may have
+    /// (besides `null`: none), shortest first.
+    pub turn_seconds: Vec<u32>,
+    /// The most characters of a player's name once surrounding spaces are dropped (at least
+    /// one).
+    pub player_name_max: usize,
+    pub tournament: TournamentLimits,
+}
+
+/// The bounds of a new tournament (`POST /v1/tournaments`).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct TournamentLimits {
+    /// The most characters of its name once surrounding spaces are dropped (at least one).
+    pub name_max: usize,
+    /// An arena's `minutes`.
+    pub arena_minutes: Bounds,
+    /// A Swiss tournament's `rounds`.
+    pub swiss_rounds: Bounds,
+    /// `max_players`, whatever the format.
+    pub players: Bounds,
+    /// The most players a round robin takes (and its `max_players` when not given).
+    pub round_robin_players_max: u32,
+    /// How many days ahead `starts_at` may lie.
+    pub scheduled_within_days: u32,
+    /// Each game's turn limit, in seconds, when `settings.turn_seconds` is not given.
+    pub default_turn_seconds: u32,
+}
+
+/// Inclusive bounds.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Bounds {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl Bounds {
+    fn of(range: &std::ops::RangeInclusive<u32>) -> Bounds {
+        Bounds {
+            min: *range.start(),
+            max: *range.end(),
+        }
+    }
+}
+
+impl Limits {
+    /// The limits, from where each is defined.
+    pub fn now() -> Limits {
+        Limits {
+            turn_seconds: TurnSeconds::ALLOWED.to_vec(),
+            player_name_max: service::checks::PLAYER_NAME_MAX,
+            tournament: TournamentLimits {
+                name_max: tournament::NAME_MAX,
+                arena_minutes: Bounds::of(&tournament::ARENA_MINUTES),
+                swiss_rounds: Bounds::of(&tournament::SWISS_ROUNDS),
+                players: Bounds::of(&(tournament::PLAYERS_MIN..=tournament::PLAYERS_MAX)),
+                round_robin_players_max: tournament::ROUND_ROBIN_MAX,
+                scheduled_within_days: tournament::SCHEDULED_DAYS_MAX,
+                default_turn_seconds: crate::routes::tournaments::DEFAULT_TURN_SECONDS,
+            },
+        }
+    }
 }
 
 /// One game: what it is, its complete rules and notations, and what can be set for it.
@@ -57,7 +133,7 @@ pub struct Term {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Faq {
     pub question: &'static str,
-    pub answer: &'static str,
+    pub answer: String,
 }
 
 /// A room setting (house rule) of a game: its key in `settings`, the values it takes and its
@@ -76,12 +152,22 @@ pub fn catalogue(lang: Lang) -> Result<Catalogue, ApiError> {
     Ok(Catalogue {
         games: GameId::ALL
             .iter()
-            .map(|&game| game_entry(texts, game))
+            .map(|&game| game_entry(lang, texts, game))
             .collect::<Result<_, _>>()?,
+        limits: Limits::now(),
     })
 }
 
-fn game_entry(all: &'static Texts, game: GameId) -> Result<GameEntry, ApiError> {
+/// The values of the placeholders a catalogue's text may hold, in `lang`: the turn limits
+/// (`{turn_seconds}`: `30 or 60`).
+fn limit_words(lang: Lang) -> [(&'static str, String); 1] {
+    [(
+        "turn_seconds",
+        crate::reasons::alternatives(lang, &TurnSeconds::ALLOWED),
+    )]
+}
+
+fn game_entry(lang: Lang, all: &'static Texts, game: GameId) -> Result<GameEntry, ApiError> {
     // Present for every game: checked at start-up (`texts::check`).
     let texts: &'static GameTexts = all
         .games
@@ -103,7 +189,10 @@ fn game_entry(all: &'static Texts, game: GameId) -> Result<GameEntry, ApiError> 
             .faq
             .iter()
             .chain(&all.product_faq)
-            .map(|(question, answer)| Faq { question, answer })
+            .map(|(question, answer)| Faq {
+                question,
+                answer: texts::fill(answer, &limit_words(lang)),
+            })
             .collect(),
         settings: settings(&all.settings, Settings::can_hide_legal_moves(game)),
         cpu_levels: domain::cpu::LEVELS.collect(),
@@ -162,7 +251,7 @@ mod tests {
     }
 
     /// Every text of a catalogue, with a label saying where it is.
-    fn texts(catalogue: &Catalogue) -> Vec<(String, &'static str)> {
+    fn texts(catalogue: &Catalogue) -> Vec<(String, &str)> {
         let mut all = Vec::new();
         for game in &catalogue.games {
             let id = game.id;
@@ -178,7 +267,7 @@ mod tests {
             }
             for (i, faq) in game.faq.iter().enumerate() {
                 all.push((format!("{id}.faq[{i}].question"), faq.question));
-                all.push((format!("{id}.faq[{i}].answer"), faq.answer));
+                all.push((format!("{id}.faq[{i}].answer"), &faq.answer));
             }
             for setting in &game.settings {
                 all.push((format!("{id}.settings.{}.name", setting.name), setting.name));
@@ -257,6 +346,10 @@ mod tests {
             for (place, text) in texts(&catalogue) {
                 assert!(!text.trim().is_empty(), "{lang:?}: {place} is empty");
                 assert_eq!(text, text.trim(), "{lang:?}: {place} has stray whitespace");
+                assert!(
+                    !text.contains('{'),
+                    "{lang:?}: {place} has a placeholder left"
+                );
             }
             for game in &catalogue.games {
                 assert!(
@@ -371,9 +464,47 @@ mod tests {
     }
 
     #[test]
+    fn the_limits_are_the_rules_and_the_answers_state_the_turn_limits() {
+        let said = [(Lang::En, "30 or 60"), (Lang::Pt, "30 ou 60")];
+        for (lang, turn_limits) in said {
+            let catalogue = of(lang);
+            let limits = &catalogue.limits;
+            assert_eq!(limits.turn_seconds, TurnSeconds::ALLOWED);
+            assert_eq!(limits.player_name_max, service::checks::PLAYER_NAME_MAX);
+            let t = &limits.tournament;
+            assert_eq!(
+                t.arena_minutes.min..=t.arena_minutes.max,
+                tournament::ARENA_MINUTES
+            );
+            assert_eq!(
+                t.swiss_rounds.min..=t.swiss_rounds.max,
+                tournament::SWISS_ROUNDS
+            );
+            assert_eq!(
+                (t.players.min, t.players.max, t.round_robin_players_max),
+                (
+                    tournament::PLAYERS_MIN,
+                    tournament::PLAYERS_MAX,
+                    tournament::ROUND_ROBIN_MAX
+                )
+            );
+            assert_eq!(t.name_max, tournament::NAME_MAX);
+            assert!(TurnSeconds::try_from(t.default_turn_seconds).is_ok());
+            for game in &catalogue.games {
+                assert!(
+                    game.faq.iter().any(|f| f.answer.contains(turn_limits)),
+                    "{lang:?} {}: no answer says {turn_limits}",
+                    game.id
+                );
+            }
+        }
+    }
+
+    #[test]
     fn serialises_to_the_documented_shape() {
         for lang in BOTH {
             let value = serde_json::to_value(of(lang)).expect("catalogue serialises");
+            assert!(value["limits"]["tournament"]["arena_minutes"]["max"].is_u64());
             let games = value["games"].as_array().expect("games is an array");
             assert_eq!(games.len(), 2);
             for game in games {

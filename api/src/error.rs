@@ -327,17 +327,42 @@ fn tournament_code(e: &TournamentError) -> &'static str {
     }
 }
 
-/// The text of a tournament's refusal.
+/// The text of a tournament's refusal; the bounds it states are the domain's
+/// (`domain::tournaments::limits`).
 fn tournament_detail(e: &TournamentError) -> (&'static str, Vec<(&'static str, String)>) {
     use TournamentError::*;
+    use domain::tournaments::limits::{
+        ARENA_MINUTES, NAME_MAX, PLAYERS_MIN, SCHEDULED_DAYS_MAX, SWISS_ROUNDS,
+    };
+    let n = |name: &'static str, value: &dyn ToString| (name, value.to_string());
     let key = match e {
         Missing => "not_found.tournament",
         Exists => "tournament.exists",
-        Name => "tournament.name",
-        StartsAt => "tournament.starts_at",
-        Minutes => "tournament.minutes",
-        Rounds => "tournament.rounds",
-        MaxPlayers(most) => return ("tournament.max_players", vec![("max", most.to_string())]),
+        Name => return ("tournament.name", vec![n("max", &NAME_MAX)]),
+        StartsAt => {
+            return ("tournament.starts_at", vec![n("days", &SCHEDULED_DAYS_MAX)]);
+        }
+        Minutes => {
+            return (
+                "tournament.minutes",
+                vec![
+                    n("min", ARENA_MINUTES.start()),
+                    n("max", ARENA_MINUTES.end()),
+                ],
+            );
+        }
+        Rounds => {
+            return (
+                "tournament.rounds",
+                vec![n("min", SWISS_ROUNDS.start()), n("max", SWISS_ROUNDS.end())],
+            );
+        }
+        MaxPlayers(most) => {
+            return (
+                "tournament.max_players",
+                vec![n("min", &PLAYERS_MIN), n("max", most)],
+            );
+        }
         Setting => "tournament.setting",
         Over => "tournament.over",
         JoiningClosed => "tournament.joining_closed",

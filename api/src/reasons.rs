@@ -3,6 +3,7 @@
 //! from the texts, never a sentence built in code.
 
 use domain::games::BoardError;
+use domain::matches::TurnSeconds;
 use service::reasons::{Active, Clash, Illegal, Invalid, JsonIssue, Missing, Refused, TextIssue};
 
 use crate::lang::Lang;
@@ -122,7 +123,10 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
         Invalid::OwnAccount => ("invalid.own_account", vec![]),
         Invalid::BanReason => ("invalid.ban_reason", vec![]),
         Invalid::ReasonLength { max } => ("invalid.reason_length", vec![arg("max", max)]),
-        Invalid::NameToFind => ("invalid.name_to_find", vec![]),
+        Invalid::NameToFind => (
+            "invalid.name_to_find",
+            vec![arg("max", service::checks::PLAYER_NAME_MAX)],
+        ),
         Invalid::Offset => ("invalid.offset", vec![]),
         Invalid::Side {
             first,
@@ -136,12 +140,29 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
                 arg("game", game),
             ],
         ),
-        Invalid::TurnSeconds(got) => ("invalid.turn_seconds", vec![arg("got", got)]),
+        Invalid::TurnSeconds(got) => (
+            "invalid.turn_seconds",
+            vec![
+                arg("values", alternatives(lang, &TurnSeconds::ALLOWED)),
+                arg("got", got),
+            ],
+        ),
         Invalid::SettingNotForGame(game) => {
             ("invalid.setting_not_for_game", vec![arg("game", game)])
         }
         Invalid::SamePlayerTwice => ("invalid.same_player_twice", vec![]),
         Invalid::RankedNeedsHumans => ("invalid.ranked_needs_humans", vec![]),
+    }
+}
+
+/// `values` as a choice in `lang`: `30 or 60`, `1, 2 or 3` (a single value alone).
+pub fn alternatives(lang: Lang, values: &[impl ToString]) -> String {
+    let values: Vec<String> = values.iter().map(ToString::to_string).collect();
+    match values.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            format!("{} {} {last}", rest.join(", "), texts::word(lang, "or"))
+        }
+        _ => values.concat(),
     }
 }
 

@@ -126,6 +126,18 @@ pub fn check() -> anyhow::Result<()> {
             same_templates(lang, what, ours, english)?;
         }
         same_templates(lang, "client text", &texts.client, &en.client)?;
+        // The catalogue fills the product questions' placeholders (`{turn_seconds}`): each
+        // answer has its English one's.
+        for (i, ((_, own), (_, english))) in
+            texts.product_faq.iter().zip(&en.product_faq).enumerate()
+        {
+            if placeholders(own) != placeholders(english) {
+                anyhow::bail!(
+                    "the {} answer to product question {i} does not have the placeholders of the English one",
+                    lang.tag()
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -213,8 +225,9 @@ pub fn word(lang: Lang, word: &str) -> String {
         .unwrap_or_else(|| word.to_owned())
 }
 
-/// `template` with each `{name}` replaced by its value in `args`.
-fn fill(template: &str, args: &[(&str, String)]) -> String {
+/// `template` with each `{name}` replaced by its value in `args` (a name `args` lacks is left
+/// as it is).
+pub(crate) fn fill(template: &str, args: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
     while let Some(open) = rest.find('{') {

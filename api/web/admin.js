@@ -112,7 +112,7 @@ export async function show(view) {
       h('button', { type: 'button', 'data-decision': 'banned', onclick: () => decide(id, 'banned', reason.value, out, after) }, t('admin.ban')),
       out);
   };
-  const players = section('players', t('admin.findPlayer'), [field(t('admin.name'), h('input', { name: 'name', required: true, maxlength: 32 }))], async (f) => {
+  const players = section('players', t('admin.findPlayer'), [field(t('admin.name'), h('input', { name: 'name', required: true, maxlength: c?.limits.player_name_max }))], async (f) => {
     const found = await call('GET', `/v1/admin/players?name=${encodeURIComponent(f.name.value)}`);
     if (!found.players.length) return h('p', { text: t('admin.noPlayer') });
     return h('ul', {}, found.players.map((p) => h('li', { 'data-player': p.player_id },

@@ -137,13 +137,16 @@ let games = null;
 
 /**
  * The game catalogue (GET /v1/games, in the page's language), asked once per page load:
- * `{games, byId(id), name(id)}`. It is shared by every view, so no view's leaving cuts it short;
- * a failed ask is forgotten, so the next page asks again.
+ * `{games, limits, byId(id), name(id)}`; `limits` holds the bounds the server keeps (turn limits,
+ * name lengths, a tournament's bounds), which the forms take rather than numbers of their own.
+ * It is shared by every view, so no view's leaving cuts it short; a failed ask is forgotten, so
+ * the next page asks again.
  */
 export function catalogue() {
   if (!games) {
     games = api('GET', '/v1/games', undefined, { auth: null }).then((c) => ({
       games: c.games,
+      limits: c.limits,
       byId: (id) => c.games.find((g) => g.id === id) || null,
       name: (id) => c.games.find((g) => g.id === id)?.name ?? id,
     }));

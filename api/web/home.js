@@ -23,7 +23,7 @@ export async function show(view) {
   }
   if (view.left) return;
   const form = h('form', { id: 'signup' }, h('h2', { text: t('home.pickName') }),
-    field(t('home.name'), h('input', { name: 'name', required: true, maxlength: 32, autocomplete: 'nickname' })),
+    field(t('home.name'), h('input', { name: 'name', required: true, autocomplete: 'nickname' })),
     h('button', { type: 'submit' }, t('home.start')));
   view.listen(form, 'submit', async (e) => {
     e.preventDefault();
@@ -43,6 +43,8 @@ export async function show(view) {
   }
   const c = await view.load(catalogue);
   if (!c || view.left) return;
+  // The name's bound is the server's (the catalogue's limits).
+  form.elements.name.maxLength = c.limits.player_name_max;
   gamesSection.replaceChildren(h('h2', { text: t('home.games') }), ...c.games.map((g) => h('article', { class: 'game', 'data-game': g.id },
     h('h3', { text: g.name }), h('p', { text: g.summary }),
     h('details', {}, h('summary', { text: t('home.rules') }), h('ol', {}, g.rules.map((r) => h('li', { text: r })))),

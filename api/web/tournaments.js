@@ -1,6 +1,7 @@
 // The tournaments page (`/tournaments`): the public tournaments upcoming, running and finished;
 // a form to create one (an admin a public one, any player a private one, whose invite code it
-// shows); and joining a private one by its code.
+// shows), bounded by the catalogue's `limits.tournament` and offering its turn limits; and
+// joining a private one by its code.
 
 import { adminToken, catalogue, path } from './api.js';
 import { checkbox, field, h, select } from './dom.js';
@@ -11,11 +12,16 @@ import { frame, loadingNote, navigate, needsName } from './view.js';
 const LISTS = ['upcoming', 'running', 'finished'];
 /** The formats, as the API names them. */
 export const FORMATS = ['arena', 'swiss', 'round_robin'];
-/** The turn limits a tournament's games may have (`null`: none), the first the default. */
-const TURN_LIMITS = [30, 60, null];
 /** A new tournament starts this long from now unless its creator says otherwise (players may
  * join from an hour before the start, so at once). */
 const DEFAULT_START_MINUTES = 30;
+/** What the form proposes for an arena's length and a Swiss tournament's rounds, brought within
+ * the catalogue's bounds. */
+const DEFAULT_ARENA_MINUTES = 30;
+const DEFAULT_SWISS_ROUNDS = 5;
+
+/** `n` brought within `{min, max}`. */
+const within = (n, { min, max }) => Math.min(Math.max(n, min), max);
 
 /** `date` as a `datetime-local` input's value (local time, to the minute). */
 function localInput(date) {
@@ -57,28 +63,34 @@ function listing(c, tournaments) {
 }
 
 /** The form that creates a tournament: its length follows the format (an arena's minutes, a
- * Swiss tournament's rounds, neither for a round robin); only an admin may make it public. */
+ * Swiss tournament's rounds, neither for a round robin); only an admin may make it public. Every
+ * bound and the turn limits are the catalogue's (`c.limits`). */
 function createForm(view, c) {
   const admin = adminToken();
+  const bounds = c.limits.tournament;
+  const { arena_minutes: minutes, swiss_rounds: rounds } = bounds;
+  const turnLimits = [...c.limits.turn_seconds, null];
   const format = select('format', FORMATS.map((f) => [f, t(`tournament.format.${f}`)]), 'arena');
   const length = h('div', { class: 'slot' });
   const fill = () => {
     length.replaceChildren(...{
-      arena: [field(t('tournament.minutes'), h('input', { name: 'minutes', type: 'number', min: 10, max: 1440, value: 30, required: true }))],
-      swiss: [field(t('tournament.rounds'), h('input', { name: 'rounds', type: 'number', min: 3, max: 50, value: 5, required: true }))],
+      arena: [field(t('tournament.minutes'), h('input', { name: 'minutes', type: 'number', min: minutes.min, max: minutes.max, value: within(DEFAULT_ARENA_MINUTES, minutes), required: true }))],
+      swiss: [field(t('tournament.rounds'), h('input', { name: 'rounds', type: 'number', min: rounds.min, max: rounds.max, value: within(DEFAULT_SWISS_ROUNDS, rounds), required: true }))],
       round_robin: [],
     }[format.value]);
   };
   const start = new Date(Date.now() + DEFAULT_START_MINUTES * 60000);
   start.setMinutes(Math.ceil(start.getMinutes() / 5) * 5, 0, 0);
+  const latest = new Date();
+  latest.setDate(latest.getDate() + bounds.scheduled_within_days);
   const result = h('div', { id: 'created', role: 'status' });
   const form = h('form', { id: 'create-tournament' }, h('h2', { text: t('tournaments.create') }),
     field(t('play.game'), select('game', c.games.map((g) => [g.id, g.name]), c.games[0]?.id)),
     field(t('tournament.format'), format),
-    field(t('tournament.name'), h('input', { name: 'name', required: true, maxlength: 60 })),
-    field(t('tournament.startsAt'), h('input', { name: 'starts_at', type: 'datetime-local', required: true, value: localInput(start) })),
+    field(t('tournament.name'), h('input', { name: 'name', required: true, maxlength: bounds.name_max })),
+    field(t('tournament.startsAt'), h('input', { name: 'starts_at', type: 'datetime-local', required: true, value: localInput(start), max: localInput(latest) })),
     length,
-    field(t('setting.turn_seconds'), select('turn_seconds', TURN_LIMITS.map((s) => [JSON.stringify(s), s === null ? t('setting.turn_seconds.null') : t('setting.turn_seconds.n', { n: s })]), '30')),
+    field(t('setting.turn_seconds'), select('turn_seconds', turnLimits.map((s) => [JSON.stringify(s), s === null ? t('setting.turn_seconds.null') : t('setting.turn_seconds.n', { n: s })]), JSON.stringify(bounds.default_turn_seconds))),
     checkbox('rated', t('tournament.rated'), false),
     checkbox('private', t('tournament.private'), !admin),
     admin ? null : h('p', { class: 'hint', text: t('tournaments.privateOnly') }),

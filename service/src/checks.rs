@@ -164,18 +164,24 @@ fn text_issue(raw: &str) -> Option<TextIssue> {
     None
 }
 
-/// A player's name: 1 to 32 characters once trimmed, its characters through [`text`], and not
-/// a reserved name (see [`reserved`]).
+/// The longest player's name, in characters (once trimmed). Defined here, where the name is
+/// checked; the HTTP edge reads it for its OpenAPI schema, its texts and the catalogue's
+/// `limits` (`GET /v1/games`), from which the web client bounds its forms.
+pub const PLAYER_NAME_MAX: usize = 32;
+
+/// A player's name: 1 to [`PLAYER_NAME_MAX`] characters once trimmed, its characters through
+/// [`text`], and not a reserved name (see [`reserved`]).
 pub fn valid_name(raw: &str) -> Result<String, Error> {
-    let name = valid_title(raw, 32)?;
+    let name = valid_title(raw, PLAYER_NAME_MAX)?;
     if reserved(&name) {
         return Err(Invalid::ReservedName.into());
     }
     Ok(name)
 }
 
-/// A name shown to others (a player's, up to 32 characters; a tournament's, up to 60): its
-/// characters through [`text`], trimmed, 1 to `max` characters.
+/// A name shown to others (a player's, up to [`PLAYER_NAME_MAX`] characters; a tournament's, up
+/// to [`domain::tournaments::NAME_MAX`]): its characters through [`text`], trimmed, 1 to `max`
+/// characters.
 pub fn valid_title(raw: &str, max: usize) -> Result<String, Error> {
     text("name", raw)?;
     let name = raw.trim();

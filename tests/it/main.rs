@@ -3,6 +3,7 @@
 
 mod analysis;
 mod boundary;
+mod catalogue_limits;
 mod cli;
 mod closings;
 mod cpu_relay;

@@ -306,7 +306,7 @@ pub async fn close_player(
 #[serde(deny_unknown_fields)]
 pub struct FindQuery {
     /// A part of the name (case aside); the names that start with it come first.
-    #[schemars(length(min = 1, max = 32))]
+    #[schemars(length(min = 1, max = checks::PLAYER_NAME_MAX))]
     name: String,
 }
 
@@ -335,7 +335,7 @@ pub async fn find_players(
     let q = query.map_err(input::query_error)?;
     // No name holds what the checker of text refuses (PostgreSQL refuses NUL, too).
     checks::text("name", &q.name)?;
-    if q.name.is_empty() || q.name.chars().count() > 32 {
+    if q.name.is_empty() || q.name.chars().count() > checks::PLAYER_NAME_MAX {
         return Err(Invalid::NameToFind.into());
     }
     let found = service::players::find(&app, &q.name, 20).await?;

@@ -31,11 +31,11 @@ use service::{Error, checks, players};
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "SignUpRequest")]
 pub struct NewPlayer {
-    /// 1 to 32 characters once surrounding spaces are dropped; no control character, none
-    /// that changes the direction of the text or shows as nothing, at most 3 combining marks
-    /// on a character; not `CPU` (in any case) nor a closed account's label (`closed-` and 8
-    /// hexadecimal digits).
-    #[schemars(length(min = 1, max = 32), regex(pattern = checks::NAME_PATTERN))]
+    /// `minLength` to `maxLength` characters once surrounding spaces are dropped; no control
+    /// character, none that changes the direction of the text or shows as nothing, at most 3
+    /// combining marks on a character; not `CPU` (in any case) nor a closed account's label
+    /// (`closed-` and 8 hexadecimal digits).
+    #[schemars(length(min = 1, max = checks::PLAYER_NAME_MAX), regex(pattern = checks::NAME_PATTERN))]
     name: String,
 }
 

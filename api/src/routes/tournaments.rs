@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use domain::games::GameId;
 use domain::ids::{PlayerId, TournamentId};
 use domain::matches::TurnSeconds;
+use domain::tournaments::limits::{
+    ARENA_MINUTES, NAME_MAX, PLAYERS_MAX, PLAYERS_MIN, SWISS_ROUNDS,
+};
 use domain::tournaments::{EntrantStatus, Format, Tournament};
 use service::Error;
 use service::answers::Body;
@@ -27,9 +30,13 @@ use crate::idempotency;
 use crate::input;
 use crate::state::ApiState;
 
+/// The turn limit of a tournament's games when its settings do not say, in seconds (one of
+/// [`TurnSeconds::ALLOWED`]; the catalogue serves it to the web client's form).
+pub const DEFAULT_TURN_SECONDS: u32 = 30;
+
 /// The turn limit of a tournament's games when its settings do not say (`null`: none).
 fn default_turn_seconds() -> Option<TurnSeconds> {
-    TurnSeconds::try_from(30).ok()
+    TurnSeconds::try_from(DEFAULT_TURN_SECONDS).ok()
 }
 
 /// A tournament's game settings.
@@ -37,7 +44,7 @@ fn default_turn_seconds() -> Option<TurnSeconds> {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "TournamentSettings")]
 pub struct TournamentSettings {
-    /// Each game's turn limit, 30 by default; `null` for none.
+    /// Each game's turn limit (`default`); `null` for none.
     #[serde(default = "default_turn_seconds")]
     turn_seconds: Option<TurnSeconds>,
 }
@@ -57,18 +64,19 @@ impl Default for TournamentSettings {
 pub struct NewTournament {
     game: GameId,
     format: Format,
-    /// 1 to 60 characters once surrounding spaces are dropped; no control character, none
-    /// that changes the direction of the text or shows as nothing, at most 3 combining marks
-    /// on a character.
-    #[schemars(length(min = 1, max = 60), regex(pattern = checks::NAME_PATTERN))]
+    /// `minLength` to `maxLength` characters once surrounding spaces are dropped; no control
+    /// character, none that changes the direction of the text or shows as nothing, at most 3
+    /// combining marks on a character.
+    #[schemars(length(min = 1, max = NAME_MAX), regex(pattern = checks::NAME_PATTERN))]
     name: String,
-    /// In the future, within 90 days (RFC 3339). Players may join from an hour before.
+    /// In the future, within the days the catalogue's `limits.tournament.scheduled_within_days`
+    /// gives (RFC 3339). Players may join from an hour before.
     starts_at: Timestamp,
-    /// An arena's length, 10 to 1440.
-    #[schemars(range(min = 10, max = 1440))]
+    /// An arena's length in minutes, `minimum` to `maximum`.
+    #[schemars(range(min = *ARENA_MINUTES.start(), max = *ARENA_MINUTES.end()))]
     minutes: Option<u32>,
-    /// A Swiss tournament's rounds, 3 to 50.
-    #[schemars(range(min = 3, max = 50))]
+    /// A Swiss tournament's rounds, `minimum` to `maximum`.
+    #[schemars(range(min = *SWISS_ROUNDS.start(), max = *SWISS_ROUNDS.end()))]
     rounds: Option<u32>,
     /// Whether its games move Glicko-2 ratings (as ranked ones do).
     #[serde(default)]
@@ -78,8 +86,10 @@ pub struct NewTournament {
     /// A private tournament is joined with its invite code; only admins create public ones.
     #[serde(default)]
     private: bool,
-    /// At most 20,000 (16 for a round robin).
-    #[schemars(range(min = 2, max = 20_000))]
+    /// `minimum` to `maximum`; a round robin takes fewer (the catalogue's
+    /// `limits.tournament.round_robin_players_max`, its default), any other format `maximum` by
+    /// default.
+    #[schemars(range(min = PLAYERS_MIN, max = PLAYERS_MAX))]
     max_players: Option<u32>,
 }
 

@@ -1,6 +1,6 @@
 //! Why a command on a tournament is refused.
 
-use super::limits::NAME_MAX;
+use super::limits::{ARENA_MINUTES, NAME_MAX, PLAYERS_MIN, SCHEDULED_DAYS_MAX, SWISS_ROUNDS};
 
 /// Why a command on a tournament is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -11,13 +11,13 @@ pub enum TournamentError {
     Exists,
     #[error("the name must have 1 to {NAME_MAX} characters")]
     Name,
-    #[error("the start must be in the future, within 90 days")]
+    #[error("the start must be in the future, within {SCHEDULED_DAYS_MAX} days")]
     StartsAt,
-    #[error("an arena runs 10 to 1440 minutes")]
+    #[error("an arena runs {} to {} minutes", ARENA_MINUTES.start(), ARENA_MINUTES.end())]
     Minutes,
-    #[error("a Swiss tournament has 3 to 50 rounds")]
+    #[error("a Swiss tournament has {} to {} rounds", SWISS_ROUNDS.start(), SWISS_ROUNDS.end())]
     Rounds,
-    #[error("at most {0} players")]
+    #[error("a tournament takes {PLAYERS_MIN} to {0} players")]
     MaxPlayers(u32),
     #[error("this setting does not belong to this format")]
     Setting,
