@@ -93,7 +93,7 @@ impl Limits {
                 players: Bounds::of(&(tournament::PLAYERS_MIN..=tournament::PLAYERS_MAX)),
                 round_robin_players_max: tournament::ROUND_ROBIN_MAX,
                 scheduled_within_days: tournament::SCHEDULED_DAYS_MAX,
-                default_turn_seconds: crate::routes::tournaments::DEFAULT_TURN_SECONDS,
+                default_turn_seconds: domain::tournaments::limits::DEFAULT_TURN_SECONDS,
             },
         }
     }

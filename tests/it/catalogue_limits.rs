@@ -67,7 +67,7 @@ async fn the_catalogue_serves_each_limit_as_it_is_defined() {
                 "players": {"min": tournament::PLAYERS_MIN, "max": tournament::PLAYERS_MAX},
                 "round_robin_players_max": tournament::ROUND_ROBIN_MAX,
                 "scheduled_within_days": tournament::SCHEDULED_DAYS_MAX,
-                "default_turn_seconds": api::routes::tournaments::DEFAULT_TURN_SECONDS,
+                "default_turn_seconds": domain::tournaments::limits::DEFAULT_TURN_SECONDS,
             },
         })
     );

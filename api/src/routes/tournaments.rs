@@ -30,13 +30,9 @@ use crate::idempotency;
 use crate::input;
 use crate::state::ApiState;
 
-/// The turn limit of a tournament's games when its settings do not say, in seconds (one of
-/// [`TurnSeconds::ALLOWED`]; the catalogue serves it to the web client's form).
-pub const DEFAULT_TURN_SECONDS: u32 = 30;
-
 /// The turn limit of a tournament's games when its settings do not say (`null`: none).
 fn default_turn_seconds() -> Option<TurnSeconds> {
-    TurnSeconds::try_from(DEFAULT_TURN_SECONDS).ok()
+    TurnSeconds::try_from(domain::tournaments::limits::DEFAULT_TURN_SECONDS).ok()
 }
 
 /// A tournament's game settings.
@@ -448,11 +444,7 @@ pub async fn remove(
             command_id,
         )
         .await?;
-        let t = tournaments::load(&app.tournaments, id).await?;
-        let scale = match t.created.format {
-            Format::Arena => 1.0,
-            _ => 0.5,
-        };
+        let points = |score: u32| removal.format.points(score);
         let changes = removal
             .changes
             .iter()
@@ -460,8 +452,8 @@ pub async fn remove(
                 player_id: c.player_id,
                 rank_before: c.rank_before,
                 rank_after: c.rank_after,
-                score_before: f64::from(c.score_before) * scale,
-                score_after: f64::from(c.score_after) * scale,
+                score_before: points(c.score_before),
+                score_after: points(c.score_after),
             })
             .collect();
         Ok((

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::games::GameId;
 
-/// A turn limit: only the values the product offers (30 or 60 seconds).
+/// A turn limit: only the values the product offers ([`TurnSeconds::ALLOWED`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u32", into = "u32")]
 pub struct TurnSeconds(u32);
@@ -94,7 +94,7 @@ impl Default for Settings {
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
-    #[error("turn_seconds must be null, 30 or 60, not {0}")]
+    #[error("turn_seconds must be null or an offered limit, not {0}")]
     TurnSeconds(u32),
     #[error("{0} has no setting show_legal_moves = false")]
     NotForGame(GameId),

@@ -12,7 +12,7 @@ use super::commands::Command;
 use super::errors::TournamentError;
 use super::events::{Format, PairingMade, TournamentCreated, TournamentEvent};
 use super::limits::{
-    ARENA_CLOSES_BEFORE_END, ARENA_MINUTES, NAME_MAX, PLAYERS_MAX, ROUND_ROBIN_MAX,
+    ARENA_CLOSES_BEFORE_END, ARENA_MINUTES, NAME_MAX, PLAYERS_MAX, PLAYERS_MIN, ROUND_ROBIN_MAX,
     SCHEDULED_AT_MOST, SWISS_ROUNDS,
 };
 use super::state::{Bye, Entrant, EntrantStatus, Status, Tournament};
@@ -134,7 +134,7 @@ fn check_creation(c: &TournamentCreated, now: OffsetDateTime) -> Result<(), Tour
     } else {
         PLAYERS_MAX
     };
-    if c.max_players < 2 || c.max_players > most {
+    if c.max_players < PLAYERS_MIN || c.max_players > most {
         return Err(TournamentError::MaxPlayers(most));
     }
     Ok(())

@@ -30,3 +30,6 @@ pub const SCHEDULED_AT_MOST: Duration = Duration::days(SCHEDULED_DAYS_MAX as i64
 pub const JOINS_OPEN_BEFORE: Duration = Duration::hours(1);
 /// An arena stops taking players and making pairings this long before its end.
 pub const ARENA_CLOSES_BEFORE_END: Duration = Duration::seconds(60);
+/// The turn limit of a tournament's games when its creator does not say, in seconds (one of
+/// [`crate::matches::TurnSeconds::ALLOWED`]).
+pub const DEFAULT_TURN_SECONDS: u32 = 30;

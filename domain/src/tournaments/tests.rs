@@ -735,3 +735,8 @@ fn a_phase_is_named_once_and_gives_the_status_at_the_readers_time() {
     assert_eq!(Format::Swiss.points(5), 2.5);
     assert_eq!(Format::RoundRobin.points(4), 2.0);
 }
+
+#[test]
+fn the_default_turn_limit_is_one_the_product_offers() {
+    assert!(crate::matches::TurnSeconds::ALLOWED.contains(&limits::DEFAULT_TURN_SECONDS));
+}

@@ -320,6 +320,8 @@ pub async fn seen(app: &Tournaments, id: TournamentId, player: PlayerId) -> Resu
 #[derive(Debug, Clone)]
 pub struct Removal {
     pub removed: PlayerId,
+    /// The tournament's format: what its scores count ([`Format::points`]).
+    pub format: Format,
     pub changes: Vec<Change>,
 }
 
@@ -336,7 +338,7 @@ pub async fn remove(
     let reason = crate::checks::reason(reason)?;
     load(app, id).await?;
     let seat = SeatChange::Free(player);
-    let (_, changes) = aggregates::command(
+    let (_, (format, changes)) = aggregates::command(
         app,
         &app.folds.kept,
         id,
@@ -349,13 +351,15 @@ pub async fn remove(
                 reason: reason.clone(),
                 by: admin,
             };
-            Ok((At { at, command }, removal_report(t, player)))
+            let report = (t.created.format, removal_report(t, player));
+            Ok((At { at, command }, report))
         },
         async |tx, t, _, now| change_seat(tx, id, t, &seat, now).await,
     )
     .await?;
     Ok(Removal {
         removed: player,
+        format,
         changes,
     })
 }
