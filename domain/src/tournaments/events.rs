@@ -19,6 +19,22 @@ pub enum Format {
 }
 
 impl Format {
+    pub const ALL: [Format; 3] = [Format::Arena, Format::Swiss, Format::RoundRobin];
+
+    /// Its name on the wire and in the read models (`arena`, `swiss`, `round_robin`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Arena => "arena",
+            Format::Swiss => "swiss",
+            Format::RoundRobin => "round_robin",
+        }
+    }
+
+    /// The format named `name` ([`Format::name`]).
+    pub fn named(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// A score of the standings ([`super::standings::Line::score`]) in points: an arena counts
     /// whole points, the others half-points (a draw is half a point).
     pub fn points(self, score: u32) -> f64 {

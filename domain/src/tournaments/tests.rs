@@ -731,6 +731,13 @@ fn a_phase_is_named_once_and_gives_the_status_at_the_readers_time() {
     assert_eq!(Phase::Running.status(starts, NOW), Status::Running);
     assert_eq!(Phase::Finished.status(starts, NOW), Status::Finished);
     assert_eq!(Phase::Cancelled.status(starts, NOW), Status::Cancelled);
+    for f in Format::ALL {
+        assert_eq!(Format::named(f.name()), Some(f));
+        assert_eq!(
+            serde_json::to_value(f).ok(),
+            Some(serde_json::json!(f.name()))
+        );
+    }
     assert_eq!(Format::Arena.points(5), 5.0);
     assert_eq!(Format::Swiss.points(5), 2.5);
     assert_eq!(Format::RoundRobin.points(4), 2.0);

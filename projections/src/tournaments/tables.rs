@@ -22,12 +22,9 @@ pub fn state_of(t: &Tournament) -> &'static str {
     t.phase().as_str()
 }
 
+/// A format as the table stores it ([`Format::name`]).
 pub fn format_name(f: Format) -> &'static str {
-    match f {
-        Format::Arena => "arena",
-        Format::Swiss => "swiss",
-        Format::RoundRobin => "round_robin",
-    }
+    f.name()
 }
 
 pub fn entrant_status_name(s: EntrantStatus) -> &'static str {

@@ -154,44 +154,27 @@ pub async fn list(
         Listed::Running => (&[Phase::Running], false),
         Listed::Finished => (&[Phase::Finished, Phase::Cancelled], false),
     };
-    let states: Vec<&str> = phases.iter().map(|p| p.as_str()).collect();
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = projections::tournaments::listed(
-        &client,
-        &states,
-        game.map(GameId::as_str),
-        before,
-        ascending,
-        limit,
-    )
-    .await
-    .map_err(unexpected)?;
+    let rows = projections::tournaments::listed(&client, phases, game, before, ascending, limit)
+        .await
+        .map_err(unexpected)?;
     let now = app.now();
-    rows.into_iter()
-        .map(|r| {
-            Ok(Listing {
-                tournament_id: TournamentId::from_uuid(r.tournament_id),
-                game: r.game.parse().map_err(unexpected)?,
-                format: parse_format(&r.format)?,
-                name: r.name,
-                status: Phase::named(&r.state)
-                    .ok_or_else(|| {
-                        Error::Unexpected(anyhow::anyhow!("a stored phase `{}`", r.state))
-                    })?
-                    .status(r.starts_at, now),
-                starts_at: r.starts_at,
-                ends_at: r.ends_at,
-                rounds: r.rounds as u32,
-                round: r.round as u32,
-                rated: r.rated,
-                players: r.players as u32,
-            })
+    Ok(rows
+        .into_iter()
+        .map(|r| Listing {
+            tournament_id: r.tournament_id,
+            game: r.game,
+            format: r.format,
+            name: r.name,
+            status: r.phase.status(r.starts_at, now),
+            starts_at: r.starts_at,
+            ends_at: r.ends_at,
+            rounds: r.rounds,
+            round: r.round,
+            rated: r.rated,
+            players: r.players,
         })
-        .collect()
-}
-
-fn parse_format(s: &str) -> Result<Format, Error> {
-    serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(unexpected)
+        .collect())
 }
 
 /// A player's line in the standings.
@@ -307,28 +290,21 @@ pub async fn pairings(
     limit: i64,
 ) -> Result<Vec<PairingView>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = projections::tournaments::pairings(
-        &client,
-        id.as_uuid(),
-        round.map(|r| r as i32),
-        player.map(|p| p.as_uuid()),
-        limit,
-    )
-    .await
-    .map_err(unexpected)?;
+    let rows = projections::tournaments::pairings(&client, id, round, player, limit)
+        .await
+        .map_err(unexpected)?;
     Ok(rows
         .into_iter()
         .map(|r| PairingView {
-            round: r.round as u32,
-            match_id: r.match_id.map(MatchId::from_uuid),
+            round: r.round,
+            match_id: r.match_id,
             seats: [Some(r.first_player), r.second_player]
                 .into_iter()
                 .flatten()
-                .map(PlayerId::from_uuid)
                 .collect(),
             result: r.result,
-            winner: r.winner.map(PlayerId::from_uuid),
-            points: r.half_points.map(|h| half_points(h.unsigned_abs())),
+            winner: r.winner,
+            points: r.half_points.map(half_points),
         })
         .collect())
 }
