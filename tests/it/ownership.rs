@@ -1,6 +1,7 @@
-//! Each table is named by one crate (issue 43): every SQL literal of every production crate
-//! names only tables its crate owns, as ARCHITECTURE.md's table of owners says, and that table
-//! lists every table the migrations create.
+//! Each table is named by one crate, and inside the service by one module: every SQL literal of
+//! every production crate names only tables its crate owns, and every one of the service's only
+//! tables its module owns or a declared crossing lets it name, as docs/tables.md says; that
+//! document lists every table the migrations create.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -41,28 +42,67 @@ fn created_tables() -> BTreeSet<String> {
     tables
 }
 
-/// ARCHITECTURE.md's table of owners: `| table | crate |` rows under "### Who owns which table".
+/// docs/tables.md's owners by crate: its `| table | crate |` rows.
 fn owners() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
-    let section = text
-        .split("### Who owns which table")
-        .nth(1)
-        .expect("a section \"Who owns which table\"");
     let mut owners = BTreeMap::new();
+    for cells in table_rows("## By crate") {
+        for t in cells[0].split(", ") {
+            owners.insert(
+                t.trim_matches('`').to_owned(),
+                cells[1].trim_matches('`').to_owned(),
+            );
+        }
+    }
+    owners
+}
+
+/// The rows of the first table under `heading` in docs/tables.md, as trimmed cells (the header
+/// and the rule skipped).
+fn table_rows(heading: &str) -> Vec<Vec<String>> {
+    let text =
+        std::fs::read_to_string(root().join("docs").join("tables.md")).expect("docs/tables.md");
+    let section = text
+        .split(heading)
+        .nth(1)
+        .unwrap_or_else(|| panic!("a section \"{heading}\" in docs/tables.md"));
+    let mut rows = Vec::new();
     for line in section.lines().skip_while(|l| !l.starts_with('|')) {
         if !line.starts_with('|') {
             break;
         }
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let (table, owner) = (cells[1].trim_matches('`'), cells[2].trim_matches('`'));
-        if table == "table" || table.starts_with('-') {
+        let cells: Vec<String> = line
+            .split('|')
+            .map(str::trim)
+            .skip(1)
+            .map(str::to_owned)
+            .collect();
+        if cells[0] == "table" || cells[0].starts_with('-') {
             continue;
         }
-        for t in table.split(", ") {
-            owners.insert(t.trim_matches('`').to_owned(), owner.to_owned());
+        rows.push(cells);
+    }
+    rows
+}
+
+/// Inside the service: each table's module, and the other modules a declared crossing lets name
+/// it.
+fn service_modules() -> BTreeMap<String, (String, BTreeSet<String>)> {
+    let mut modules = BTreeMap::new();
+    for cells in table_rows("## Inside the service, by module") {
+        let also: BTreeSet<String> = cells[2]
+            .split("), ")
+            .filter_map(|c| c.split_whitespace().next())
+            .map(|m| m.trim_matches('`').to_owned())
+            .filter(|m| !m.is_empty())
+            .collect();
+        for t in cells[0].split(", ") {
+            modules.insert(
+                t.trim_matches('`').to_owned(),
+                (cells[1].trim_matches('`').to_owned(), also.clone()),
+            );
         }
     }
-    owners
+    modules
 }
 
 pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -163,6 +203,21 @@ fn named_tables(sql: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
 
 fn looks_like_sql(text: &str) -> bool {
     let t = text.trim_start();
+    // A common table expression added to a statement built in parts: `, name AS ( … )`.
+    let t = match t
+        .strip_prefix(',')
+        .and_then(|rest| rest.split_once(" AS ("))
+    {
+        Some((name, body))
+            if name
+                .trim()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+        {
+            body.trim_start()
+        }
+        _ => t,
+    };
     [
         "SELECT ",
         "INSERT ",
@@ -187,7 +242,7 @@ fn every_sql_literal_names_only_the_tables_of_its_own_crate() {
     let unlisted: Vec<&String> = known.iter().filter(|t| !owners.contains_key(*t)).collect();
     assert!(
         unlisted.is_empty(),
-        "ARCHITECTURE.md's table of owners lacks {unlisted:?}"
+        "docs/tables.md's owners by crate lack {unlisted:?}"
     );
     let gone: Vec<&String> = owners.keys().filter(|t| !known.contains(*t)).collect();
     assert!(gone.is_empty(), "no migration creates {gone:?}");
@@ -224,6 +279,69 @@ fn every_sql_literal_names_only_the_tables_of_its_own_crate() {
 }
 
 #[test]
+fn inside_the_service_every_table_is_named_by_its_module_or_a_declared_crossing() {
+    let owners = owners();
+    let modules = service_modules();
+    let mine: BTreeSet<String> = owners
+        .iter()
+        .filter(|(_, krate)| *krate == "service")
+        .map(|(t, _)| t.clone())
+        .collect();
+    let listed: BTreeSet<String> = modules.keys().cloned().collect();
+    assert_eq!(
+        listed, mine,
+        "docs/tables.md: the service's tables by module differ from its tables by crate"
+    );
+    let src = root().join("service").join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut named: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut trespasses = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).expect("under src");
+        let module = relative
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .map(|c| c.trim_end_matches(".rs").to_owned())
+            .expect("a top-level module");
+        let source = std::fs::read_to_string(file).expect("a source");
+        for literal in string_literals(&source)
+            .iter()
+            .filter(|l| looks_like_sql(l))
+        {
+            for table in named_tables(literal, &mine) {
+                let (owner, also) = &modules[&table];
+                named
+                    .entry(table.clone())
+                    .or_default()
+                    .insert(module.clone());
+                if *owner != module && !also.contains(&module) {
+                    trespasses.push(format!(
+                        "service/src/{} names `{table}` (module {owner}'s; no crossing declared)",
+                        relative.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(trespasses.is_empty(), "{}", trespasses.join("\n"));
+    for (table, (owner, also)) in &modules {
+        let by = named.get(table).cloned().unwrap_or_default();
+        for m in also {
+            assert!(
+                by.contains(m),
+                "docs/tables.md declares that {m} names `{table}`, and it no longer does"
+            );
+        }
+        assert!(
+            by.is_empty() || by.contains(owner),
+            "`{table}` is named by {by:?}, not by its module {owner}"
+        );
+    }
+}
+
+#[test]
 fn the_literal_reader_finds_sql_across_line_continuations_and_skips_comments() {
     let source = "let a = \"SELECT x FROM players p \\\n    JOIN rooms r ON true\";\n\
                   // \"SELECT 1 FROM events\"\nlet c = '\"'; let d = \"DELETE FROM rooms\";";
@@ -238,4 +356,9 @@ fn the_literal_reader_finds_sql_across_line_continuations_and_skips_comments() {
         named_tables(&literals[1], &known),
         ["rooms"].map(String::from).into()
     );
+    assert!(literals.iter().all(|l| looks_like_sql(l)));
+    assert!(looks_like_sql(
+        ", answered AS ( INSERT INTO rooms (a) SELECT 1 )"
+    ));
+    assert!(!looks_like_sql(", as the rooms say"));
 }
