@@ -169,7 +169,10 @@ where
         (Some(state), true) => Ok(state),
         (held, _) => {
             let state = fold::<A>(held.unwrap_or_default(), &events)?;
-            kept.keep(id, state.clone());
+            // A stream with no event yet is not kept: asking for ids at random keeps nothing.
+            if A::version(&state) > 0 {
+                kept.keep(id, state.clone());
+            }
             Ok(state)
         }
     }

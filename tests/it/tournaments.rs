@@ -938,3 +938,25 @@ async fn a_step_is_stamped_when_written_never_before_the_game_end_it_records() {
     }
     assert_eq!(recorded, 2);
 }
+
+#[tokio::test]
+async fn a_tournament_that_does_not_exist_is_not_found_and_nothing_is_kept_of_it() {
+    let app = spawn_app().await;
+    let ana = app.player("Ana").await;
+    let id = TournamentId::from_uuid(uuid::Uuid::new_v4());
+    for path in [
+        format!("/v1/tournaments/{id}"),
+        format!("/v1/tournaments/{id}/standings"),
+    ] {
+        let res = app.get(&path, &ana.token).await;
+        assert_eq!(res.status, StatusCode::NOT_FOUND, "{path}: {:?}", res.body);
+    }
+    let joined = app
+        .post(&format!("/v1/tournaments/{id}/join"), &ana.token, json!({}))
+        .await;
+    assert_eq!(joined.status, StatusCode::NOT_FOUND, "{:?}", joined.body);
+    assert!(
+        !app.state.tournaments.folds.kept.contains(id),
+        "an empty stream was kept"
+    );
+}
