@@ -118,23 +118,11 @@ where
         self.lock().remove(&id);
     }
 
-    /// Keeps only the folds `keep` says (and drops the turns nobody waits for); the ids dropped.
-    pub fn retain(&self, keep: impl Fn(&A::State) -> bool) -> Vec<A::Id> {
-        let dropped: Vec<A::Id> = {
-            let mut folds = self.lock();
-            let dropped = folds
-                .iter()
-                .filter(|(_, s)| !keep(s))
-                .map(|(id, _)| *id)
-                .collect::<Vec<_>>();
-            for id in &dropped {
-                folds.remove(id);
-            }
-            dropped
-        };
+    /// Keeps only the folds `keep` says, and drops the turns nobody waits for.
+    pub fn retain(&self, keep: impl Fn(&A::State) -> bool) {
+        self.lock().retain(|_, s| keep(s));
         let mut writers = self.writers.lock().unwrap_or_else(|p| p.into_inner());
         writers.retain(|_, turn| Arc::strong_count(turn) > 1);
-        dropped
     }
 
     /// Whether the fold of `id` is kept.
@@ -183,7 +171,6 @@ where
 /// at the fold's version with `beside`'s writes in the same transaction, and keeps the new fold.
 /// A race lost to another instance reads the stream again and asks again; a retried
 /// `command_id` answers the stream as it is. `what` names the command when it gives up.
-#[allow(clippy::too_many_arguments)]
 pub async fn command<A, C>(
     core: &Core,
     kept: &Kept<A>,

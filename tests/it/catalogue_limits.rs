@@ -18,7 +18,7 @@ use crate::tournaments::at;
 const LANGS: [&str; 2] = ["en", "pt"];
 
 /// `GET /v1/games` in `lang`.
-async fn catalogue(app: &TestApp, lang: &str) -> Value {
+pub(crate) async fn catalogue(app: &TestApp, lang: &str) -> Value {
     let res = app
         .send(
             app.http

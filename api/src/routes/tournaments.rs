@@ -482,9 +482,7 @@ pub async fn stream(
     let after = i64::try_from(super::stream::last_event_id(&req)?)
         .map_err(|_| Error::InvalidRequest(Invalid::LastEventId))?;
     let generation = super::stream::generation(&auth);
-    let opened = feed::stream(&app.tournaments, auth.player, generation, id, after)
-        .await?
-        .map_err(|feed::BeyondTheEnd| Error::InvalidRequest(Invalid::LastEventId))?;
+    let opened = feed::stream(&app.tournaments, auth.player, generation, id, after).await?;
     super::stream::answer(&app, opened)
 }
 

@@ -18,16 +18,13 @@ use super::{Tournaments, commands, load};
 use crate::aggregates::decode;
 use crate::error::{Error, unexpected};
 use crate::live::feeds::{Feed, Open, Opened, open_place};
+use crate::reasons::Invalid;
 
 /// A follower is marked as following this often.
 const PRESENCE: Duration = Duration::from_secs(20);
 
-/// Where a resumed stream starts is past the tournament's end.
-#[derive(Debug)]
-pub struct BeyondTheEnd;
-
 /// The stream of tournament `id` for `player` after version `after` (`Over` once an ended
-/// tournament's stream was read to its end); `Err(Ok(BeyondTheEnd))` when `after` is past the
+/// tournament's stream was read to its end); `invalid_request` when `after` is past the
 /// tournament's version.
 pub async fn stream(
     app: &Tournaments,
@@ -35,19 +32,19 @@ pub async fn stream(
     generation: Option<u32>,
     id: TournamentId,
     after: i64,
-) -> Result<Result<Open<TournamentFeed>, BeyondTheEnd>, Error> {
+) -> Result<Open<TournamentFeed>, Error> {
     // Subscribed before the history is read: nothing falls between the two.
     let batches = app.live.batches().subscribe();
     let t = load(app, id).await?;
     if after > t.version as i64 {
-        return Ok(Err(BeyondTheEnd));
+        return Err(Error::InvalidRequest(Invalid::LastEventId));
     }
     if (t.finished || t.cancelled) && after == t.version as i64 {
-        return Ok(Ok(Open::Over));
+        return Ok(Open::Over);
     }
     let place = match open_place(app, player, generation, false).await? {
         Ok(place) => place,
-        Err(why) => return Ok(Ok(Open::Refused(why))),
+        Err(why) => return Ok(Open::Refused(why)),
     };
     let member = t.entrant(player).is_some();
     let read = app
@@ -66,11 +63,11 @@ pub async fn stream(
         follower: member.then_some(player),
     };
     let history = feed.frames_of(&read)?;
-    Ok(Ok(Open::Ready(Opened {
+    Ok(Open::Ready(Opened {
         place,
         history,
         feed,
-    })))
+    }))
 }
 
 /// The frames of a tournament event (and a `standings` hint after one that changes them), and
