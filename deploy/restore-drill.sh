@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The restore drill (issue 45), run by .ci/run after the failover drill: the local topology
+# The restore drill (issue 45), run by .ci/run beside schemathesis, before the failover drill: the local topology
 # (deploy/local-cluster.sh) with pgBackRest archiving the primary's WAL; players play through
 # HAProxy, a full backup is taken in the middle, the projections are snapshotted, the restore
 # target is read from the database's clock, then one account is closed (after the target: the

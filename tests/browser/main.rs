@@ -22,6 +22,7 @@ use discs::startup::Application;
 use domain::games::GameId;
 use domain::games::any::{AnyPosition, split_moves};
 use service::clock::{Clock, ManualClock};
+use service::config::QualityNodes;
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 use webdriver::{Driver, Session, Sessions};
@@ -173,6 +174,9 @@ async fn serve(
     // The shipped pool: every projection's runner holds a connection for its lock.
     config.core.db.pool_size = 16;
     config.edge.shutdown_seconds = 1;
+    // The workers judge every finished ranked game ply by ply: at the shipped 8 million nodes a
+    // ply that was a fifth of these tests' CPU, and no page here shows how exact a judgement is.
+    config.core.quality_ply_nodes = QualityNodes::all(100_000);
     let app = match clock {
         Some(clock) => Application::build_with_clock(config, clock).await,
         None => Application::build(config).await,
