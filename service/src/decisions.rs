@@ -9,7 +9,9 @@
 //! ticket no longer waiting. A pause that does not happen (the instance stops) is made up for
 //! by the organiser, which leaves banned players out of every pass that starts after the ban
 //! commits, and by a retry of the request. A pass that read its players just before the ban
-//! committed may still pair them once; the pause follows that game.
+//! committed pairs nobody it bans: the ban and the pass's step take the player's standing lock
+//! (`standing::banned_under_lock`), so the step sees the ban and is lost, or commits first and
+//! the ban follows the pairing.
 
 use domain::ids::PlayerId;
 use domain::standing::{Decision, Standing};

@@ -141,6 +141,7 @@ pub async fn record_on(
 ) -> Result<(), Error> {
     let done = match event.decision() {
         Decision::Banned => {
+            lock(tx, &[player.as_uuid()]).await?;
             tx.execute(
                 "INSERT INTO player_bans (player_id, banned_at) VALUES ($1, $2) \
                  ON CONFLICT (player_id) DO NOTHING",
@@ -166,6 +167,42 @@ pub async fn record_on(
     .await
     .map_err(unexpected)?;
     Ok(())
+}
+
+/// Takes the standing lock of each of `players` (sorted, so that two holders of several never
+/// wait on each other in a cycle) until `tx` ends. A ban takes its player's before it marks
+/// them; a tournament step takes its players' before it reads their bans
+/// ([`banned_under_lock`]): either the ban commits first and the step sees it, or the step
+/// commits first and the ban follows the pairing.
+async fn lock(tx: &impl GenericClient, players: &[Uuid]) -> Result<(), Error> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('standing:' || p::text, 0)) \
+           FROM (SELECT DISTINCT p FROM unnest($1::uuid[]) AS p ORDER BY p) AS sorted",
+        &[&players],
+    )
+    .await
+    .map_err(unexpected)?;
+    Ok(())
+}
+
+/// Of `players`, those banned, read under their standing locks (held until `tx` ends): no ban
+/// of theirs commits before `tx` does without being seen here.
+pub async fn banned_under_lock(
+    tx: &impl GenericClient,
+    players: &[Uuid],
+) -> Result<Vec<PlayerId>, Error> {
+    if players.is_empty() {
+        return Ok(Vec::new());
+    }
+    lock(tx, players).await?;
+    let rows = tx
+        .query(
+            "SELECT player_id FROM player_bans WHERE player_id = ANY($1)",
+            &[&players],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows.iter().map(|r| PlayerId::from_uuid(r.get(0))).collect())
 }
 
 /// The live ranked match `player` is seated in (a queue match or a rated tournament game), if

@@ -572,6 +572,89 @@ async fn the_waves_and_the_organiser_leave_a_banned_player_out() {
     assert_eq!(t.games_of(id_of(&players[1])).count(), 1);
 }
 
+/// Waits, without sleeping, until a session waits for an advisory lock or `task` has ended.
+async fn blocked_on_an_advisory_lock<T>(app: &TestApp, task: &tokio::task::JoinHandle<T>) {
+    let client = database::testing::raw_client(&app.db_url).await;
+    for _ in 0..1_000_000 {
+        if task.is_finished() {
+            return;
+        }
+        let waiting: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+                &[],
+            )
+            .await
+            .expect("the locks read")
+            .get(0);
+        if waiting > 0 {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("nobody ever waited on an advisory lock");
+}
+
+#[tokio::test]
+async fn a_ban_committing_during_an_organiser_pass_is_seen_by_its_step() {
+    let app = spawn_app().await;
+    let admin = app.admin("Arbiter").await;
+    let (ana, bia) = (app.player("Ana").await, app.player("Bia").await);
+    let now = app.state.now();
+    let created = app
+        .tournament(
+            &admin,
+            json!({"game": "four_in_a_row", "format": "arena", "name": "Race", "rated": true,
+                   "starts_at": at(now + Duration::minutes(5)), "minutes": 30}),
+        )
+        .await;
+    let id = created["tournament_id"].as_str().expect("an id").to_owned();
+    for p in [&ana, &bia] {
+        assert_eq!(app.join(p, &id).await.status, StatusCode::OK);
+    }
+    app.clock.advance(Duration::minutes(5));
+
+    // Ana's ban is held inside its transaction, after its event and before its ban row, the
+    // table being locked: the pass reads Ana as not banned and pairs her with Bia.
+    let client = database::testing::raw_client(&app.db_url).await;
+    client
+        .batch_execute("BEGIN; LOCK TABLE player_bans IN EXCLUSIVE MODE")
+        .await
+        .expect("the lock");
+    let ban = {
+        let request = app
+            .http
+            .post(format!(
+                "{}/v1/admin/players/{}/decisions",
+                app.base, ana.id
+            ))
+            .bearer_auth(&admin.token)
+            .json(&json!({"decision": "banned", "reason": "relayed an engine"}));
+        tokio::spawn(async move { request.send().await.expect("an answer").status() })
+    };
+    blocked_on(&app, "player_bans", 1).await;
+    let tournaments = app.state.tournaments.clone();
+    let pass = tokio::spawn(async move { organise(&tournaments).await });
+    // The step waits for Ana's standing, which the ban holds (a step that does not wait pairs
+    // her, below): then the ban commits.
+    blocked_on_an_advisory_lock(&app, &pass).await;
+    client.batch_execute("ROLLBACK").await.expect("unlocked");
+    assert_eq!(ban.await.expect("the ban ends"), StatusCode::CREATED);
+    let pass = pass
+        .await
+        .expect("the pass ends")
+        .expect("the organiser runs");
+    assert_eq!((pass.pairings, pass.lost), (0, 1), "{pass:?}");
+    let t = app.folded(&id).await;
+    assert_eq!(t.games.len(), 0, "nobody paired by the lost step");
+    assert!(app.seat_of(&ana).await.is_none() && app.seat_of(&bia).await.is_none());
+
+    // The next pass leaves banned Ana out: Bia alone waits.
+    let again = app.organise().await;
+    assert_eq!(again.pairings, 0, "{again:?}");
+    assert_eq!(app.folded(&id).await.games_of(id_of(&ana)).count(), 0);
+}
+
 #[tokio::test]
 async fn the_migrations_backfill_seats_the_live_ranked_matches_and_the_banned_players() {
     let app = spawn_app().await;

@@ -431,10 +431,12 @@ async fn write(
     let mut work: Vec<WorkRow> = Vec::new();
     let mut matches: Vec<MatchId> = Vec::new();
     let (mut seated, mut seated_in) = (Vec::new(), Vec::new());
+    let mut paired: Vec<Uuid> = Vec::new();
     for e in events {
         let TournamentEvent::PairingMade(p) = e else {
             continue;
         };
+        paired.extend(p.players.map(|player| player.as_uuid()));
         let created = decide_match(id, t, p, now)?;
         appends.push(StreamAppend {
             stream: p.match_id.stream(),
@@ -494,6 +496,16 @@ async fn write(
     tracing::debug!(tournament = %id, events = events.len(), "tournament step appended");
     let rows: Vec<&WorkRow> = work.iter().collect();
     write_work(&tx, &rows).await.map_err(unexpected)?;
+    // A player banned since the pass read its players fails the whole step (the ban and this
+    // read take the player's standing lock: no ban commits between them and this commit).
+    if !crate::standing::banned_under_lock(&tx, &paired)
+        .await?
+        .is_empty()
+    {
+        tracing::info!(tournament = %id, "tournament step lost: a player was banned meanwhile");
+        app.folds.kept.forget(id);
+        return Ok(false);
+    }
     // A player seated meanwhile in another live ranked match (a queue wave, another
     // tournament) fails the whole step: lost, decided again on the next pass.
     if let Err(e) = crate::standing::seat_on(&tx, &seated, &seated_in).await {
