@@ -91,8 +91,14 @@ impl Driver {
             "timeouts": {"script": WAIT.as_millis() as u64, "pageLoad": WAIT.as_millis() as u64},
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
+                // What a test never uses is off: the component updater and other background
+                // fetches (no network here), extensions, sync, first-run pages, translation.
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
                          "--disable-dev-shm-usage", "--window-size=1100,1000",
+                         "--disable-background-networking", "--disable-component-update",
+                         "--disable-default-apps", "--disable-extensions", "--disable-sync",
+                         "--no-first-run", "--mute-audio",
+                         "--disable-features=Translate,MediaRouter,OptimizationHints",
                          format!("--lang={}", languages.split(',').next().unwrap_or("en")),
                          format!("--accept-lang={languages}")],
                 "prefs": {"intl.accept_languages": languages},

@@ -59,6 +59,28 @@ impl Res {
     }
 }
 
+/// Waits, without sleeping, until `n` sessions on the database at `db_url` wait for a lock that
+/// `locks` picks (a condition on `pg_locks`), or `ended()` says that what would wait has ended.
+pub async fn waiting_for_locks(db_url: &str, locks: &str, n: i64, ended: impl Fn() -> bool) {
+    let client = database::testing::raw_client(db_url).await;
+    let count = format!("SELECT count(*) FROM pg_locks WHERE NOT granted AND {locks}");
+    for _ in 0..1_000_000 {
+        if ended() {
+            return;
+        }
+        let waiting: i64 = client
+            .query_one(&count, &[])
+            .await
+            .expect("the locks read")
+            .get(0);
+        if waiting >= n {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("never {n} waiting on {locks}");
+}
+
 /// Shows the application's logs when `TEST_LOG` is set; silent otherwise.
 pub fn init_logs() {
     if std::env::var_os("TEST_LOG").is_some() {

@@ -14,7 +14,7 @@ use domain::ids::PlayerId;
 use domain::tournaments::EntrantStatus;
 use service::tournaments::organiser::organise;
 
-use crate::helpers::{Player, TestApp, spawn_app, spawn_on};
+use crate::helpers::{Player, TestApp, spawn_app, spawn_on, waiting_for_locks};
 use crate::tournaments::at;
 
 impl TestApp {
@@ -76,22 +76,8 @@ fn id_of(p: &Player) -> PlayerId {
 
 /// Waits, without sleeping, until `n` sessions wait for a lock on `table`.
 async fn blocked_on(app: &TestApp, table: &str, n: i64) {
-    let client = database::testing::raw_client(&app.db_url).await;
-    for _ in 0..1_000_000 {
-        let waiting: i64 = client
-            .query_one(
-                "SELECT count(*) FROM pg_locks WHERE relation = $1::text::regclass AND NOT granted",
-                &[&table],
-            )
-            .await
-            .expect("the locks read")
-            .get(0);
-        if waiting >= n {
-            return;
-        }
-        tokio::task::yield_now().await;
-    }
-    panic!("never {n} waiting on {table}");
+    let locks = format!("relation = '{table}'::regclass");
+    waiting_for_locks(&app.db_url, &locks, n, || false).await;
 }
 
 /// Every live match (every work row) is ranked here and seats its two players, and no player
@@ -572,29 +558,6 @@ async fn the_waves_and_the_organiser_leave_a_banned_player_out() {
     assert_eq!(t.games_of(id_of(&players[1])).count(), 1);
 }
 
-/// Waits, without sleeping, until a session waits for an advisory lock or `task` has ended.
-async fn blocked_on_an_advisory_lock<T>(app: &TestApp, task: &tokio::task::JoinHandle<T>) {
-    let client = database::testing::raw_client(&app.db_url).await;
-    for _ in 0..1_000_000 {
-        if task.is_finished() {
-            return;
-        }
-        let waiting: i64 = client
-            .query_one(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
-                &[],
-            )
-            .await
-            .expect("the locks read")
-            .get(0);
-        if waiting > 0 {
-            return;
-        }
-        tokio::task::yield_now().await;
-    }
-    panic!("nobody ever waited on an advisory lock");
-}
-
 #[tokio::test]
 async fn a_ban_committing_during_an_organiser_pass_is_seen_by_its_step() {
     let app = spawn_app().await;
@@ -637,7 +600,10 @@ async fn a_ban_committing_during_an_organiser_pass_is_seen_by_its_step() {
     let pass = tokio::spawn(async move { organise(&tournaments).await });
     // The step waits for Ana's standing, which the ban holds (a step that does not wait pairs
     // her, below): then the ban commits.
-    blocked_on_an_advisory_lock(&app, &pass).await;
+    waiting_for_locks(&app.db_url, "locktype = 'advisory'", 1, || {
+        pass.is_finished()
+    })
+    .await;
     client.batch_execute("ROLLBACK").await.expect("unlocked");
     assert_eq!(ban.await.expect("the ban ends"), StatusCode::CREATED);
     let pass = pass

@@ -16,7 +16,7 @@ use domain::tournaments::Tournament;
 use domain::tournaments::standings::standings;
 use service::tournaments::organiser::{Pass, organise};
 
-use crate::helpers::{Player, TestApp, spawn_app, spawn_on};
+use crate::helpers::{Player, TestApp, spawn_app, spawn_on, waiting_for_locks};
 
 pub(crate) fn at(t: OffsetDateTime) -> String {
     t.format(&Rfc3339).expect("a time")
@@ -860,21 +860,8 @@ async fn a_step_is_stamped_when_written_never_before_the_game_end_it_records() {
         .expect("the lock");
     let tournaments = app.state.tournaments.clone();
     let pass = tokio::spawn(async move { organise(&tournaments).await });
-    for _ in 0..1_000_000 {
-        let waiting: i64 = client
-            .query_one(
-                "SELECT count(*) FROM pg_locks \
-                  WHERE relation = 'tournament_schedule'::regclass AND NOT granted",
-                &[],
-            )
-            .await
-            .expect("the locks read")
-            .get(0);
-        if waiting > 0 {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
+    let locks = "relation = 'tournament_schedule'::regclass";
+    waiting_for_locks(&app.db_url, locks, 1, || pass.is_finished()).await;
     app.clock.advance(Duration::seconds(10));
     for g in t.unfinished().take(2) {
         let [a, b] = g.pairing.players;
