@@ -202,7 +202,7 @@ async function replay(view, match, game, returning = false) {
       return h('li', { 'data-ply': p.ply, 'data-quality': (a && a.quality) || '', class: flagged ? 'mistake' : '' },
         h('button', { type: 'button', onclick: () => showPly(p.ply) }, p.ply === 0 ? t('match.startPos') : `${p.ply}. ${p.move}`),
         a && a.withheld ? h('span', { class: 'judged', 'data-withheld': a.withheld, text: ` ${t('match.withheld')}` })
-        : a ? h('span', { class: 'judged' }, ` ${t('match.scoreBeforeAfter', { before: a.score_before, after: a.score_after })}`,
+        : a ? h('span', { class: 'judged', 'data-exact': String(Boolean(a.exact)) }, ` ${t('match.scoreBeforeAfter', { before: a.score_before, after: a.score_after })}`,
           a.best_moves.length ? ` · ${t('match.best', { moves: a.best_moves.join(', ') })}` : '',
           quality ? h('strong', { class: `flag quality-${quality}` }, ` ${quality === 'best' ? '✓' : '✗'} ${t(`match.quality.${quality}`)}`) : '',
           a.critical ? ` · ${t('match.critical')}` : '',
