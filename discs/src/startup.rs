@@ -281,6 +281,7 @@ fn app_state(
                 time::Duration::hours(i64::from(config.core.job_keep_hours)),
                 time::Duration::days(i64::from(config.core.solved_keep_days)),
                 config.core.quality_ply_nodes,
+                config.core.analysis_ply_nodes,
             )),
         },
         history: Arc::new(history),

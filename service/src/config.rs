@@ -99,6 +99,12 @@ pub struct CoreConfig {
     /// `game=nodes` comma-separated over the defaults (`four_in_a_row=8000000,reversi=2000000`).
     #[arg(long, env = "DISCS_QUALITY_PLY_NODES", value_parser = QualityNodes::parse, default_value = "")]
     pub quality_ply_nodes: QualityNodes,
+    /// Nodes the solver may spend on each position when a finished match is analysed for a
+    /// reader (`GET /v1/matches/{id}/analysis`, the replay page), so that one hard opening
+    /// position cannot eat the time budget of all the others; what is left inexact is queued
+    /// as jobs.
+    #[arg(long, env = "DISCS_ANALYSIS_PLY_NODES", default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1_000..=1_000_000_000))]
+    pub analysis_ply_nodes: u64,
     #[arg(long, env = "DISCS_SOLVED_KEEP_DAYS", default_value_t = 365, value_parser = clap::value_parser!(u32).range(1..=36_500))]
     pub solved_keep_days: u32,
     /// How long stored `Idempotency-Key` answers are kept, in hours (at least 24); older ones

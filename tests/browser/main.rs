@@ -177,6 +177,9 @@ async fn serve(
     // The workers judge every finished ranked game ply by ply: at the shipped 8 million nodes a
     // ply that was a fifth of these tests' CPU, and no page here shows how exact a judgement is.
     config.core.quality_ply_nodes = QualityNodes::all(100_000);
+    // The replay page's analysis, likewise: at the shipped 2 million nodes a ply, a solo Reversi
+    // game's replay cost more CPU than all of its play.
+    config.core.analysis_ply_nodes = 100_000;
     let app = match clock {
         Some(clock) => Application::build_with_clock(config, clock).await,
         None => Application::build(config).await,

@@ -26,10 +26,6 @@ use crate::live::play;
 use crate::reasons::Active;
 use crate::searches::StopOnDrop;
 
-/// Each position of a match analysis gets at most this many nodes, so that one hard opening
-/// position cannot eat the budget of all the others.
-const MATCH_PLY_NODES: u64 = 2_000_000;
-
 /// The score and best moves of `pos` (a game not over): from the cache of solved positions, or
 /// searched within `budget` (stored when exact).
 pub async fn position(
@@ -112,11 +108,11 @@ pub async fn of_match(
     let known = solved::lookup_all(&client, &boundary, &positions).await?;
     drop(client);
     let cached: Vec<bool> = known.iter().map(Option::is_some).collect();
-    let threads = app.searches.analysis_threads();
+    let (threads, nodes) = (app.searches.analysis_threads(), app.jobs.analysis_ply_nodes);
     let judged = budgeted(app, player, budget, move |stop| {
         let per_ply = Limits {
             threads,
-            ..Limits::stoppable(MATCH_PLY_NODES, Some(stop))
+            ..Limits::stoppable(nodes, Some(stop))
         };
         Analyser::new().analyse_game(game, &moves, &per_ply, &known)
     })

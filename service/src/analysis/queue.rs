@@ -23,6 +23,8 @@ pub struct Jobs {
     pub solved_kept: time::Duration,
     /// Nodes per position of a move-quality assessment, per game.
     pub quality_ply_nodes: QualityNodes,
+    /// Nodes per position of a match analysis asked for by a reader.
+    pub analysis_ply_nodes: u64,
     /// Wakes this instance's runner when a job is queued here.
     pub wake: Notify,
 }
@@ -34,6 +36,7 @@ impl Jobs {
         kept: time::Duration,
         solved_kept: time::Duration,
         quality_ply_nodes: QualityNodes,
+        analysis_ply_nodes: u64,
     ) -> Jobs {
         Jobs {
             instance: Uuid::new_v4(),
@@ -42,6 +45,7 @@ impl Jobs {
             kept,
             solved_kept,
             quality_ply_nodes,
+            analysis_ply_nodes,
             wake: Notify::new(),
         }
     }
