@@ -1,5 +1,8 @@
 //! Test databases against the real PostgreSQL: each test gets its own database, cloned from a
-//! template migrated once per migration set, and dropped when the test ends.
+//! template migrated once per migration set. When a test ends, its database is renamed (so that
+//! nothing still holding its old name reaches it), emptied back to what a fresh clone holds and
+//! kept for the next test of the process; one whose schema the test changed is dropped instead.
+//! Creating and dropping a database was a third of the integration tests' PostgreSQL time.
 //!
 //! The server is `DATABASE_URL` (an admin connection) or `postgres://postgres@127.0.0.1:5432/postgres`;
 //! where no server answers there, a private cluster is started (`crate::cluster`), so
@@ -7,6 +10,8 @@
 //! crate's integration tests and by the benches (feature `testing`); not by production code.
 
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use std::sync::Mutex;
 
 use tokio::sync::OnceCell;
 use tokio_postgres::{Client, NoTls};
@@ -21,6 +26,13 @@ const TEMPLATE_LOCK_KEY: i64 = 0x6469_7363_7374_706c;
 const STALE_AFTER_SECS: u64 = 3600;
 
 static TEMPLATE: OnceCell<String> = OnceCell::const_new();
+
+/// What a fresh clone of the template holds, read from the first clone of this process.
+static PRISTINE: OnceCell<Pristine> = OnceCell::const_new();
+
+/// Migrated databases this process's tests have finished with, emptied and renamed
+/// (`discs_spare_<pid>_<unix secs>_<random>`), for the next test to take.
+static SPARES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 static ADMIN_URL: OnceCell<String> = OnceCell::const_new();
 
@@ -141,11 +153,13 @@ async fn template() -> &'static str {
         .await
 }
 
-/// Drops `discs_test_<unix secs>_...` databases left by runs that were killed.
+/// Drops `discs_test_<unix secs>_...` databases left by runs that were killed, and the spares of
+/// test processes that have ended.
 async fn drop_stale_test_databases(admin: &Client) {
     let rows = admin
         .query(
-            "SELECT datname FROM pg_database WHERE datname LIKE 'discs\\_test\\_%'",
+            "SELECT datname FROM pg_database \
+             WHERE datname LIKE 'discs\\_test\\_%' OR datname LIKE 'discs\\_spare\\_%'",
             &[],
         )
         .await
@@ -153,12 +167,15 @@ async fn drop_stale_test_databases(admin: &Client) {
     let now = now_secs();
     for row in rows {
         let name: String = row.get(0);
-        let created = name
-            .split('_')
-            .nth(2)
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(0);
-        if now.saturating_sub(created) > STALE_AFTER_SECS {
+        let field = |i: usize| name.split('_').nth(i).and_then(|s| s.parse::<u64>().ok());
+        let stale = if name.starts_with("discs_spare_") {
+            let ended =
+                field(2).is_none_or(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+            ended || now.saturating_sub(field(3).unwrap_or(0)) > STALE_AFTER_SECS
+        } else {
+            now.saturating_sub(field(2).unwrap_or(0)) > STALE_AFTER_SECS
+        };
+        if stale {
             let _ = admin
                 .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
                 .await;
@@ -166,21 +183,42 @@ async fn drop_stale_test_databases(admin: &Client) {
     }
 }
 
-/// A database of its own for one test; dropped (with its connections) when this is dropped.
+/// A database of its own for one test; given back (or dropped) when this is dropped.
 pub struct TestDb {
-    /// The database's name (`discs_test_<unix secs>_<random>`).
+    /// The database's name (`discs_test_<unix secs>_<random>`, or a spare's).
     pub name: String,
     /// Its URL.
     pub url: String,
     /// A pool on it.
     pub pool: Pool,
+    /// A clone of the migrated template: emptied and kept for the next test when it ends.
+    migrated: bool,
 }
 
 impl TestDb {
-    /// A migrated database, cloned from the template; a pool of `max_size` connections.
+    /// A migrated database: a spare this process emptied, or a new clone of the template; a
+    /// pool of `max_size` connections.
     pub async fn migrated(max_size: usize) -> TestDb {
         let template = template().await;
-        Self::create(&format!("TEMPLATE \"{template}\""), max_size).await
+        loop {
+            let spare = SPARES.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let Some(name) = spare else { break };
+            let url = url_for(&admin_url().await, &name);
+            // A spare another process dropped as stale is skipped.
+            if let Ok(pool) = crate::connect(&url, max_size).await {
+                return TestDb {
+                    name,
+                    url,
+                    pool,
+                    migrated: true,
+                };
+            }
+        }
+        let mut db = Self::create(&format!("TEMPLATE \"{template}\""), max_size).await;
+        db.migrated = true;
+        let client = db.client().await;
+        PRISTINE.get_or_init(|| Pristine::read(&client)).await;
+        db
     }
 
     /// An empty database, not migrated.
@@ -203,7 +241,12 @@ impl TestDb {
         let pool = crate::connect(&url, max_size)
             .await
             .unwrap_or_else(|e| panic!("connect {name}: {e}"));
-        TestDb { name, url, pool }
+        TestDb {
+            name,
+            url,
+            pool,
+            migrated: false,
+        }
     }
 
     /// A plain client on this database, outside the pool.
@@ -224,23 +267,220 @@ impl TestDb {
 impl Drop for TestDb {
     fn drop(&mut self) {
         self.pool.close();
-        let name = self.name.clone();
+        let (name, migrated) = (self.name.clone(), self.migrated);
         // Drop runs inside the test's runtime, which cannot block on itself: use a thread.
-        let dropped = std::thread::spawn(move || {
+        let ended = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .expect("runtime");
             rt.block_on(async {
-                admin()
-                    .await
+                let admin = admin().await;
+                if migrated && let Some(spare) = give_back(&admin, &name).await {
+                    SPARES.lock().unwrap_or_else(|e| e.into_inner()).push(spare);
+                    return Ok(());
+                }
+                admin
                     .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
                     .await
             })
         })
         .join();
-        if let Ok(Err(e)) = dropped {
+        if let Ok(Err(e)) = ended {
             eprintln!("could not drop test database {}: {e:?}", self.name);
         }
     }
 }
+
+/// Renames the finished database `name` to a spare's name (after ending its sessions: an
+/// instance still running under the old name cannot reach it again) and empties it back to
+/// what a fresh clone holds; `None`, having dropped it, where its schema, grants or settings
+/// are no longer the template's, or where a step fails.
+async fn give_back(admin: &Client, name: &str) -> Option<String> {
+    let pristine = PRISTINE.get()?;
+    let spare = format!(
+        "discs_spare_{}_{}_{}",
+        std::process::id(),
+        now_secs(),
+        &Uuid::new_v4().simple().to_string()[..12]
+    );
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND pid <> pg_backend_pid()",
+            &[&name],
+        )
+        .await
+        .ok()?;
+    // RENAME waits (up to 5 s) for the ended sessions to go.
+    admin
+        .batch_execute(&format!("ALTER DATABASE \"{name}\" RENAME TO \"{spare}\""))
+        .await
+        .ok()?;
+    let emptied = async {
+        let client = raw_client(&url_for(&admin_url().await, &spare)).await;
+        let catalog: String = client.query_one(CATALOG, &[]).await.ok()?.get(0);
+        if catalog != pristine.catalog {
+            return None;
+        }
+        let held: Vec<String> = client
+            .query(&pristine.holding, &[])
+            .await
+            .ok()?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut reset = String::from("BEGIN; SET LOCAL session_replication_role = replica;\n");
+        for table in &held {
+            reset.push_str(&format!("DELETE FROM {table};\n"));
+        }
+        reset.push_str(&pristine.refill);
+        reset.push_str("COMMIT;");
+        client.batch_execute(&reset).await.ok()?;
+        if !held.is_empty() {
+            client
+                .batch_execute(&format!("VACUUM {}", held.join(", ")))
+                .await
+                .ok()?;
+        }
+        Some(())
+    };
+    match emptied.await {
+        Some(()) => Some(spare),
+        None => {
+            let _ = admin
+                .batch_execute(&format!("DROP DATABASE IF EXISTS \"{spare}\" WITH (FORCE)"))
+                .await;
+            None
+        }
+    }
+}
+
+/// What a fresh clone of the migrated template holds, beyond its schema.
+struct Pristine {
+    /// [`CATALOG`]'s digest of it.
+    catalog: String,
+    /// A query naming its tables that hold rows (qualified and quoted).
+    holding: String,
+    /// Statements that put back the rows the migrations wrote and the sequences' states.
+    refill: String,
+}
+
+impl Pristine {
+    async fn read(client: &Client) -> Pristine {
+        let catalog: String = client
+            .query_one(CATALOG, &[])
+            .await
+            .expect("the catalog's digest")
+            .get(0);
+        let tables: Vec<String> = client
+            .query(
+                "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') \
+                 AND n.nspname NOT LIKE 'pg\\_%' ORDER BY 1",
+                &[],
+            )
+            .await
+            .expect("the tables")
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let holding = tables
+            .iter()
+            .map(|t| format!("SELECT '{t}' WHERE EXISTS (SELECT FROM {t})"))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let mut refill = String::new();
+        for table in &tables {
+            // The rows as one JSON array, put back through the table's own row type.
+            let rows: Option<String> = client
+                .query_opt(
+                    &format!(
+                        "SELECT format('INSERT INTO %s SELECT * FROM json_populate_recordset(NULL::%s, %L);', \
+                         '{table}', '{table}', json_agg(t)) FROM {table} t HAVING count(*) > 0"
+                    ),
+                    &[],
+                )
+                .await
+                .unwrap_or_else(|e| panic!("the rows of {table}: {e:?}"))
+                .map(|r| r.get(0));
+            if let Some(rows) = rows {
+                refill.push_str(&rows);
+                refill.push('\n');
+            }
+        }
+        for row in client
+            .query(
+                "SELECT format('SELECT setval(%L, %s, %L);', format('%I.%I', schemaname, sequencename), \
+                 coalesce(last_value, start_value), last_value IS NOT NULL) FROM pg_sequences",
+                &[],
+            )
+            .await
+            .expect("the sequences")
+        {
+            refill.push_str(row.get(0));
+            refill.push('\n');
+        }
+        Pristine {
+            catalog,
+            holding,
+            refill,
+        }
+    }
+}
+
+/// A digest of what a test could change in a database beyond its rows: relations and their
+/// grants, columns and defaults, constraints, indexes, triggers (and whether enabled),
+/// functions, schemas, types, rules, the database's settings, publications and slots.
+const CATALOG: &str = "
+WITH ns AS (
+  SELECT oid, nspname FROM pg_namespace
+   WHERE nspname NOT IN ('pg_catalog', 'information_schema') AND nspname NOT LIKE 'pg\\_%'
+)
+SELECT md5(string_agg(item, E'\\n' ORDER BY item)) FROM (
+  SELECT format('rel %s.%s %s %s %s', ns.nspname, c.relname, c.relkind, c.relpersistence, c.relacl) AS item
+    FROM pg_class c JOIN ns ON ns.oid = c.relnamespace
+  UNION ALL
+  SELECT format('col %s.%s %s %s %s %s', ns.nspname, c.relname, a.attname,
+                format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid))
+    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN ns ON ns.oid = c.relnamespace
+    LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+   WHERE a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL
+  SELECT format('con %s %s %s', co.conrelid::regclass, co.conname, pg_get_constraintdef(co.oid))
+    FROM pg_constraint co JOIN ns ON ns.oid = co.connamespace
+  UNION ALL
+  SELECT format('idx %s', pg_get_indexdef(i.indexrelid))
+    FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN ns ON ns.oid = c.relnamespace
+  UNION ALL
+  SELECT format('trg %s %s %s', t.tgrelid::regclass, t.tgname, t.tgenabled)
+    FROM pg_trigger t WHERE NOT t.tgisinternal
+  UNION ALL
+  SELECT format('fn %s %s %s', p.oid::regprocedure, md5(p.prosrc), p.proconfig)
+    FROM pg_proc p JOIN ns ON ns.oid = p.pronamespace
+  UNION ALL
+  SELECT format('ns %s %s', n.nspname, n.nspacl) FROM pg_namespace n
+   WHERE n.nspname NOT LIKE 'pg\\_temp\\_%' AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%'
+  UNION ALL
+  SELECT format('type %s', t.oid::regtype) FROM pg_type t JOIN ns ON ns.oid = t.typnamespace
+  UNION ALL
+  SELECT format('enum %s %s', e.enumtypid::regtype, e.enumlabel) FROM pg_enum e
+  UNION ALL
+  SELECT format('rule %s %s %s', r.ev_class::regclass, r.rulename, r.ev_enabled)
+    FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN ns ON ns.oid = c.relnamespace
+  UNION ALL
+  SELECT format('set %s %s', s.setrole, s.setconfig) FROM pg_db_role_setting s
+   WHERE s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+  UNION ALL
+  SELECT format('db %s %s %s', d.datallowconn, d.datconnlimit, d.datacl) FROM pg_database d
+   WHERE d.datname = current_database()
+  UNION ALL
+  SELECT format('pub %s', pubname) FROM pg_publication
+  UNION ALL
+  SELECT format('ext %s %s', extname, extversion) FROM pg_extension
+  UNION ALL
+  SELECT format('slot %s', slot_name) FROM pg_replication_slots WHERE database = current_database()
+  UNION ALL
+  SELECT format('lo %s', count(*)) FROM pg_largeobject_metadata
+) q";
