@@ -180,6 +180,9 @@ async fn serve(
     // The replay page's analysis, likewise: at the shipped 2 million nodes a ply, a solo Reversi
     // game's replay cost more CPU than all of its play.
     config.core.analysis_ply_nodes = 100_000;
+    // What a replay leaves inexact is queued as analysis jobs, which the workers search for up to
+    // ten minutes each: a core busy until the test ends, for answers no page here asks for.
+    config.core.analysis_job_seconds = 1;
     let app = match clock {
         Some(clock) => Application::build_with_clock(config, clock).await,
         None => Application::build(config).await,
