@@ -173,16 +173,23 @@ async fn an_engine_relayed_into_ranked_games_is_flagged_and_honest_players_are_n
     }
     let cheater = app.player("Relay").await;
     let mut rng = SplitMix64(29);
-    // Every honest pair meets once; the cheater plays 20 games against them in turn (each meets
-    // it three or four times; their games against it share one weight in the yardstick).
+    // Every honest pair meets once; the cheater plays 20 games against them (each meets it three
+    // or four times; their games against it share one weight in the yardstick), the weakest
+    // first: once its rating has run away, a level 1 player can be beyond the widest window a
+    // wave allows (500 points between established ratings), and the wave would pair nobody.
     for i in 0..honest.len() {
         for j in i + 1..honest.len() {
             let (a, b) = (&honest[i], &honest[j]);
             ranked_game(&app, (&a.0, a.1), (&b.0, b.1), &mut rng).await;
         }
     }
-    for g in 0..20 {
-        let (o, plays) = &honest[g % honest.len()];
+    let mut schedule: Vec<usize> = (0..20).map(|g| g % honest.len()).collect();
+    schedule.sort_by_key(|&i| match honest[i].1 {
+        Plays::Level(level) => level,
+        Plays::Engine => u8::MAX,
+    });
+    for i in schedule {
+        let (o, plays) = &honest[i];
         ranked_game(&app, (&cheater, Plays::Engine), (o, *plays), &mut rng).await;
     }
     app.project().await;
