@@ -9,9 +9,8 @@
 //! `cargo test` works on a machine where PostgreSQL is installed but not running. Used by every
 //! crate's integration tests and by the benches (feature `testing`); not by production code.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::OnceCell;
 use tokio_postgres::{Client, NoTls};
@@ -214,19 +213,19 @@ impl TestDb {
                 };
             }
         }
-        let mut db = Self::create(&format!("TEMPLATE \"{template}\""), max_size).await;
-        db.migrated = true;
-        let client = db.client().await;
-        PRISTINE.get_or_init(|| Pristine::read(&client)).await;
+        let db = Self::create(&format!("TEMPLATE \"{template}\""), max_size, true).await;
+        PRISTINE
+            .get_or_init(|| async { Pristine::read(&db.client().await).await })
+            .await;
         db
     }
 
     /// An empty database, not migrated.
     pub async fn empty(max_size: usize) -> TestDb {
-        Self::create("TEMPLATE template0", max_size).await
+        Self::create("TEMPLATE template0", max_size, false).await
     }
 
-    async fn create(clause: &str, max_size: usize) -> TestDb {
+    async fn create(clause: &str, max_size: usize, migrated: bool) -> TestDb {
         let name = format!(
             "discs_test_{}_{}",
             now_secs(),
@@ -245,7 +244,7 @@ impl TestDb {
             name,
             url,
             pool,
-            migrated: false,
+            migrated,
         }
     }
 
@@ -318,7 +317,11 @@ async fn give_back(admin: &Client, name: &str) -> Option<String> {
         .await
         .ok()?;
     let emptied = async {
-        let client = raw_client(&url_for(&admin_url().await, &spare)).await;
+        let (client, connection) =
+            tokio_postgres::connect(&url_for(&admin_url().await, &spare), NoTls)
+                .await
+                .ok()?;
+        tokio::spawn(connection);
         let catalog: String = client.query_one(CATALOG, &[]).await.ok()?.get(0);
         if catalog != pristine.catalog {
             return None;

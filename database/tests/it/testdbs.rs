@@ -45,6 +45,13 @@ async fn contents(client: &Client) -> Vec<String> {
     out
 }
 
+/// Ends `db` as a test does, and says whether its name still reaches a database.
+async fn ended(db: TestDb) -> bool {
+    let name = db.name.clone();
+    drop(db);
+    exists(&name).await
+}
+
 async fn exists(name: &str) -> bool {
     admin()
         .await
@@ -81,9 +88,7 @@ async fn a_finished_database_comes_back_as_a_fresh_clone_holds_it_unless_its_sch
         .expect("the changes");
     assert_ne!(contents(&client).await, fresh);
     drop(client);
-    let name = first.name.clone();
-    drop(first);
-    assert!(!exists(&name).await, "the old name reaches nothing");
+    assert!(!ended(first).await, "the old name reaches nothing");
 
     let second = TestDb::migrated(1).await;
     assert!(second.name.starts_with("discs_spare_"), "{}", second.name);
@@ -95,9 +100,17 @@ async fn a_finished_database_comes_back_as_a_fresh_clone_holds_it_unless_its_sch
         .await
         .expect("the change");
     drop(client);
-    let name = second.name.clone();
-    drop(second);
-    assert!(!exists(&name).await, "{name} is dropped");
+    assert!(!ended(second).await, "the old name reaches nothing");
+    let spares: i64 = admin()
+        .await
+        .query_one(
+            "SELECT count(*) FROM pg_database WHERE datname LIKE $1",
+            &[&format!("discs\\_spare\\_{}\\_%", std::process::id())],
+        )
+        .await
+        .expect("a count")
+        .get(0);
+    assert_eq!(spares, 0, "a changed database is dropped, not kept");
 
     let third = TestDb::migrated(1).await;
     assert!(third.name.starts_with("discs_test_"), "{}", third.name);
