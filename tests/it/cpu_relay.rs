@@ -88,8 +88,9 @@ async fn a_searching_cpu_plays_the_guarded_policy_at_a_live_ranked_position() {
         if pos.outcome().is_some() || line.len() >= 24 {
             break;
         }
-        // The opponent's reply (a deep search: the game lasts), in both matches.
-        let reply = choose_move(&pos, 4, rng.next_u64()).expect("a move");
+        // The opponent's reply (a deep search), in both matches; it neither ends the game nor
+        // leaves the CPU a win while the test still wants guarded replies.
+        let reply = lasting_reply(&pos, rng.next_u64());
         let res = app.play(&yellow, &ranked, &reply).await;
         assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
         line.push(reply.clone());
@@ -145,4 +146,28 @@ async fn a_searching_cpu_plays_the_guarded_policy_at_a_live_ranked_position() {
         )
         .await;
     assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+}
+
+/// A deep search's reply at `pos`, unless the game would end there or the CPU could then win at
+/// once: then the first move that does neither, so that the game reaches the plies the test
+/// needs whatever the CPU's seed plays (a move that ends it where none other is left).
+fn lasting_reply(pos: &domain::games::AnyPosition, seed: u64) -> String {
+    let lasting = |mv: &String| {
+        let mut after = pos.clone();
+        after.play(mv).expect("a legal move");
+        after.outcome().is_none()
+            && after.legal_moves().iter().all(|cpu| {
+                let mut next = after.clone();
+                next.play(cpu).expect("a legal move");
+                next.outcome().is_none()
+            })
+    };
+    let searched = choose_move(pos, 4, seed).expect("a move");
+    if lasting(&searched) {
+        return searched;
+    }
+    pos.legal_moves()
+        .into_iter()
+        .find(lasting)
+        .unwrap_or(searched)
 }
