@@ -153,11 +153,11 @@ async fn a_searching_cpu_plays_the_guarded_policy_at_a_live_ranked_position() {
 /// needs whatever the CPU's seed plays (a move that ends it where none other is left).
 fn lasting_reply(pos: &domain::games::AnyPosition, seed: u64) -> String {
     let lasting = |mv: &String| {
-        let mut after = pos.clone();
+        let mut after = *pos;
         after.play(mv).expect("a legal move");
         after.outcome().is_none()
             && after.legal_moves().iter().all(|cpu| {
-                let mut next = after.clone();
+                let mut next = after;
                 next.play(cpu).expect("a legal move");
                 next.outcome().is_none()
             })
