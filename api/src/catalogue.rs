@@ -43,6 +43,18 @@ pub struct Limits {
     /// one).
     pub player_name_max: usize,
     pub tournament: TournamentLimits,
+    pub challenge: ChallengeLimits,
+}
+
+/// The bounds on the challenges a player sends (`POST /v1/challenges`).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ChallengeLimits {
+    /// The most open challenges a player may have sent at once.
+    pub open_max: u32,
+    /// The most challenges a player may send in a minute.
+    pub per_minute: u32,
+    /// How many hours a challenge waits for its answer before it lapses.
+    pub lifetime_hours: i64,
 }
 
 /// The bounds of a new tournament (`POST /v1/tournaments`).
@@ -94,6 +106,11 @@ impl Limits {
                 round_robin_players_max: tournament::ROUND_ROBIN_MAX,
                 scheduled_within_days: tournament::SCHEDULED_DAYS_MAX,
                 default_turn_seconds: domain::tournaments::limits::DEFAULT_TURN_SECONDS,
+            },
+            challenge: ChallengeLimits {
+                open_max: domain::challenges::OPEN_MAX,
+                per_minute: domain::challenges::PER_MINUTE,
+                lifetime_hours: domain::challenges::LIFETIME.whole_hours(),
             },
         }
     }

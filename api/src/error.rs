@@ -9,6 +9,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
+use domain::challenges::ChallengeError;
 use domain::tournaments::TournamentError;
 use service::Error;
 use service::reasons::{Illegal, Invalid};
@@ -176,7 +177,9 @@ fn render(error: &ApiError, lang: Lang) -> HttpResponse {
         ApiError::Core(Error::Unavailable(_)) => {
             res.insert_header((header::RETRY_AFTER, RETRY_UNAVAILABLE.to_string()));
         }
-        ApiError::Core(Error::StrongSoloLimit(_) | Error::JobsLimit(_)) => {
+        ApiError::Core(
+            Error::StrongSoloLimit(_) | Error::JobsLimit(_) | Error::ChallengeLimit(_),
+        ) => {
             res.insert_header((header::RETRY_AFTER, RETRY_STRONG_SOLO.to_string()));
         }
         ApiError::MethodNotAllowed(methods) => {
@@ -224,13 +227,17 @@ fn code(e: &Error) -> &'static str {
         Error::InMatch => "in_match",
         Error::InTournament => "in_tournament",
         Error::Tournament(e) => tournament_code(e),
+        Error::Challenge(e) => challenge_code(e),
         Error::InRankedMatch | Error::LivePosition => "in_ranked_match",
         Error::RoomFull => "room_full",
         Error::TicketClosed => "ticket_closed",
         Error::IdempotencyKeyReused => "idempotency_key_reused",
         Error::Conflict(_) => "conflict",
         Error::MatchActive(_) => "match_active",
-        Error::RateLimited(_) | Error::StrongSoloLimit(_) | Error::JobsLimit(_) => "rate_limited",
+        Error::RateLimited(_)
+        | Error::StrongSoloLimit(_)
+        | Error::JobsLimit(_)
+        | Error::ChallengeLimit(_) => "rate_limited",
         Error::Unavailable(_) => "unavailable",
         Error::Unexpected(_) => "internal",
     }
@@ -243,6 +250,12 @@ fn status(e: &Error) -> StatusCode {
         Error::Tournament(e) => match tournament_code(e) {
             "invalid_request" => StatusCode::UNPROCESSABLE_ENTITY,
             "not_found" => StatusCode::NOT_FOUND,
+            _ => StatusCode::CONFLICT,
+        },
+        Error::Challenge(e) => match challenge_code(e) {
+            "invalid_request" => StatusCode::UNPROCESSABLE_ENTITY,
+            "not_found" => StatusCode::NOT_FOUND,
+            "forbidden" => StatusCode::FORBIDDEN,
             _ => StatusCode::CONFLICT,
         },
         Error::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -260,9 +273,10 @@ fn status(e: &Error) -> StatusCode {
         | Error::IdempotencyKeyReused
         | Error::Conflict(_)
         | Error::MatchActive(_) => StatusCode::CONFLICT,
-        Error::RateLimited(_) | Error::StrongSoloLimit(_) | Error::JobsLimit(_) => {
-            StatusCode::TOO_MANY_REQUESTS
-        }
+        Error::RateLimited(_)
+        | Error::StrongSoloLimit(_)
+        | Error::JobsLimit(_)
+        | Error::ChallengeLimit(_) => StatusCode::TOO_MANY_REQUESTS,
         Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         Error::Unexpected(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
@@ -286,6 +300,7 @@ fn detail(e: &Error, lang: Lang) -> String {
         Error::InMatch => ("in_match", vec![]),
         Error::InTournament => ("in_tournament", vec![]),
         Error::Tournament(e) => tournament_detail(e),
+        Error::Challenge(e) => (challenge_key(e), vec![]),
         Error::InRankedMatch => ("in_ranked_match", vec![]),
         Error::LivePosition => ("in_ranked_match.position", vec![]),
         Error::RoomFull => ("room_full", vec![]),
@@ -296,10 +311,39 @@ fn detail(e: &Error, lang: Lang) -> String {
         Error::RateLimited(seconds) => ("rate_limited", vec![n("seconds", seconds)]),
         Error::StrongSoloLimit(count) => ("strong_solo_limit", vec![n("count", count)]),
         Error::JobsLimit(count) => ("jobs_limit", vec![n("count", count)]),
+        Error::ChallengeLimit(count) => ("challenge_limit", vec![n("count", count)]),
         Error::Unavailable(_) => ("unavailable", vec![n("seconds", &RETRY_UNAVAILABLE)]),
         Error::Unexpected(_) => ("internal", vec![]),
     };
     texts::detail(lang, key, &args)
+}
+
+/// The stable code of a challenge's refusal: a challenge of yourself is `invalid_request`, one
+/// nobody may see `not_found`, the other side's part `forbidden`, a challenge no longer open
+/// `challenge_closed`, and the workers' own steps `conflict`.
+fn challenge_code(e: &ChallengeError) -> &'static str {
+    use ChallengeError::*;
+    match e {
+        Yourself => "invalid_request",
+        Missing => "not_found",
+        NotChallenged | NotChallenger => "forbidden",
+        Closed(_) | Lapsed => "challenge_closed",
+        Exists | TooEarly | Expiry => "conflict",
+    }
+}
+
+/// The text of a challenge's refusal.
+fn challenge_key(e: &ChallengeError) -> &'static str {
+    use ChallengeError::*;
+    match e {
+        Yourself => "challenge.yourself",
+        Missing => "not_found.challenge",
+        NotChallenged => "challenge.not_challenged",
+        NotChallenger => "challenge.not_challenger",
+        Closed(_) => "challenge.closed",
+        Lapsed => "challenge.lapsed",
+        Exists | TooEarly | Expiry => "challenge.step",
+    }
 }
 
 /// The stable code of a tournament's refusal: the bad inputs are `invalid_request`, a missing
@@ -548,6 +592,7 @@ mod tests {
                 Refused::InviteOnly,
                 Refused::Banned,
                 Refused::Confirmation,
+                Refused::NotChallengeable,
             ]
             .map(|r| ApiError::Core(Error::Forbidden(r))),
         );
@@ -606,6 +651,7 @@ mod tests {
                 Error::RateLimited(3),
                 Error::StrongSoloLimit(2),
                 Error::JobsLimit(3),
+                Error::ChallengeLimit(10),
                 Error::Unavailable("down".into()),
                 Error::Unexpected(anyhow::anyhow!("boom")),
             ]
@@ -648,6 +694,23 @@ mod tests {
                     Rematch,
                 ]
                 .map(|e| ApiError::Core(Error::Tournament(e))),
+            );
+        }
+        {
+            use domain::challenges::{ChallengeError::*, Status};
+            all.extend(
+                [
+                    Exists,
+                    Missing,
+                    Yourself,
+                    Closed(Status::Declined),
+                    NotChallenged,
+                    NotChallenger,
+                    Lapsed,
+                    TooEarly,
+                    Expiry,
+                ]
+                .map(|e| ApiError::Core(Error::Challenge(e))),
             );
         }
         all.extend([

@@ -326,6 +326,7 @@ impl Keyed for Refused {
             Refused::InviteOnly => "forbidden.invite_only",
             Refused::Banned => "forbidden.banned",
             Refused::Confirmation => "forbidden.confirmation",
+            Refused::NotChallengeable => "forbidden.not_challengeable",
         }
     }
 }
@@ -359,6 +360,7 @@ impl Keyed for Missing {
             Missing::Asset => "not_found.asset",
             Missing::Checkpoint => "not_found.checkpoint",
             Missing::Tournament => "not_found.tournament",
+            Missing::Challenge => "not_found.challenge",
         }
     }
 }

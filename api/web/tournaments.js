@@ -15,6 +15,8 @@ export const FORMATS = ['arena', 'swiss', 'round_robin'];
 /** A new tournament starts this long from now unless its creator says otherwise (players may
  * join from an hour before the start, so at once). */
 const DEFAULT_START_MINUTES = 30;
+/** The proposed start is rounded up to a whole step of this many minutes. */
+const DEFAULT_START_STEP = 5;
 /** What the form proposes for an arena's length and a Swiss tournament's rounds, brought within
  * the catalogue's bounds. */
 const DEFAULT_ARENA_MINUTES = 30;
@@ -80,7 +82,7 @@ function createForm(view, c) {
     }[format.value]);
   };
   const start = new Date(Date.now() + DEFAULT_START_MINUTES * 60000);
-  start.setMinutes(Math.ceil(start.getMinutes() / 5) * 5, 0, 0);
+  start.setMinutes(Math.ceil(start.getMinutes() / DEFAULT_START_STEP) * DEFAULT_START_STEP, 0, 0);
   const latest = new Date();
   latest.setDate(latest.getDate() + bounds.scheduled_within_days);
   const result = h('div', { id: 'created', role: 'status' });

@@ -273,6 +273,7 @@ fn app_state(
             wave_pool: database::pool(database::settings(url)?, 2)?,
         },
         tournaments: service::tournaments::Tournaments::new(path.clone()),
+        challenges: service::challenges::Challenges::new(path.clone()),
         analysis: Analyses {
             path,
             jobs: Arc::new(Jobs::new(

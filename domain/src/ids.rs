@@ -114,6 +114,19 @@ impl TournamentId {
     }
 }
 
+uuid_id!(
+    /// A challenge from one player to another; its events live in the stream `challenge-<id>`.
+    ChallengeId
+);
+
+impl ChallengeId {
+    /// The challenge a command sends, derived from the command's id: a retried command names
+    /// the same challenge.
+    pub fn of_command(command_id: Uuid) -> ChallengeId {
+        ChallengeId(Uuid::new_v5(&command_id, b"challenge"))
+    }
+}
+
 impl TicketId {
     /// The event-log stream of this ticket.
     pub fn stream(&self) -> String {

@@ -7,6 +7,7 @@
 pub mod aggregate;
 pub mod analysis;
 pub mod boundary;
+pub mod challenges;
 pub mod cpu;
 pub mod explorer;
 pub mod fairplay;

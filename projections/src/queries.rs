@@ -44,6 +44,21 @@ fn game_of(table: &'static str, raw: &str) -> Result<GameId, Error> {
     })
 }
 
+/// Whether `a` and `b` have played a finished match together (as the match history shows it).
+pub async fn played_together(
+    client: &impl GenericClient,
+    a: PlayerId,
+    b: PlayerId,
+) -> Result<bool, Error> {
+    let row = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM match_history WHERE player_id = $1 AND opponent = $2)",
+            &[&a.as_uuid(), &b.as_uuid()],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
 /// A player's stored ratings by game (a game never rated is absent).
 pub async fn ratings_of(
     client: &impl GenericClient,

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
+use deadpool_postgres::Transaction;
 use time::OffsetDateTime;
-use tokio_postgres::Transaction;
 use uuid::Uuid;
 
 use domain::aggregate::Aggregate;

@@ -47,6 +47,12 @@ pub enum Error {
     /// opening, or one move after it (the same code, `in_ranked_match`).
     #[error("the position is being played in a live ranked match")]
     LivePosition,
+    /// A challenge command its state refuses.
+    #[error("challenge: {0}")]
+    Challenge(domain::challenges::ChallengeError),
+    /// The player already has this many open challenges out.
+    #[error("{0} open challenges already")]
+    ChallengeLimit(u32),
     #[error("the room is full")]
     RoomFull,
     #[error("the ticket is closed")]
@@ -114,6 +120,7 @@ impl Error {
                 | Error::RateLimited(_)
                 | Error::StrongSoloLimit(_)
                 | Error::JobsLimit(_)
+                | Error::ChallengeLimit(_)
         )
     }
 }
@@ -177,6 +184,12 @@ pub fn log_outage(cause: &str) {
             );
             *last = Some((now, 0));
         }
+    }
+}
+
+impl From<domain::challenges::ChallengeError> for Error {
+    fn from(e: domain::challenges::ChallengeError) -> Error {
+        Error::Challenge(e)
     }
 }
 

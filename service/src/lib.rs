@@ -12,7 +12,7 @@
 //! (what `live` reads of a player: seated, banned); [`live`] (`LivePath`: the core plus the play
 //! settings, the match cache, the committer, the fan-out and the search cap); the services, each with the context it needs (`analysis`:
 //! `Analyses`, the live path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool,
-//! schedule and wake-up; `rooms`, `explorer`, `history`, `closing`, `records` (a player's
+//! schedule and wake-up; `rooms`, `challenges` (`Challenges`: the live path plus the challenges' folds), `explorer`, `history`, `closing`, `records` (a player's
 //! ratings, history and the leaderboards), `audits` (what admins ask of the log and the
 //! projections); `tournaments`: `Tournaments`,
 //! the live path plus the folds it read and the organiser's wake-up); `decisions` (an admin's
@@ -24,6 +24,7 @@ pub mod aggregates;
 pub mod analysis;
 pub mod answers;
 pub mod audits;
+pub mod challenges;
 pub mod checks;
 pub mod clock;
 pub mod closing;

@@ -186,6 +186,9 @@ pub enum Refused {
     Banned,
     /// An account's closing confirmed with a confirmation that is not this account's, or expired.
     Confirmation,
+    /// A player who cannot be challenged by the caller: banned, closed, or not accepting
+    /// challenges from them.
+    NotChallengeable,
 }
 
 /// Why a command conflicts with the match as it is (`conflict`).
@@ -214,6 +217,7 @@ pub enum Missing {
     Job,
     Checkpoint,
     Tournament,
+    Challenge,
 }
 
 /// What is in progress (`match_active`).

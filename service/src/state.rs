@@ -8,6 +8,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::analysis::Analyses;
+use crate::challenges::Challenges;
 use crate::history::History;
 use crate::ranked::Ranked;
 use crate::tournaments::Tournaments;
@@ -21,6 +22,8 @@ pub struct AppState {
     pub ranked: Ranked,
     /// The tournaments' folds and organiser, over the live path.
     pub tournaments: Tournaments,
+    /// The challenges' folds, over the live path.
+    pub challenges: Challenges,
     /// The checkpoint signer and the ledger of closed accounts (kept outside the database).
     pub history: Arc<History>,
     /// The projections of this database (followed through the live tail).

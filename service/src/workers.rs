@@ -65,7 +65,7 @@ pub async fn run_due(app: &LivePath) -> Result<usize, Error> {
 /// Runs passes until nothing is due (tests call this after moving the clock); bounded, so a
 /// match that stays due cannot hold it forever.
 pub async fn run_until_idle(app: &AppState) -> Result<usize, Error> {
-    let mut total = 0;
+    let mut total = crate::challenges::expire_due(&app.challenges).await?;
     for _ in 0..64 {
         let n = run_due(app).await?;
         if n == 0 {
@@ -280,6 +280,11 @@ pub async fn run_forever(app: AppState, interval: StdDuration) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(purged = n, "idle rooms purged"),
                 Err(e) => tracing::warn!(error = %e, "the purge of idle rooms failed"),
+            }
+            match crate::challenges::purge(&app.challenges).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(purged = n, "closed challenges purged"),
+                Err(e) => tracing::warn!(error = %e, "the purge of closed challenges failed"),
             }
             match purge_analyses(&app).await {
                 Ok((0, 0)) => {}

@@ -69,6 +69,11 @@ async fn the_catalogue_serves_each_limit_as_it_is_defined() {
                 "scheduled_within_days": tournament::SCHEDULED_DAYS_MAX,
                 "default_turn_seconds": domain::tournaments::limits::DEFAULT_TURN_SECONDS,
             },
+            "challenge": {
+                "open_max": domain::challenges::OPEN_MAX,
+                "per_minute": domain::challenges::PER_MINUTE,
+                "lifetime_hours": domain::challenges::LIFETIME.whole_hours(),
+            },
         })
     );
     assert_eq!(

@@ -161,6 +161,24 @@ async fn calls(app: &TestApp) -> BTreeMap<&'static str, Call> {
         .post("/v1/players/me/closing", &closer.token, json!({}))
         .await;
     let confirmation = asked.body["confirmation"].as_str().expect("a confirmation");
+    let challenger = fresh("Challenger").await;
+    let challenge = app
+        .post(
+            "/v1/challenges",
+            &challenger.token,
+            json!({"opponent": main.id, "game": "reversi"}),
+        )
+        .await;
+    assert_eq!(
+        challenge.status,
+        StatusCode::CREATED,
+        "{:?}",
+        challenge.body
+    );
+    let challenge = challenge.body["challenge_id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
     let call = |path: String, p: Option<&Player>, bodies: Vec<Value>| Call {
         path,
         token: p.map(|p| p.token.clone()),
@@ -214,6 +232,31 @@ async fn calls(app: &TestApp) -> BTreeMap<&'static str, Call> {
         (
             "createRoom",
             call("/v1/rooms".into(), Some(&roomer), vec![game.clone()]),
+        ),
+        (
+            "sendChallenge",
+            call(
+                "/v1/challenges".into(),
+                Some(&challenger),
+                vec![json!({"opponent": roomer.id, "game": "four_in_a_row",
+                            "turn_seconds": 30, "first": "challenger"})],
+            ),
+        ),
+        (
+            "declineChallenge",
+            call(
+                format!("/v1/challenges/{challenge}/decline"),
+                Some(&main),
+                vec![json!({"reason": "later"})],
+            ),
+        ),
+        (
+            "setChallengeSettings",
+            call(
+                "/v1/players/me/challenge-settings".into(),
+                Some(&main),
+                vec![json!({"accepting": "played"})],
+            ),
         ),
         (
             "changeRoomSettings",

@@ -4,6 +4,7 @@
 mod analysis;
 mod boundary;
 mod catalogue_limits;
+mod challenges;
 mod cli;
 mod closings;
 mod cpu_relay;

@@ -12,6 +12,7 @@ use openapi::{Reply, SchemaFn, fields, of};
 
 pub mod admin;
 pub mod analysis;
+pub mod challenges;
 pub mod explorer;
 pub mod games;
 pub mod health;
@@ -82,6 +83,7 @@ pub enum Tag {
     Leaderboards,
     Queue,
     Rooms,
+    Challenges,
     Tournaments,
     Matches,
     Analysis,
@@ -92,12 +94,13 @@ pub enum Tag {
 }
 
 impl Tag {
-    pub const ALL: [Tag; 12] = [
+    pub const ALL: [Tag; 13] = [
         Tag::Players,
         Tag::Games,
         Tag::Leaderboards,
         Tag::Queue,
         Tag::Rooms,
+        Tag::Challenges,
         Tag::Tournaments,
         Tag::Matches,
         Tag::Analysis,
@@ -115,6 +118,7 @@ impl Tag {
             Tag::Leaderboards => "leaderboards",
             Tag::Queue => "queue",
             Tag::Rooms => "rooms",
+            Tag::Challenges => "challenges",
             Tag::Tournaments => "tournaments",
             Tag::Matches => "matches",
             Tag::Analysis => "analysis",
@@ -140,6 +144,9 @@ impl Tag {
             }
             Tag::Rooms => {
                 "Private rooms: invite by code, change settings between matches, start matches and rematches (alone, against the CPU)."
+            }
+            Tag::Challenges => {
+                "Challenge a player to a game on your terms (the game, rated or not, the turn limit, who moves first): they accept (the match starts), decline with a reason, or let it lapse; you may cancel. Every step is an event of the challenge's own stream. Say whom you accept challenges from."
             }
             Tag::Tournaments => {
                 "Arenas, Swiss tournaments and round robins over ordinary matches: create (admins public ones, any player a private one with an invite code), list, join, withdraw, pause and resume; standings with tie-breaks, pairings by round, your current match, and the tournament's event stream to open your next game."
@@ -270,6 +277,14 @@ routes! {
     post "/v1/queue" => queue::open, id = joinQueue, tag = Queue, 201, auth = true, body = Some(of::<queue::NewTicket>), query = NONE, reply = Json(of::<service::ranked::TicketView>), "Queue for a ranked match in a pool (game, turn_seconds); one open ticket per player. Refused to a banned player (403 forbidden), to one seated in a live ranked match, from the queue or a rated tournament (409 in_match), and while a tournament of theirs runs (409 in_tournament).";
     get "/v1/queue/{ticket}" => queue::get, id = getTicket, tag = Queue, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::ranked::TicketView>), "Your ticket: waiting, matched (with its match_id) or cancelled.";
     delete "/v1/queue/{ticket}" => queue::cancel, id = cancelTicket, tag = Queue, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<service::ranked::TicketView>), "Cancel your waiting ticket (ticket_closed once matched or cancelled).";
+    post "/v1/challenges" => challenges::send, id = sendChallenge, tag = Challenges, 201, auth = true, body = Some(of::<challenges::NewChallenge>), query = NONE, reply = Json(of::<challenges::ChallengeView>), "Challenge a player (`opponent`, their id) to a game on your terms; it lapses unanswered after the catalogue's `limits.challenge.lifetime_hours`. Refused to a banned player (403 forbidden); 403 forbidden where the opponent cannot be challenged by you (banned, closed, or accepting challenges from nobody, or only from players they have played); 404 for no such player; 422 for yourself; beyond `limits.challenge.open_max` open challenges sent, or `limits.challenge.per_minute` sent in a minute, 429 rate_limited with Retry-After.";
+    get "/v1/challenges" => challenges::list, id = listChallenges, tag = Challenges, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<challenges::ChallengeList>), "Your open challenges, received and sent, oldest first.";
+    get "/v1/challenges/{id}" => challenges::get, id = getChallenge, tag = Challenges, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<challenges::ChallengeView>), "A challenge with its history (its two players only; 404 for anyone else).";
+    post "/v1/challenges/{id}/accept" => challenges::accept, id = acceptChallenge, tag = Challenges, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<challenges::ChallengeView>), "Accept a challenge sent to you: its match starts (`match_id`), ranked when the challenge is rated. Refused where either player is banned or closed (403 forbidden), for a rated challenge where either is seated in a live ranked match (409 in_ranked_match), and once it is answered, cancelled or lapsed (409 challenge_closed).";
+    post "/v1/challenges/{id}/decline" => challenges::decline, id = declineChallenge, tag = Challenges, 200, auth = true, body = Some(of::<challenges::DeclineBody>), query = NONE, reply = Json(of::<challenges::ChallengeView>), "Decline a challenge sent to you, with a reason from the list (`generic` by default), shown to the challenger in their language.";
+    post "/v1/challenges/{id}/cancel" => challenges::cancel, id = cancelChallenge, tag = Challenges, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<challenges::ChallengeView>), "Take back a challenge you sent, while it is open.";
+    get "/v1/players/me/challenge-settings" => challenges::settings, id = getChallengeSettings, tag = Challenges, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<challenges::ChallengeSettings>), "Whom you accept challenges from.";
+    put "/v1/players/me/challenge-settings" => challenges::set_settings, id = setChallengeSettings, tag = Challenges, 200, auth = true, body = Some(of::<challenges::SettingsBody>), query = NONE, reply = Json(of::<challenges::ChallengeSettings>), "Say whom you accept challenges from: `everyone`, `played` (players you have finished a match with) or `nobody`; challenges already received stay open.";
     post "/v1/rooms" => rooms::create, id = createRoom, tag = Rooms, 201, auth = true, body = Some(of::<rooms::NewRoom>), query = NONE, reply = Json(of::<rooms::RoomView>), "Open a room with settings; returns its invite code.";
     get "/v1/rooms/{room_id}" => rooms::get, id = getRoom, tag = Rooms, 200, auth = true, body = NONE, query = NONE, reply = Json(of::<rooms::RoomView>), "A room (members only).";
     patch "/v1/rooms/{room_id}" => rooms::patch, id = changeRoomSettings, tag = Rooms, 200, auth = true, body = Some(of::<rooms::Patch>), query = NONE, reply = Json(of::<rooms::RoomView>), "Change a room's settings between matches.";
