@@ -10,6 +10,7 @@ CREATE TABLE challenges (
     game         text        NOT NULL,
     rated        boolean     NOT NULL,
     turn_seconds integer     NOT NULL,  -- 0: no turn limit
+    days_per_move integer    NOT NULL,  -- 0: a real-time game
     first        text        NOT NULL,  -- challenger | challenged | random
     status       text        NOT NULL,  -- open | accepted | declined | cancelled | expired
     sent_at      timestamptz NOT NULL,

@@ -15,7 +15,7 @@
 //! Portuguese is Brazilian Portuguese ("você") throughout.
 
 use domain::games::{Board, GameId, Notation};
-use domain::matches::{Settings, TurnSeconds};
+use domain::matches::{DaysPerMove, Settings, TurnSeconds};
 use domain::tournaments::limits as tournament;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -39,6 +39,8 @@ pub struct Limits {
     /// The turn limits, in seconds, that a room, a ranked pool or a tournament's games may have
     /// (besides `null`: none), shortest first.
     pub turn_seconds: Vec<u32>,
+    /// The days per move a correspondence game may have, shortest first.
+    pub days_per_move: Vec<u32>,
     /// The most characters of a player's name once surrounding spaces are dropped (at least
     /// one).
     pub player_name_max: usize,
@@ -97,6 +99,7 @@ impl Limits {
     pub fn now() -> Limits {
         Limits {
             turn_seconds: TurnSeconds::ALLOWED.to_vec(),
+            days_per_move: DaysPerMove::ALLOWED.to_vec(),
             player_name_max: service::checks::PLAYER_NAME_MAX,
             tournament: TournamentLimits {
                 name_max: tournament::NAME_MAX,
@@ -229,6 +232,16 @@ fn settings(texts: &'static SettingTexts, has_show_legal_moves: bool) -> Vec<Set
             description: &texts.turn_seconds,
         },
         SettingInfo {
+            name: "days_per_move",
+            values: Value::Array(
+                std::iter::once(Value::Null)
+                    .chain(DaysPerMove::ALLOWED.map(|d| json!(d)))
+                    .collect(),
+            ),
+            default: json!(defaults.days_per_move),
+            description: &texts.days_per_move,
+        },
+        SettingInfo {
             name: "alternate_first",
             values: json!([true, false]),
             default: json!(defaults.alternate_first),
@@ -309,6 +322,11 @@ mod tests {
     fn settings_match_spec_and_are_identical_across_languages() {
         let common = vec![
             ("turn_seconds", json!([null, 30, 60]), json!(null)),
+            (
+                "days_per_move",
+                json!([null, 1, 2, 3, 5, 7, 14]),
+                json!(null),
+            ),
             ("alternate_first", json!([true, false]), json!(true)),
             ("first", json!(["seat1", "seat2", "random"]), json!("seat1")),
         ];

@@ -324,7 +324,7 @@ fn detail(e: &Error, lang: Lang) -> String {
 fn challenge_code(e: &ChallengeError) -> &'static str {
     use ChallengeError::*;
     match e {
-        Yourself => "invalid_request",
+        Yourself | TwoClocks | RatedCorrespondence => "invalid_request",
         Missing => "not_found",
         NotChallenged | NotChallenger => "forbidden",
         Closed(_) | Lapsed => "challenge_closed",
@@ -337,6 +337,8 @@ fn challenge_key(e: &ChallengeError) -> &'static str {
     use ChallengeError::*;
     match e {
         Yourself => "challenge.yourself",
+        TwoClocks => "invalid.two_clocks",
+        RatedCorrespondence => "challenge.rated_correspondence",
         Missing => "not_found.challenge",
         NotChallenged => "challenge.not_challenged",
         NotChallenger => "challenge.not_challenger",
@@ -522,6 +524,8 @@ mod tests {
                 game: GameId::FourInARow,
             },
             Invalid::TurnSeconds(45),
+            Invalid::DaysPerMove(4),
+            Invalid::TwoClocks,
             Invalid::SettingNotForGame(GameId::FourInARow),
             Invalid::SamePlayerTwice,
             Invalid::RankedNeedsHumans,
@@ -606,6 +610,8 @@ mod tests {
                 Clash::NoTurnLimit,
                 Clash::TooEarly,
                 Clash::NotCheckpointed,
+                Clash::Correspondence,
+                Clash::OtherClock,
             ]
             .map(|r| ApiError::Core(Error::Conflict(r))),
         );
@@ -709,6 +715,8 @@ mod tests {
                     Lapsed,
                     TooEarly,
                     Expiry,
+                    TwoClocks,
+                    RatedCorrespondence,
                 ]
                 .map(|e| ApiError::Core(Error::Challenge(e))),
             );

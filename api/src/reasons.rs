@@ -3,7 +3,7 @@
 //! from the texts, never a sentence built in code.
 
 use domain::games::BoardError;
-use domain::matches::TurnSeconds;
+use domain::matches::{DaysPerMove, TurnSeconds};
 use service::reasons::{Active, Clash, Illegal, Invalid, JsonIssue, Missing, Refused, TextIssue};
 
 use crate::lang::Lang;
@@ -147,6 +147,14 @@ fn invalid_detail(reason: &Invalid, lang: Lang) -> Detail {
                 arg("got", got),
             ],
         ),
+        Invalid::DaysPerMove(got) => (
+            "invalid.days_per_move",
+            vec![
+                arg("values", alternatives(lang, &DaysPerMove::ALLOWED)),
+                arg("got", got),
+            ],
+        ),
+        Invalid::TwoClocks => ("invalid.two_clocks", vec![]),
         Invalid::SettingNotForGame(game) => {
             ("invalid.setting_not_for_game", vec![arg("game", game)])
         }
@@ -344,6 +352,8 @@ impl Templated for Clash {
             Clash::NoTurnLimit => ("conflict.no_turn_limit", vec![]),
             Clash::TooEarly => ("conflict.too_early", vec![]),
             Clash::NotCheckpointed => ("conflict.not_checkpointed", vec![]),
+            Clash::Correspondence => ("conflict.correspondence", vec![]),
+            Clash::OtherClock => ("conflict.other_clock", vec![]),
         }
     }
 }

@@ -51,6 +51,7 @@ pub struct GameTexts {
 #[serde(deny_unknown_fields)]
 pub struct SettingTexts {
     pub turn_seconds: String,
+    pub days_per_move: String,
     pub alternate_first: String,
     pub first: String,
     pub show_legal_moves: String,

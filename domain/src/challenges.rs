@@ -10,7 +10,7 @@ use time::{Duration, OffsetDateTime};
 use crate::aggregate::{Aggregate, At};
 use crate::games::GameId;
 use crate::ids::{ChallengeId, MatchId, PlayerId, Seat};
-use crate::matches::{CreateMatch, FirstMoveRule, Occupant, Settings, TurnSeconds};
+use crate::matches::{CreateMatch, DaysPerMove, FirstMoveRule, Occupant, Settings, TurnSeconds};
 
 /// How long a challenge waits for its answer before it lapses.
 pub const LIFETIME: Duration = Duration::hours(24);
@@ -41,6 +41,9 @@ pub struct Terms {
     /// A rated game counts for both players' ratings, as a ranked match does.
     pub rated: bool,
     pub turn_seconds: Option<TurnSeconds>,
+    /// A correspondence game's days per move (never with `turn_seconds`).
+    #[serde(default)]
+    pub days_per_move: Option<DaysPerMove>,
     pub first: FirstMover,
 }
 
@@ -305,6 +308,12 @@ pub enum ChallengeError {
     TooEarly,
     #[error("a challenge lapses after its sending")]
     Expiry,
+    #[error("a game has one clock: turn_seconds or days_per_move")]
+    TwoClocks,
+    /// Rated correspondence games are rated on a ladder of their own, which discs does not
+    /// keep yet: a correspondence challenge is casual.
+    #[error("a correspondence challenge is not rated")]
+    RatedCorrespondence,
 }
 
 impl Challenge {
@@ -340,6 +349,7 @@ impl Challenge {
             ],
             settings: Settings {
                 turn_seconds: terms.turn_seconds,
+                days_per_move: terms.days_per_move,
                 ..Settings::default()
             },
             first_seat: if accepted.challenger_first {
@@ -410,6 +420,14 @@ impl Aggregate for Challenge {
                     Err(ChallengeError::Yourself)
                 }
                 Command::Send(sent) if sent.expires_at <= at => Err(ChallengeError::Expiry),
+                Command::Send(sent)
+                    if sent.terms.turn_seconds.is_some() && sent.terms.days_per_move.is_some() =>
+                {
+                    Err(ChallengeError::TwoClocks)
+                }
+                Command::Send(sent) if sent.terms.rated && sent.terms.days_per_move.is_some() => {
+                    Err(ChallengeError::RatedCorrespondence)
+                }
                 Command::Send(sent) => Ok(vec![ChallengeEvent::ChallengeSent(sent.clone())]),
                 _ => Err(ChallengeError::Missing),
             };
@@ -522,6 +540,7 @@ mod tests {
                 game: GameId::Reversi,
                 rated: true,
                 turn_seconds: TurnSeconds::try_from(60).ok(),
+                days_per_move: None,
                 first,
             },
             expires_at: at(0) + LIFETIME,

@@ -151,6 +151,7 @@ pub fn reason_name(r: EndedBecause) -> &'static str {
         EndedBecause::BoardFull => "board_full",
         EndedBecause::NoMoves => "no_moves",
         EndedBecause::Resigned => "resigned",
+        EndedBecause::OutOfTime => "out_of_time",
     }
 }
 

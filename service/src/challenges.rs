@@ -23,7 +23,7 @@ use domain::challenges::{
     LIFETIME, OPEN_MAX, PER_MINUTE, Status, Terms,
 };
 use domain::ids::{ChallengeId, MatchId, PlayerId};
-use domain::matches::{Action, MatchState, TurnSeconds};
+use domain::matches::{Action, DaysPerMove, MatchState, TurnSeconds};
 use eventlog::{AppendOutcome, EventLog, NewEvent, RecordedEvent, StreamAppend};
 
 use crate::aggregates::{self, Kept};
@@ -197,8 +197,8 @@ async fn insert_row(
     let terms = sent.terms;
     tx.execute(
         "INSERT INTO challenges (challenge_id, challenger, challenged, game, rated, \
-                                 turn_seconds, first, status, sent_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'open', $8, $9)",
+                                 turn_seconds, days_per_move, first, status, sent_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10)",
         &[
             &id.as_uuid(),
             &sent.challenger.as_uuid(),
@@ -206,6 +206,7 @@ async fn insert_row(
             &terms.game.as_str(),
             &terms.rated,
             &TurnSeconds::code(terms.turn_seconds),
+            &terms.days_per_move.map_or(0, |d| d.get() as i32),
             &first_name(terms),
             &now,
             &sent.expires_at,
@@ -554,7 +555,7 @@ pub async fn open_of(
     let rows = client
         .query(
             "SELECT challenge_id, challenger, challenged, game, rated, turn_seconds, first, \
-                    sent_at, expires_at \
+                    sent_at, expires_at, days_per_move \
                FROM challenges \
               WHERE (challenged = $1 OR challenger = $1) AND status = 'open' AND expires_at > $2 \
               ORDER BY sent_at, challenge_id",
@@ -573,6 +574,9 @@ pub async fn open_of(
                 game: r.get::<_, String>(3).parse().map_err(unexpected)?,
                 rated: r.get(4),
                 turn_seconds: TurnSeconds::from_code(r.get(5)),
+                days_per_move: u32::try_from(r.get::<_, i32>(9))
+                    .ok()
+                    .and_then(|d| DaysPerMove::try_from(d).ok()),
                 first: first_named(r.get(6)),
             },
             sent_at: r.get(7),

@@ -224,6 +224,9 @@ impl From<DomainError> for Error {
             DomainError::AlreadyReplaced(seat) => Error::Conflict(Clash::AlreadyReplaced(seat)),
             DomainError::NoTurnLimit => Error::Conflict(Clash::NoTurnLimit),
             DomainError::TooEarly => Error::Conflict(Clash::TooEarly),
+            DomainError::TwoClocks => Error::InvalidRequest(Invalid::TwoClocks),
+            DomainError::Correspondence => Error::Conflict(Clash::Correspondence),
+            DomainError::OtherClock => Error::Conflict(Clash::OtherClock),
         }
     }
 }

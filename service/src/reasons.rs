@@ -97,6 +97,8 @@ pub enum Invalid {
         game: GameId,
     },
     TurnSeconds(u32),
+    DaysPerMove(u32),
+    TwoClocks,
     SettingNotForGame(GameId),
     SamePlayerTwice,
     RankedNeedsHumans,
@@ -203,6 +205,10 @@ pub enum Clash {
     TooEarly,
     /// A match's proof asked before a signed checkpoint covers it.
     NotCheckpointed,
+    /// Leaving, a stand-in or a CPU seat asked of a correspondence game.
+    Correspondence,
+    /// A timeout asked of a match with another clock.
+    OtherClock,
 }
 
 /// What was not found (`not_found`).
@@ -246,6 +252,8 @@ impl From<SettingsError> for Invalid {
     fn from(e: SettingsError) -> Invalid {
         match e {
             SettingsError::TurnSeconds(n) => Invalid::TurnSeconds(n),
+            SettingsError::DaysPerMove(n) => Invalid::DaysPerMove(n),
+            SettingsError::TwoClocks => Invalid::TwoClocks,
             SettingsError::NotForGame(game) => Invalid::SettingNotForGame(game),
         }
     }
@@ -334,6 +342,9 @@ fn domain_refusal(message: &str) -> Option<Invalid> {
         return Some(Invalid::Seat(raw));
     }
     let number = message.rsplit(' ').next()?.parse::<u32>().ok()?;
+    if SettingsError::DaysPerMove(number).to_string() == message {
+        return Some(Invalid::DaysPerMove(number));
+    }
     (SettingsError::TurnSeconds(number).to_string() == message)
         .then_some(Invalid::TurnSeconds(number))
 }

@@ -354,12 +354,14 @@ fn action_name(a: &Action) -> &'static str {
         Action::TimeOutTurn { .. } => "timeout",
         Action::TakeOver { .. } => "takeover",
         Action::Leave { .. } => "absent",
+        Action::LoseOnTime { .. } => "out_of_time",
         _ => "other",
     }
 }
 
 /// The first thing due on a match at `now`, in order: a CPU move, a timed-out turn, a stand-in
-/// for a player away too long, a player gone silent. CPU choices run on a blocking thread.
+/// for a player away too long, a player gone silent; in a correspondence game only its clock (a
+/// loss on time). CPU choices run on a blocking thread.
 async fn due_action(
     app: &LivePath,
     loaded: &Loaded,
@@ -372,6 +374,13 @@ async fn due_action(
     };
     if m.is_finished() {
         return Ok(None);
+    }
+    if m.is_correspondence() {
+        // No CPU, no presence: only its clock.
+        return Ok(match (m.deadline(), m.to_move()) {
+            (Some(deadline), Some(seat)) if deadline <= now => Some(Action::LoseOnTime { seat }),
+            _ => None,
+        });
     }
     if let Some((seat, level)) = m.cpu_to_move() {
         let mv = play::cpu_move(app, m.position, level, m.cpu_seed).await?;

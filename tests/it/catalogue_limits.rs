@@ -53,6 +53,7 @@ async fn the_catalogue_serves_each_limit_as_it_is_defined() {
         en["limits"],
         json!({
             "turn_seconds": TurnSeconds::ALLOWED,
+            "days_per_move": domain::matches::DaysPerMove::ALLOWED,
             "player_name_max": service::checks::PLAYER_NAME_MAX,
             "tournament": {
                 "name_max": tournament::NAME_MAX,
@@ -482,7 +483,9 @@ fn the_web_forms_take_their_bounds_from_the_catalogue() {
     // The tournament form's limits: a tournament's bounds and the turn limits.
     let form: Vec<(String, u64)> = all
         .iter()
-        .filter(|(at, _)| !at.starts_with("limits.player_name_max"))
+        .filter(|(at, _)| {
+            at.starts_with("limits.tournament") || at.starts_with("limits.turn_seconds")
+        })
         .cloned()
         .collect();
     let tournaments = include_str!("../../api/web/tournaments.js");

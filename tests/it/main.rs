@@ -7,6 +7,7 @@ mod catalogue_limits;
 mod challenges;
 mod cli;
 mod closings;
+mod correspondence;
 mod cpu_relay;
 mod docs;
 mod errors;

@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use domain::challenges::{Accepting, DeclineReason, FirstMover, Status, Terms};
 use domain::games::GameId;
 use domain::ids::{ChallengeId, MatchId, PlayerId};
-use domain::matches::TurnSeconds;
+use domain::matches::{DaysPerMove, TurnSeconds};
 use service::answers::Body;
 use service::challenges::{self, Listed, Seen};
 use service::state::AppState;
@@ -141,6 +141,9 @@ pub struct NewChallenge {
     /// The turn limit (none by default).
     #[serde(default)]
     turn_seconds: Option<TurnSeconds>,
+    /// Days per move: a correspondence game (never with `turn_seconds`; not rated).
+    #[serde(default)]
+    days_per_move: Option<DaysPerMove>,
     /// Who moves first: `challenger`, `challenged` or `random` (a coin drawn on acceptance; the
     /// default).
     #[serde(default)]
@@ -185,6 +188,7 @@ pub async fn send(
             game: new.game,
             rated: new.rated,
             turn_seconds: new.turn_seconds,
+            days_per_move: new.days_per_move,
             first: new.first,
         };
         let seen = challenges::send(

@@ -38,6 +38,10 @@ pub enum Action {
         seat: Seat,
         cpu_move: String,
     },
+    /// A correspondence game's player to move, `seat`, let their days run out: they lose.
+    LoseOnTime {
+        seat: Seat,
+    },
     /// `seat` left and did not come back within `return_seconds`: the CPU at `level` plays it
     /// until its player returns.
     TakeOver {

@@ -54,6 +54,15 @@ pub enum DomainError {
     RankedNeedsHumans,
     #[error("{0} has no setting show_legal_moves = false")]
     SettingNotForGame(GameId),
+    #[error("a match has one clock: turn_seconds or days_per_move")]
+    TwoClocks,
+    /// Nobody is away in a correspondence game and the CPU never plays one.
+    #[error("not in a correspondence game")]
+    Correspondence,
+    /// A turn limit's timeout (the CPU's move) asked of a correspondence game, or a loss on
+    /// time of a real-time one.
+    #[error("this match has another clock")]
+    OtherClock,
 }
 
 /// Decides the events a command causes, or refuses it.
@@ -73,6 +82,9 @@ pub fn decide(state: &MatchState, cmd: &Command) -> Result<Vec<MatchEvent>, Doma
         Action::PlayMove { seat, mv, by } => play_move(m, *seat, mv, *by),
         Action::Leave { seat, reason } => {
             human(m, *seat)?;
+            if m.is_correspondence() {
+                return Err(DomainError::Correspondence);
+            }
             match m.seat(*seat).presence {
                 Presence::Here => Ok(vec![MatchEvent::PlayerLeft(PlayerLeft {
                     seat: *seat,
@@ -91,6 +103,9 @@ pub fn decide(state: &MatchState, cmd: &Command) -> Result<Vec<MatchEvent>, Doma
             }
         }
         Action::TimeOutTurn { seat, cpu_move } => {
+            if m.is_correspondence() {
+                return Err(DomainError::OtherClock);
+            }
             let deadline = m.deadline().ok_or(DomainError::NoTurnLimit)?;
             if m.to_move() != Some(*seat) {
                 return Err(DomainError::NotYourTurn(*seat));
@@ -102,12 +117,36 @@ pub fn decide(state: &MatchState, cmd: &Command) -> Result<Vec<MatchEvent>, Doma
             events.extend(move_effects(m, *seat, cpu_move, MovedBy::Cpu)?);
             Ok(events)
         }
+        Action::LoseOnTime { seat } => {
+            if !m.is_correspondence() {
+                return Err(DomainError::OtherClock);
+            }
+            let deadline = m.deadline().ok_or(DomainError::NoTurnLimit)?;
+            if m.to_move() != Some(*seat) {
+                return Err(DomainError::NotYourTurn(*seat));
+            }
+            if cmd.at < deadline {
+                return Err(DomainError::TooEarly);
+            }
+            Ok(vec![
+                MatchEvent::TurnTimedOut(TurnTimedOut { seat: *seat }),
+                MatchEvent::MatchEnded(MatchEnded {
+                    outcome: Outcome::Win,
+                    winner_seat: Some(seat.other()),
+                    reason: EndedBecause::OutOfTime,
+                    discs: discs(&m.position),
+                }),
+            ])
+        }
         Action::TakeOver {
             seat,
             level,
             return_seconds,
         } => {
             human(m, *seat)?;
+            if m.is_correspondence() {
+                return Err(DomainError::Correspondence);
+            }
             if !CPU_LEVELS.contains(level) {
                 return Err(DomainError::BadCpuLevel(*level));
             }
@@ -160,8 +199,13 @@ fn create_match(c: &CreateMatch) -> Result<Vec<MatchEvent>, DomainError> {
     if c.ranked && c.seats.iter().any(|o| matches!(o, Occupant::Cpu { .. })) {
         return Err(DomainError::RankedNeedsHumans);
     }
-    if c.settings.validate_for(c.game).is_err() {
-        return Err(DomainError::SettingNotForGame(c.game));
+    match c.settings.validate_for(c.game) {
+        Ok(()) => {}
+        Err(crate::matches::SettingsError::TwoClocks) => return Err(DomainError::TwoClocks),
+        Err(_) => return Err(DomainError::SettingNotForGame(c.game)),
+    }
+    if c.settings.is_correspondence() && c.seats.iter().any(|o| matches!(o, Occupant::Cpu { .. })) {
+        return Err(DomainError::Correspondence);
     }
     Ok(vec![MatchEvent::MatchCreated(MatchCreated {
         game: c.game,

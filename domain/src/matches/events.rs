@@ -150,7 +150,8 @@ pub enum Outcome {
     Draw,
 }
 
-/// Why a match ended: by the rules of its game, or by a resignation.
+/// Why a match ended: by the rules of its game, by a resignation, or (`out_of_time`) because a
+/// correspondence game's player to move let their days run out.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -159,6 +160,7 @@ pub enum EndedBecause {
     BoardFull,
     NoMoves,
     Resigned,
+    OutOfTime,
 }
 
 impl From<EndReason> for EndedBecause {

@@ -20,7 +20,7 @@ pub use events::{
     DecodeError, EndedBecause, FirstMoveRule, LeaveReason, MatchCreated, MatchEnded, MatchEvent,
     MovedBy, Occupant, Outcome, Stamped,
 };
-pub use settings::{FirstSetting, Settings, SettingsError, TurnSeconds};
+pub use settings::{DaysPerMove, FirstSetting, Settings, SettingsError, TurnSeconds};
 pub use state::{
     Controller, Match, MatchState, Presence, STRONG_CPU_LEVEL, SeatState, evolve,
     strong_solo_player,

@@ -1,4 +1,5 @@
-//! House rules of a match: turn limit, who starts, rematch alternation, legal-move hints.
+//! House rules of a match: its clock (a turn limit in seconds, or days per move: a
+//! correspondence game), who starts, rematch alternation, legal-move hints.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +59,49 @@ impl schemars::JsonSchema for TurnSeconds {
     }
 }
 
+/// Days per move: a correspondence game's clock, only the values the product offers
+/// ([`DaysPerMove::ALLOWED`]). Each move gives the player to move that many days; when they run
+/// out, that player loses on time. Nobody is "away" in such a game and the CPU never plays it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "u32", into = "u32")]
+pub struct DaysPerMove(u32);
+
+impl DaysPerMove {
+    pub const ALLOWED: [u32; 6] = [1, 2, 3, 5, 7, 14];
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl TryFrom<u32> for DaysPerMove {
+    type Error = SettingsError;
+    fn try_from(n: u32) -> Result<Self, SettingsError> {
+        if Self::ALLOWED.contains(&n) {
+            Ok(DaysPerMove(n))
+        } else {
+            Err(SettingsError::DaysPerMove(n))
+        }
+    }
+}
+
+impl From<DaysPerMove> for u32 {
+    fn from(d: DaysPerMove) -> u32 {
+        d.0
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for DaysPerMove {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DaysPerMove".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "integer", "enum": DaysPerMove::ALLOWED})
+    }
+}
+
 /// Who starts a room's first match.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -75,6 +119,8 @@ pub enum FirstSetting {
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     pub turn_seconds: Option<TurnSeconds>,
+    /// A correspondence game's days per move (never with `turn_seconds`).
+    pub days_per_move: Option<DaysPerMove>,
     pub alternate_first: bool,
     pub first: FirstSetting,
     /// Reversi only: whether the match view lists the legal moves. Four in a Row always does.
@@ -85,6 +131,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             turn_seconds: None,
+            days_per_move: None,
             alternate_first: true,
             first: FirstSetting::Seat1,
             show_legal_moves: true,
@@ -96,8 +143,12 @@ impl Default for Settings {
 pub enum SettingsError {
     #[error("turn_seconds must be null or an offered limit, not {0}")]
     TurnSeconds(u32),
+    #[error("days_per_move must be null or an offered number of days, not {0}")]
+    DaysPerMove(u32),
     #[error("{0} has no setting show_legal_moves = false")]
     NotForGame(GameId),
+    #[error("a match has one clock: turn_seconds or days_per_move, not both")]
+    TwoClocks,
 }
 
 impl Settings {
@@ -112,7 +163,15 @@ impl Settings {
         if !Self::can_hide_legal_moves(game) && !self.show_legal_moves {
             return Err(SettingsError::NotForGame(game));
         }
+        if self.turn_seconds.is_some() && self.days_per_move.is_some() {
+            return Err(SettingsError::TwoClocks);
+        }
         Ok(())
+    }
+
+    /// Whether these are a correspondence game's settings (days per move).
+    pub fn is_correspondence(&self) -> bool {
+        self.days_per_move.is_some()
     }
 
     /// Whether a view of a match of `game` with these settings lists the legal moves.
@@ -142,5 +201,20 @@ mod tests {
         assert!(serde_json::from_str::<Settings>(r#"{"turn_seconds":"30"}"#).is_err());
         assert!(serde_json::from_str::<Settings>(r#"{"colour":"red"}"#).is_err());
         assert!(serde_json::from_str::<Settings>(r#"{"turn_seconds":null}"#).is_ok());
+        assert!(serde_json::from_str::<Settings>(r#"{"days_per_move":4}"#).is_err());
+        let s: Settings = serde_json::from_str(r#"{"days_per_move":3}"#).expect("3 days");
+        assert_eq!(s.days_per_move.map(DaysPerMove::get), Some(3));
+        assert!(s.is_correspondence());
+        assert_eq!(s.validate_for(GameId::Reversi), Ok(()));
+    }
+
+    #[test]
+    fn a_match_has_one_clock() {
+        let both: Settings =
+            serde_json::from_str(r#"{"days_per_move":1,"turn_seconds":30}"#).expect("parses");
+        assert_eq!(
+            both.validate_for(GameId::FourInARow),
+            Err(SettingsError::TwoClocks)
+        );
     }
 }

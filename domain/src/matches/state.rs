@@ -153,13 +153,23 @@ impl Match {
         }
     }
 
-    /// When the current turn times out; `None` without a turn limit or once finished.
+    /// When the current turn times out (its turn limit, or its days per move); `None` without a
+    /// clock or once finished.
     pub fn deadline(&self) -> Option<OffsetDateTime> {
-        let limit = self.settings.turn_seconds?;
         if self.is_finished() {
             return None;
         }
+        if let Some(days) = self.settings.days_per_move {
+            return Some(self.turn_started_at + Duration::days(i64::from(days.get())));
+        }
+        let limit = self.settings.turn_seconds?;
         Some(self.turn_started_at + Duration::seconds(i64::from(limit.get())))
+    }
+
+    /// Whether this is a correspondence game (days per move: no presence, no CPU, a loss on
+    /// time).
+    pub fn is_correspondence(&self) -> bool {
+        self.settings.is_correspondence()
     }
 
     /// The seat whose move the CPU owes now (a CPU seat or a stand-in), if any.

@@ -755,8 +755,11 @@ pub fn work_row(
             pending: None,
         });
     }
+    // Presence is watched in real-time play only: nobody is away in a correspondence game.
     let watch = |s: Seat| {
-        matches!(m.seat(s).occupant, Occupant::Human { .. }) && m.seat(s).presence == Presence::Here
+        !m.is_correspondence()
+            && matches!(m.seat(s).occupant, Occupant::Human { .. })
+            && m.seat(s).presence == Presence::Here
     };
     let seen_at = |s: Seat| if seen == Some(s) { now } else { m.created_at };
     Some(WorkRow {

@@ -1,0 +1,160 @@
+//! Correspondence games (days per move): the deadline is a row the workers read by time, so a
+//! game is lost on time by whichever instance sees it due, after a restart too; nobody is away
+//! and the CPU never plays one; a challenge may offer one (casual).
+
+use reqwest::StatusCode;
+use serde_json::json;
+use time::format_description::well_known::Rfc3339;
+use time::{Duration, OffsetDateTime};
+
+use crate::helpers::{config, spawn_app, spawn_on, types};
+
+fn deadline(view: &serde_json::Value) -> OffsetDateTime {
+    OffsetDateTime::parse(view["deadline"].as_str().expect("a deadline"), &Rfc3339).expect("a time")
+}
+
+#[tokio::test]
+async fn a_correspondence_game_is_lost_on_time_across_a_restart() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = app
+        .room_match_with(&ada, &bob, "four_in_a_row", json!({"days_per_move": 1}))
+        .await;
+    let view = app.view(&ada, &id).await;
+    assert_eq!(view["settings"]["days_per_move"], 1);
+    let started = deadline(&view);
+    assert_eq!(started - app.state.now(), Duration::days(1));
+
+    // Half a day later Ada moves: Bob has a whole day from then.
+    app.advance(12 * 3600).await;
+    let res = app.play(&ada, &id, "4").await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let view = app.view(&bob, &id).await;
+    assert_eq!(deadline(&view), started + Duration::hours(12));
+    // Nobody is away in a correspondence game: hours without a call, and both are still here.
+    app.advance(20 * 3600).await;
+    let view = app.view(&ada, &id).await;
+    assert_eq!(view["status"], "active");
+    for seat in view["seats"].as_array().expect("seats") {
+        assert_eq!(seat["controller"], "human", "{seat}");
+    }
+    let res = app
+        .post(&format!("/v1/matches/{id}/leave"), &bob.token, json!({}))
+        .await;
+    assert_eq!(res.status, StatusCode::CONFLICT, "{:?}", res.body);
+
+    // Another instance starts on the database, with no match in its memory, a day later: its
+    // workers find the deadline among the rows and Bob loses on time.
+    let later = spawn_on(&app.db_url, config(&app.db_url)).await;
+    later
+        .clock
+        .advance(app.state.now() - later.state.now() + Duration::days(1));
+    assert!(later.state.now() > deadline(&view));
+    later.run_workers().await;
+    let view = later.view(&ada, &id).await;
+    assert_eq!(view["status"], "finished", "{view}");
+    assert_eq!(view["result"]["reason"], "out_of_time");
+    assert_eq!(view["result"]["winner_seat"], 1);
+    let events = later.events(&ada, &id).await;
+    assert_eq!(
+        types(&events)[events.len() - 2..],
+        ["turn_timed_out", "match_ended"]
+    );
+}
+
+#[tokio::test]
+async fn the_cpu_never_plays_a_correspondence_game() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let res = app
+        .post(
+            "/v1/matches",
+            &ada.token,
+            json!({"game": "reversi", "cpu_level": 1, "settings": {"days_per_move": 3}}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::CONFLICT, "{:?}", res.body);
+    let room = app
+        .post(
+            "/v1/rooms",
+            &ada.token,
+            json!({"game": "reversi", "settings": {"days_per_move": 3}}),
+        )
+        .await;
+    assert_eq!(room.status, StatusCode::CREATED, "{:?}", room.body);
+    let alone = app
+        .post(
+            &format!(
+                "/v1/rooms/{}/matches",
+                room.body["room_id"].as_str().expect("an id")
+            ),
+            &ada.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(alone.status, StatusCode::CONFLICT, "{:?}", alone.body);
+    // One clock a match, and only the offered days.
+    for settings in [
+        json!({"days_per_move": 3, "turn_seconds": 30}),
+        json!({"days_per_move": 4}),
+    ] {
+        let res = app
+            .post(
+                "/v1/rooms",
+                &ada.token,
+                json!({"game": "reversi", "settings": settings}),
+            )
+            .await;
+        assert_eq!(
+            res.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{settings}: {:?}",
+            res.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_challenge_offers_a_casual_correspondence_game() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let rated = app
+        .post(
+            "/v1/challenges",
+            &ada.token,
+            json!({"opponent": bob.id, "game": "reversi", "rated": true, "days_per_move": 3}),
+        )
+        .await;
+    assert_eq!(
+        rated.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        rated.body
+    );
+    let sent = app
+        .post(
+            "/v1/challenges",
+            &ada.token,
+            json!({"opponent": bob.id, "game": "reversi", "days_per_move": 3,
+                   "first": "challenger"}),
+        )
+        .await;
+    assert_eq!(sent.status, StatusCode::CREATED, "{:?}", sent.body);
+    assert_eq!(sent.body["days_per_move"], 3);
+    let listed = app.get("/v1/challenges", &bob.token).await;
+    assert_eq!(listed.body["received"][0]["days_per_move"], 3);
+    let id = sent.body["challenge_id"].as_str().expect("an id");
+    let accepted = app
+        .post(
+            &format!("/v1/challenges/{id}/accept"),
+            &bob.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(accepted.status, StatusCode::OK, "{:?}", accepted.body);
+    let match_id = accepted.body["match_id"].as_str().expect("a match");
+    let view = app.view(&ada, match_id).await;
+    assert_eq!(view["settings"]["days_per_move"], 3);
+    assert_eq!(view["ranked"], false);
+    assert_eq!(deadline(&view) - app.state.now(), Duration::days(3));
+}
