@@ -152,6 +152,23 @@ pub struct ChallengeDeclined {
     pub reason: DeclineReason,
 }
 
+/// Why an open challenge was withdrawn by the server: one of its players can no longer play it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Withdrawal {
+    /// An admin banned one of its players.
+    Banned,
+    /// One of its players closed their account.
+    Closed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChallengeWithdrawn {
+    pub player: PlayerId,
+    pub because: Withdrawal,
+}
+
 /// Every event of a challenge stream. On the wire: `{"type": "<snake_case>", "data": {...}}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChallengeEvent {
@@ -160,15 +177,17 @@ pub enum ChallengeEvent {
     ChallengeDeclined(ChallengeDeclined),
     ChallengeCancelled,
     ChallengeExpired,
+    ChallengeWithdrawn(ChallengeWithdrawn),
 }
 
 impl ChallengeEvent {
-    pub const TYPES: [&'static str; 5] = [
+    pub const TYPES: [&'static str; 6] = [
         "challenge_sent",
         "challenge_accepted",
         "challenge_declined",
         "challenge_cancelled",
         "challenge_expired",
+        "challenge_withdrawn",
     ];
     pub const SCHEMA_VERSION: i16 = 1;
 
@@ -179,6 +198,7 @@ impl ChallengeEvent {
             ChallengeEvent::ChallengeDeclined(_) => "challenge_declined",
             ChallengeEvent::ChallengeCancelled => "challenge_cancelled",
             ChallengeEvent::ChallengeExpired => "challenge_expired",
+            ChallengeEvent::ChallengeWithdrawn(_) => "challenge_withdrawn",
         }
     }
 
@@ -188,6 +208,7 @@ impl ChallengeEvent {
             ChallengeEvent::ChallengeSent(e) => serde_json::to_value(e),
             ChallengeEvent::ChallengeAccepted(e) => serde_json::to_value(e),
             ChallengeEvent::ChallengeDeclined(e) => serde_json::to_value(e),
+            ChallengeEvent::ChallengeWithdrawn(e) => serde_json::to_value(e),
             ChallengeEvent::ChallengeCancelled | ChallengeEvent::ChallengeExpired => {
                 Ok(serde_json::json!({}))
             }
@@ -219,6 +240,9 @@ impl ChallengeEvent {
                 .map_err(bad),
             "challenge_cancelled" => Ok(ChallengeEvent::ChallengeCancelled),
             "challenge_expired" => Ok(ChallengeEvent::ChallengeExpired),
+            "challenge_withdrawn" => ChallengeWithdrawn::deserialize(data)
+                .map(ChallengeEvent::ChallengeWithdrawn)
+                .map_err(bad),
             other => Err(format!("unknown challenge event type `{other}`")),
         }
     }
@@ -235,6 +259,7 @@ pub enum Status {
     Declined,
     Cancelled,
     Expired,
+    Withdrawn,
 }
 
 impl Status {
@@ -245,6 +270,7 @@ impl Status {
             Status::Declined => "declined",
             Status::Cancelled => "cancelled",
             Status::Expired => "expired",
+            Status::Withdrawn => "withdrawn",
         }
     }
 }
@@ -285,6 +311,11 @@ pub enum Command {
     },
     /// Nobody answered within its lifetime.
     Expire,
+    /// `player`, one of its two, can no longer play it.
+    Withdraw {
+        player: PlayerId,
+        because: Withdrawal,
+    },
 }
 
 /// Why a challenge command is refused.
@@ -473,6 +504,18 @@ impl Aggregate for Challenge {
                 }
                 ChallengeEvent::ChallengeExpired
             }
+            Command::Withdraw { player, because } => {
+                if !c.involves(*player) {
+                    return Err(ChallengeError::Missing);
+                }
+                if c.status != Status::Open {
+                    return Err(ChallengeError::Closed(c.status));
+                }
+                ChallengeEvent::ChallengeWithdrawn(ChallengeWithdrawn {
+                    player: *player,
+                    because: *because,
+                })
+            }
         };
         Ok(vec![event])
     }
@@ -508,6 +551,7 @@ impl Aggregate for Challenge {
             }
             ChallengeEvent::ChallengeCancelled => Status::Cancelled,
             ChallengeEvent::ChallengeExpired => Status::Expired,
+            ChallengeEvent::ChallengeWithdrawn(_) => Status::Withdrawn,
         };
         c.status = status;
         c.closed_at = Some(at);
@@ -740,6 +784,10 @@ mod tests {
             }),
             ChallengeEvent::ChallengeCancelled,
             ChallengeEvent::ChallengeExpired,
+            ChallengeEvent::ChallengeWithdrawn(ChallengeWithdrawn {
+                player: player(2),
+                because: Withdrawal::Banned,
+            }),
         ];
         for (e, name) in events.iter().zip(ChallengeEvent::TYPES) {
             assert_eq!(e.event_type(), name);
@@ -757,6 +805,31 @@ mod tests {
         for accepting in Accepting::ALL {
             assert_eq!(Accepting::named(accepting.as_str()), accepting);
         }
+    }
+
+    #[test]
+    fn a_challenge_is_withdrawn_once_for_one_of_its_players() {
+        let send = (0, Command::Send(sent(FirstMover::Random)));
+        let withdraw = |p| {
+            (
+                1,
+                Command::Withdraw {
+                    player: player(p),
+                    because: Withdrawal::Closed,
+                },
+            )
+        };
+        assert_eq!(
+            run(&[send.clone(), withdraw(3)]).1,
+            Some(ChallengeError::Missing)
+        );
+        let (c, refused) = run(&[send.clone(), withdraw(2)]);
+        assert_eq!(refused, None);
+        assert_eq!(c.expect("sent").status, Status::Withdrawn);
+        assert_eq!(
+            run(&[send, withdraw(1), withdraw(2)]).1,
+            Some(ChallengeError::Closed(Status::Withdrawn))
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use domain::aggregate::{Aggregate, At};
 use domain::challenges::{
     Accepting, Challenge, ChallengeAccepted, ChallengeError, ChallengeSent, Command, DeclineReason,
-    LIFETIME, OPEN_MAX, PER_MINUTE, Status, Terms,
+    LIFETIME, OPEN_MAX, PER_MINUTE, Status, Terms, Withdrawal,
 };
 use domain::ids::{ChallengeId, MatchId, PlayerId};
 use domain::matches::{Action, DaysPerMove, MatchState, TurnSeconds};
@@ -472,37 +472,80 @@ async fn answer(
 
 /// Lets every open challenge whose time is up lapse (`challenge_expired`); the number that
 /// lapsed. Any instance may run it: each lapse is a command whose id derives from the
-/// challenge, so two instances write it once. The row follows the stream after the commit (the
-/// workers' loop cannot hold the runner's transaction across its own writes); a row left open
-/// by a crash in between is set right on the next pass, when the stream refuses the lapse.
+/// challenge, so two instances write it once.
 pub async fn expire_due(app: &Challenges) -> Result<usize, Error> {
-    let now = app.now();
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let due: Vec<Uuid> = client
-        .query(
-            "SELECT challenge_id FROM challenges \
-              WHERE status = 'open' AND expires_at <= $1 ORDER BY expires_at LIMIT 100",
-            &[&now],
-        )
-        .await
-        .map_err(unexpected)?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    let mut lapsed = 0;
-    for raw in due {
+    let due: Vec<Uuid> = {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        client
+            .query(
+                "SELECT challenge_id FROM challenges \
+                  WHERE status = 'open' AND expires_at <= $1 ORDER BY expires_at LIMIT 100",
+                &[&app.now()],
+            )
+            .await
+            .map_err(unexpected)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    close_each(app, &due, "challenge expired", || Command::Expire).await
+}
+
+/// Withdraws every open challenge `player` sent or received (`challenge_withdrawn`): a ban or a
+/// closing of their account, after it commits. One that stays open (the instance stops first)
+/// can still not start a match: an acceptance reads both players' bans and closings; and it
+/// lapses in its time. The number withdrawn.
+pub async fn withdraw_all(
+    app: &Challenges,
+    player: PlayerId,
+    because: Withdrawal,
+) -> Result<usize, Error> {
+    let open: Vec<Uuid> = {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        client
+            .query(
+                "SELECT challenge_id FROM challenges \
+                  WHERE (challenger = $1 OR challenged = $1) AND status = 'open'",
+                &[&player.as_uuid()],
+            )
+            .await
+            .map_err(unexpected)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    close_each(app, &open, "challenge withdrawn", || Command::Withdraw {
+        player,
+        because,
+    })
+    .await
+}
+
+/// Runs `command` on each challenge of `ids` (a command id derived from the challenge and
+/// `what`: two instances write it once), then sets its row to the stream's status; the number
+/// closed by this call. The row follows the stream after the commit (the workers' loop cannot
+/// hold the runner's transaction across its own writes); a row a crash left open in between is
+/// set right on the next pass, when the stream refuses the command as closed.
+async fn close_each(
+    app: &Challenges,
+    ids: &[Uuid],
+    what: &str,
+    command: impl Fn() -> Command,
+) -> Result<usize, Error> {
+    let mut closed = 0;
+    for &raw in ids {
         let id = ChallengeId::from_uuid(raw);
         let done = aggregates::command(
             app,
             &app.kept,
             id,
             None,
-            Uuid::new_v5(&raw, b"challenge expired"),
+            Uuid::new_v5(&raw, what.as_bytes()),
             |_, now| {
                 Ok((
                     At {
                         at: now,
-                        command: Command::Expire,
+                        command: command(),
                     },
                     (),
                 ))
@@ -511,17 +554,18 @@ pub async fn expire_due(app: &Challenges) -> Result<usize, Error> {
         )
         .await;
         let status = match done {
-            Ok(_) => {
-                lapsed += 1;
-                Status::Expired
+            Ok((state, ())) => {
+                closed += 1;
+                state.map_or(Status::Open, |c| c.status)
             }
-            // Answered meanwhile, or lapsed before a crash: the row follows the stream.
+            // Closed meanwhile, or before a crash: the row follows the stream.
             Err(Error::Challenge(ChallengeError::Closed(status))) => status,
             Err(e) => {
-                tracing::warn!(challenge = %id, error = %e, "a challenge did not lapse");
+                tracing::warn!(challenge = %id, error = %e, "a challenge stayed open");
                 continue;
             }
         };
+        let client = app.pool.get().await.map_err(unexpected)?;
         client
             .execute(
                 "UPDATE challenges SET status = $2 WHERE challenge_id = $1 AND status = 'open'",
@@ -530,7 +574,7 @@ pub async fn expire_due(app: &Challenges) -> Result<usize, Error> {
             .await
             .map_err(unexpected)?;
     }
-    Ok(lapsed)
+    Ok(closed)
 }
 
 /// Purges the rows of challenges closed for a day or more (what the bounds no longer count; the

@@ -8,7 +8,10 @@ use time::OffsetDateTime;
 
 use domain::ids::PlayerId;
 
+use domain::challenges::Withdrawal;
+
 use crate::answers;
+use crate::challenges::{self, Challenges};
 use crate::error::{Error, unexpected};
 use crate::history::History;
 use crate::live::LivePath;
@@ -32,9 +35,10 @@ pub struct Closed {
 /// could not be written is caught up from the database by [`reapply_closings`]). Its games, ratings and events stay, under the
 /// label; no event changes, so every chain and checkpoint still verifies. Refused while the
 /// player holds a queue ticket (`already_queued`) or sits in an unfinished ranked match
-/// (`in_ranked_match`); `not_found` for an unknown or already closed account.
+/// (`in_ranked_match`); `not_found` for an unknown or already closed account. Its open
+/// challenges, both ways, are withdrawn after it.
 pub async fn close(
-    app: &LivePath,
+    app: &Challenges,
     history: &History,
     player: PlayerId,
     at: OffsetDateTime,
@@ -61,6 +65,10 @@ pub async fn close(
     if let Err(e) = crate::history::record_closing(history, player.as_uuid(), at) {
         // The closing stands; the next pass of `reapply_closings` writes the line.
         tracing::error!(player = %player, error = %e, "the ledger of closings could not be written");
+    }
+    // One left open cannot start a match: an acceptance reads both players' closings.
+    if let Err(e) = challenges::withdraw_all(app, player, Withdrawal::Closed).await {
+        tracing::warn!(player = %player, error = %e, "a closed player's challenges stayed open");
     }
     Ok(closed)
 }

@@ -8,16 +8,19 @@
 //! ticket first makes the ban's append conflict on the ticket: the ban is decided again, on a
 //! ticket no longer waiting. A pause that does not happen (the instance stops) is made up for
 //! by the organiser, which leaves banned players out of every pass that starts after the ban
-//! commits, and by a retry of the request. A pass that read its players just before the ban
+//! commits, and by a retry of the request. Then it withdraws the player's open challenges, both
+//! ways (a `challenge_withdrawn` each; one left open cannot start a match anyway). A pass that read its players just before the ban
 //! committed pairs nobody it bans: the ban and the pass's step take the player's standing lock
 //! (`standing::banned_under_lock`), so the step sees the ban and is lost, or commits first and
 //! the ban follows the pairing.
 
+use domain::challenges::Withdrawal;
 use domain::ids::PlayerId;
 use domain::standing::{Decision, Standing};
 use eventlog::{AppendError, AppendOutcome, EventLog};
 use uuid::Uuid;
 
+use crate::challenges::{self, Challenges};
 use crate::error::{Error, unexpected};
 use crate::ranked;
 use crate::standing;
@@ -30,6 +33,7 @@ const ATTEMPTS: usize = 8;
 /// twice), with its reach (above); the standing after it.
 pub async fn decide(
     app: &Tournaments,
+    challenged: &Challenges,
     command_id: Uuid,
     admin: PlayerId,
     player: PlayerId,
@@ -82,6 +86,7 @@ pub async fn decide(
     })?;
     if after.banned() {
         commands::pause_everywhere(app, player, admin, command_id).await?;
+        challenges::withdraw_all(challenged, player, Withdrawal::Banned).await?;
     }
     Ok(after)
 }

@@ -307,11 +307,21 @@ async fn who_may_be_challenged_and_how_often() {
     assert_eq!(res.status, StatusCode::FORBIDDEN, "{:?}", res.body);
     let res = challenge(&app, &ada, &dan, terms.clone()).await;
     assert_eq!(res.status, StatusCode::FORBIDDEN, "{:?}", res.body);
+    // The ban withdrew it: an event of its stream, and no match.
+    let read = app
+        .get(&format!("/v1/challenges/{open_to_dan}"), &ada.token)
+        .await;
+    assert_eq!(read.body["status"], "withdrawn", "{:?}", read.body);
+    assert_eq!(
+        history(&read.body),
+        ["challenge_sent", "challenge_withdrawn"]
+    );
     let res = act(&app, &dan, &open_to_dan, "accept", json!({})).await;
-    assert_eq!(res.status, StatusCode::FORBIDDEN, "{:?}", res.body);
+    assert_eq!(res.code(), "challenge_closed", "{:?}", res.body);
 
-    // Closed: not challenged.
+    // Closed: not challenged; what was open to them is withdrawn.
     let eve = app.player("Eve").await;
+    let open_to_eve = sent(&app, &ada, &eve, terms.clone()).await;
     let asked = app
         .post("/v1/players/me/closing", &eve.token, json!({}))
         .await;
@@ -325,24 +335,31 @@ async fn who_may_be_challenged_and_how_often() {
     assert_eq!(closed.status, StatusCode::OK, "{:?}", closed.body);
     let res = challenge(&app, &ada, &eve, terms.clone()).await;
     assert_eq!(res.status, StatusCode::FORBIDDEN, "{:?}", res.body);
+    let read = app
+        .get(&format!("/v1/challenges/{open_to_eve}"), &ada.token)
+        .await;
+    assert_eq!(read.body["status"], "withdrawn", "{:?}", read.body);
 
-    // The bounds: 5 a minute, 10 open at once (Ada has 2 open: to Bob and to Dan).
+    // The bounds: 5 a minute (Ada sent 3 this minute: to Bob, Dan and Eve), 10 open at once
+    // (1 is: to Bob; the ban and the closing withdrew the others).
     let mut others = Vec::new();
-    for i in 0..9 {
+    for i in 0..10 {
         others.push(app.player(&format!("P{i}")).await);
     }
     let cy = app.player("Cy").await;
-    for p in &others[..3] {
+    for p in &others[..2] {
         sent(&app, &ada, p, terms.clone()).await;
     }
-    let res = challenge(&app, &ada, &others[3], terms.clone()).await;
+    let res = challenge(&app, &ada, &others[2], terms.clone()).await;
     res.assert_rate_limited("60");
     app.clock.advance(time::Duration::seconds(61));
-    for p in &others[3..8] {
+    for p in &others[2..7] {
         sent(&app, &ada, p, terms.clone()).await;
     }
     app.clock.advance(time::Duration::seconds(61));
-    let res = challenge(&app, &ada, &others[8], terms.clone()).await;
+    sent(&app, &ada, &others[7], terms.clone()).await;
+    sent(&app, &ada, &others[8], terms.clone()).await;
+    let res = challenge(&app, &ada, &others[9], terms.clone()).await;
     assert_eq!(
         (res.status, res.code()),
         (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
@@ -350,5 +367,5 @@ async fn who_may_be_challenged_and_how_often() {
         res.body
     );
     // Another player's bounds are their own.
-    sent(&app, &cy, &others[8], terms).await;
+    sent(&app, &cy, &others[9], terms).await;
 }

@@ -295,7 +295,7 @@ pub async fn close_player(
     if player == auth.player {
         return Err(Invalid::OwnAccount.into());
     }
-    let closed = service::closing::close(&app, &app.history, player, app.now()).await?;
+    let closed = service::closing::close(&app.challenges, &app.history, player, app.now()).await?;
     app.generations.forget_player(player);
     tracing::info!(%player, admin = %auth.player, "an admin closed an account");
     Ok(HttpResponse::Ok().json(super::players::AccountClosed::of(&closed)))
@@ -394,6 +394,7 @@ pub async fn decide(
         let b: DecisionBody = input::json(&body)?;
         let standing = service::decisions::decide(
             &app.tournaments,
+            &app.challenges,
             command_id,
             auth.player,
             player,

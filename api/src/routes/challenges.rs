@@ -33,8 +33,8 @@ pub struct Player {
 /// A step of a challenge's life: an event of its stream.
 #[derive(Serialize, JsonSchema)]
 pub struct ChallengeStep {
-    /// `challenge_sent`, `challenge_accepted`, `challenge_declined`, `challenge_cancelled` or
-    /// `challenge_expired`.
+    /// `challenge_sent`, `challenge_accepted`, `challenge_declined`, `challenge_cancelled`,
+    /// `challenge_expired` or `challenge_withdrawn` (a ban or a closing of one of its players).
     #[serde(rename = "type")]
     kind: String,
     #[serde(with = "time::serde::rfc3339")]

@@ -325,7 +325,8 @@ pub async fn close(
         auth.generation,
         app.now(),
     )?;
-    let closed = service::closing::close(&app, &app.history, auth.player, app.now()).await?;
+    let closed =
+        service::closing::close(&app.challenges, &app.history, auth.player, app.now()).await?;
     app.generations.forget_player(auth.player);
     Ok(HttpResponse::Ok().json(AccountClosed::of(&closed)))
 }
