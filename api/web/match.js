@@ -8,7 +8,7 @@ import { catalogue, me, path, Problem } from './api.js';
 import { board, countsDiscs, discCountLine, drops, landed, splitMoves, unknownGame } from './board.js';
 import { h, mmss } from './dom.js';
 import { follow } from './stream.js';
-import { t } from './texts.js';
+import { lang, t } from './texts.js';
 import { frame, loadingNote, navigate, showError } from './view.js';
 
 /** How many times the analysis is asked for while the server says to retry later. */
@@ -16,6 +16,17 @@ const ANALYSIS_ATTEMPTS = 10;
 /** How long the end of a tournament game stays on screen before its tournament's page opens
  * again, in milliseconds. */
 const BACK_TO_TOURNAMENT = 2500;
+
+/** The clock's line: a real-time turn's time left, or a correspondence move's deadline in the
+ * reader's own time zone and language. */
+function clockText(match) {
+  if (!match.deadline || match.status !== 'active') return '';
+  if (match.settings.days_per_move) {
+    const at = new Date(match.deadline).toLocaleString(lang, { dateStyle: 'medium', timeStyle: 'short' });
+    return t('match.deadline', { at });
+  }
+  return t('match.clock', { time: mmss(Date.parse(match.deadline) - Date.now()) });
+}
 
 export async function show(view, id) {
   frame(t('match.title'), loadingNote());
@@ -138,7 +149,7 @@ function live(view, initial, game) {
   frame(`${game.name} · ${t('match.live')}`, tournamentLink(match), seatsLine(match), status, clock, conn, streamProblem, count, holder, controls, rulesOf(game));
   render();
   part.every(250, () => {
-    clock.textContent = match.deadline && match.status === 'active' ? t('match.clock', { time: mmss(Date.parse(match.deadline) - Date.now()) }) : '';
+    clock.textContent = clockText(match);
   });
   // A dropping game: the key of a column's name plays it (1–7 in Four in a Row).
   part.listen(document, 'keydown', (e) => {
