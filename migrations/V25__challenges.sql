@@ -26,3 +26,14 @@ CREATE TABLE challenge_settings (
     player_id uuid PRIMARY KEY,
     accepting text NOT NULL
 );
+
+-- The players of each open correspondence game (`service::live`), written before the match is
+-- created (so a game is never without them) and purged by the workers once its work row is gone:
+-- what a player's inbox reads to find the games where it is their turn.
+CREATE TABLE correspondence_seats (
+    player_id uuid        NOT NULL,
+    match_id  uuid        NOT NULL,
+    seated_at timestamptz NOT NULL,
+    PRIMARY KEY (player_id, match_id)
+);
+CREATE INDEX correspondence_seats_match ON correspondence_seats (match_id);

@@ -355,6 +355,7 @@ async fn start_match(
         }
     }
     let create = c.create_match(accepted, seed);
+    play::seat_correspondence(tx, accepted.match_id, &create, now).await?;
     if create.ranked {
         for p in [c.sent.challenger, c.sent.challenged] {
             if crate::standing::seated_in(tx, p).await?.is_some() {
@@ -633,6 +634,42 @@ pub async fn open_of(
         }
     }
     Ok((received, sent))
+}
+
+/// A correspondence game where it is a player's turn.
+pub struct YourTurn {
+    pub loaded: play::Loaded,
+    pub deadline: OffsetDateTime,
+}
+
+/// What waits for `player`: their correspondence games where it is their turn (the nearest
+/// deadline first; each read from the log or this instance's cache), and their open challenges
+/// both ways.
+pub async fn inbox(
+    app: &Challenges,
+    player: PlayerId,
+) -> Result<(Vec<YourTurn>, Vec<Listed>, Vec<Listed>), Error> {
+    let mut turns = Vec::new();
+    for id in play::correspondence_of(app, player).await? {
+        let loaded = match play::load(app, id).await {
+            Ok(loaded) => loaded,
+            // A seat written for a game whose creation failed.
+            Err(Error::NotFound(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        let Some(m) = loaded.state.get() else {
+            continue;
+        };
+        let mine = m
+            .to_move()
+            .is_some_and(|seat| m.seat(seat).player_id() == Some(player));
+        if let (true, Some(deadline)) = (mine, m.deadline()) {
+            turns.push(YourTurn { loaded, deadline });
+        }
+    }
+    turns.sort_by_key(|t| (t.deadline, t.loaded.id));
+    let (received, sent) = open_of(app, player).await?;
+    Ok((turns, received, sent))
 }
 
 /// Whom `player` accepts challenges from.

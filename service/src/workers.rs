@@ -281,6 +281,11 @@ pub async fn run_forever(app: AppState, interval: StdDuration) {
                 Ok(n) => tracing::info!(purged = n, "idle rooms purged"),
                 Err(e) => tracing::warn!(error = %e, "the purge of idle rooms failed"),
             }
+            match play::purge_correspondence_seats(&app, app.now() - Duration::hours(1)).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(purged = n, "ended correspondence games' seats purged"),
+                Err(e) => tracing::warn!(error = %e, "the purge of correspondence seats failed"),
+            }
             match crate::challenges::purge(&app.challenges).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(purged = n, "closed challenges purged"),

@@ -7,7 +7,7 @@ use serde_json::json;
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
-use crate::helpers::{config, spawn_app, spawn_on, types};
+use crate::helpers::{Player, TestApp, config, spawn_app, spawn_on, types};
 
 fn deadline(view: &serde_json::Value) -> OffsetDateTime {
     OffsetDateTime::parse(view["deadline"].as_str().expect("a deadline"), &Rfc3339).expect("a time")
@@ -157,4 +157,73 @@ async fn a_challenge_offers_a_casual_correspondence_game() {
     assert_eq!(view["settings"]["days_per_move"], 3);
     assert_eq!(view["ranked"], false);
     assert_eq!(deadline(&view) - app.state.now(), Duration::days(3));
+}
+
+async fn inbox(app: &TestApp, p: &Player) -> serde_json::Value {
+    let res = app.get("/v1/players/me/inbox", &p.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    res.body
+}
+
+#[tokio::test]
+async fn the_inbox_lists_the_games_awaiting_your_move_nearest_deadline_first() {
+    let app = spawn_app().await;
+    let (ada, bob, cy) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Cy").await,
+    );
+    // Ada moves first in both: a 3-day game with Bob, then a 1-day game with Cy.
+    let slow = app
+        .room_match_with(&ada, &bob, "four_in_a_row", json!({"days_per_move": 3}))
+        .await;
+    app.advance(3600).await;
+    let fast = app
+        .room_match_with(&ada, &cy, "reversi", json!({"days_per_move": 1}))
+        .await;
+    let turns = |body: &serde_json::Value| -> Vec<String> {
+        body["your_turn"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|t| t["match_id"].as_str().expect("an id").to_owned())
+            .collect()
+    };
+    let mine = inbox(&app, &ada).await;
+    assert_eq!(turns(&mine), [fast.as_str(), slow.as_str()], "{mine}");
+    assert_eq!(mine["your_turn"][0]["opponent"]["name"], "Cy");
+    assert_eq!(mine["your_turn"][0]["days_per_move"], 1);
+    assert!(turns(&inbox(&app, &bob).await).is_empty());
+
+    // Ada moves in the slow game: it leaves her inbox for Bob's.
+    let res = app.play(&ada, &slow, "4").await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert_eq!(turns(&inbox(&app, &ada).await), [fast.as_str()]);
+    assert_eq!(turns(&inbox(&app, &bob).await), [slow.as_str()]);
+
+    // A challenge shows in both inboxes; a real-time game never does.
+    let res = app
+        .post(
+            "/v1/challenges",
+            &cy.token,
+            json!({"opponent": bob.id, "game": "reversi", "days_per_move": 7}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    let bobs = inbox(&app, &bob).await;
+    assert_eq!(
+        bobs["challenges"]["received"][0]["challenger"]["name"],
+        "Cy"
+    );
+    let cys = inbox(&app, &cy).await;
+    assert_eq!(cys["challenges"]["sent"][0]["challenged"]["name"], "Bob");
+    app.room_match(&bob, &cy, "four_in_a_row").await;
+    assert_eq!(turns(&inbox(&app, &bob).await), [slow.as_str()]);
+
+    // A game that ends leaves the inbox.
+    let res = app
+        .post(&format!("/v1/matches/{slow}/resign"), &bob.token, json!({}))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    assert!(turns(&inbox(&app, &bob).await).is_empty());
 }

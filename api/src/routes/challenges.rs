@@ -174,6 +174,30 @@ pub struct SettingsBody {
     accepting: Accepting,
 }
 
+/// A correspondence game waiting for your move.
+#[derive(Serialize, JsonSchema)]
+pub struct TurnWaiting {
+    match_id: MatchId,
+    game: GameId,
+    opponent: Player,
+    /// When your move is due: past it, you lose on time.
+    #[serde(with = "time::serde::rfc3339")]
+    #[schemars(with = "String")]
+    deadline: OffsetDateTime,
+    days_per_move: Option<DaysPerMove>,
+    /// Moves played so far.
+    moves: usize,
+}
+
+/// What waits for you.
+#[derive(Serialize, JsonSchema)]
+pub struct Inbox {
+    /// Your correspondence games where it is your turn, the nearest deadline first.
+    your_turn: Vec<TurnWaiting>,
+    /// Your open challenges: received (to answer) and sent, oldest first.
+    challenges: ChallengeList,
+}
+
 /// `POST /v1/challenges`.
 pub async fn send(
     app: web::Data<ApiState>,
@@ -210,12 +234,58 @@ pub async fn send(
 /// `GET /v1/challenges`.
 pub async fn list(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
     let (received, sent) = challenges::open_of(&app.challenges, auth.player).await?;
+    Ok(HttpResponse::Ok().json(listed(&app, received, sent).await?))
+}
+
+/// `GET /v1/players/me/inbox`.
+pub async fn inbox(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+    let (turns, received, sent) = challenges::inbox(&app.challenges, auth.player).await?;
+    let mut waiting = Vec::with_capacity(turns.len());
+    for turn in &turns {
+        let m = turn.loaded.get()?;
+        let opponent = m
+            .seats
+            .iter()
+            .filter_map(|s| s.player_id())
+            .find(|&p| p != auth.player);
+        if let Some(opponent) = opponent {
+            waiting.push((turn, m, opponent));
+        }
+    }
+    let opponents: Vec<PlayerId> = waiting.iter().map(|&(_, _, p)| p).collect();
+    let names = service::players::names_of(&app, &opponents).await?;
+    let your_turn = waiting
+        .into_iter()
+        .map(|(turn, m, opponent)| TurnWaiting {
+            match_id: turn.loaded.id,
+            game: m.game,
+            opponent: Player {
+                player_id: opponent,
+                name: names.get(&opponent).cloned().unwrap_or_default(),
+            },
+            deadline: turn.deadline,
+            days_per_move: m.settings.days_per_move,
+            moves: m.moves.len(),
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(Inbox {
+        your_turn,
+        challenges: listed(&app, received, sent).await?,
+    }))
+}
+
+/// Open challenges as a list shows them, with their players' names.
+async fn listed(
+    app: &AppState,
+    received: Vec<Listed>,
+    sent: Vec<Listed>,
+) -> Result<ChallengeList, ApiError> {
     let players: Vec<PlayerId> = received
         .iter()
         .chain(&sent)
         .flat_map(|l| [l.challenger, l.challenged])
         .collect();
-    let names = service::players::names_of(&app, &players).await?;
+    let names = service::players::names_of(app, &players).await?;
     let view = |l: Listed| {
         let player = |p: PlayerId| Player {
             player_id: p,
@@ -230,10 +300,10 @@ pub async fn list(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, 
             expires_at: l.expires_at,
         }
     };
-    Ok(HttpResponse::Ok().json(ChallengeList {
+    Ok(ChallengeList {
         received: received.into_iter().map(view).collect(),
         sent: sent.into_iter().map(view).collect(),
-    }))
+    })
 }
 
 /// `GET /v1/challenges/{id}` (its two players only).

@@ -643,6 +643,69 @@ pub async fn run_cpu(app: &LivePath, mut loaded: Loaded) -> Result<Loaded, Error
     Ok(loaded)
 }
 
+/// Records the players of correspondence game `id` (before it is created: a game is never
+/// without them; rows of a creation that failed are purged with those of ended games).
+pub async fn seat_correspondence(
+    client: &impl deadpool_postgres::GenericClient,
+    id: MatchId,
+    create: &CreateMatch,
+    at: OffsetDateTime,
+) -> Result<(), Error> {
+    if !create.settings.is_correspondence() {
+        return Ok(());
+    }
+    let players: Vec<Uuid> = create
+        .seats
+        .iter()
+        .filter_map(|s| match s {
+            Occupant::Human { player_id } => Some(player_id.as_uuid()),
+            Occupant::Cpu { .. } => None,
+        })
+        .collect();
+    client
+        .execute(
+            "INSERT INTO correspondence_seats (player_id, match_id, seated_at) \
+             SELECT p, $2, $3 FROM unnest($1::uuid[]) AS p ON CONFLICT DO NOTHING",
+            &[&players, &id.as_uuid(), &at],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(())
+}
+
+/// The correspondence games of `player` that may still be open (their seats outlive a game's
+/// end until the workers' purge: a reader checks each game).
+pub async fn correspondence_of(app: &LivePath, player: PlayerId) -> Result<Vec<MatchId>, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT s.match_id FROM correspondence_seats s \
+              WHERE s.player_id = $1 \
+                AND EXISTS (SELECT 1 FROM match_work w WHERE w.match_id = s.match_id)",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows.iter().map(|r| MatchId::from_uuid(r.get(0))).collect())
+}
+
+/// Purges the seats of correspondence games that have no work row (ended, or never created)
+/// and were written before `before`; how many.
+pub async fn purge_correspondence_seats(
+    app: &LivePath,
+    before: OffsetDateTime,
+) -> Result<u64, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    client
+        .execute(
+            "DELETE FROM correspondence_seats s WHERE s.seated_at < $1 \
+               AND NOT EXISTS (SELECT 1 FROM match_work w WHERE w.match_id = s.match_id)",
+            &[&before],
+        )
+        .await
+        .map_err(unexpected)
+}
+
 /// Creates a match for `player` (solo or in a room); the CPU opens in the same commit when it
 /// starts (level 5 just after). Answers with the view after the CPU's opening.
 pub async fn start(
@@ -656,6 +719,10 @@ pub async fn start(
     let seat = Seat::BOTH
         .into_iter()
         .find(|&s| matches!(create.seats[s.index()], Occupant::Human { player_id } if player_id == player));
+    if create.settings.is_correspondence() {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        seat_correspondence(&client, id, &create, app.now()).await?;
+    }
     let done = execute(
         app,
         MatchCommand {
