@@ -120,6 +120,7 @@ pub async fn send(
         },
     )
     .await?;
+    app.wake_projections();
     seen(app, challenger, id).await
 }
 
@@ -325,7 +326,9 @@ pub async fn accept(
     )
     .await?;
     let written = made.into_inner().unwrap_or_else(|p| p.into_inner());
-    if !written.is_empty() {
+    if written.is_empty() {
+        app.wake_projections();
+    } else {
         app.live.committed(&app.log, match_id, &written);
     }
     seen(app, player, id).await
@@ -468,6 +471,7 @@ async fn answer(
         async |tx, _, (), _| set_status(tx, id, status, None).await,
     )
     .await?;
+    app.wake_projections();
     seen(app, player, id).await
 }
 
@@ -557,6 +561,7 @@ async fn close_each(
         let status = match done {
             Ok((state, ())) => {
                 closed += 1;
+                app.wake_projections();
                 state.map_or(Status::Open, |c| c.status)
             }
             // Closed meanwhile, or before a crash: the row follows the stream.

@@ -12,7 +12,7 @@
 //! (what `live` reads of a player: seated, banned); [`live`] (`LivePath`: the core plus the play
 //! settings, the match cache, the committer, the fan-out and the search cap); the services, each with the context it needs (`analysis`:
 //! `Analyses`, the live path plus the jobs; `ranked`: `Ranked`, the live path plus the waves' pool,
-//! schedule and wake-up; `rooms`, `challenges` (`Challenges`: the live path plus the challenges' folds), `explorer`, `history`, `closing`, `records` (a player's
+//! schedule and wake-up; `rooms`, `challenges` (`Challenges`: the live path plus the challenges' folds) and `player_feed` (a player's own stream) above it, `explorer`, `history`, `closing`, `records` (a player's
 //! ratings, history and the leaderboards), `audits` (what admins ask of the log and the
 //! projections); `tournaments`: `Tournaments`,
 //! the live path plus the folds it read and the organiser's wake-up); `decisions` (an admin's
@@ -36,6 +36,7 @@ pub mod explorer;
 pub mod history;
 pub mod live;
 pub mod metrics;
+pub mod player_feed;
 pub mod players;
 pub mod ranked;
 pub mod reasons;

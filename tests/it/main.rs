@@ -25,6 +25,7 @@ mod modules;
 mod openapi;
 mod outage;
 mod ownership;
+mod player_stream;
 mod players;
 mod races;
 mod ranked;

@@ -409,3 +409,20 @@ pub async fn set_settings(
     })
     .await
 }
+
+/// `GET /v1/players/me/stream`: what happens to you anywhere, as it commits; resumable with
+/// `Last-Event-ID` (a frame's id), on any instance.
+pub async fn stream(
+    app: web::Data<ApiState>,
+    auth: Auth,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let after = match req.headers().get("last-event-id") {
+        None => None,
+        Some(v) => Some(service::player_feed::after(v.to_str().unwrap_or_default())?),
+    };
+    let generation = super::stream::generation(&auth);
+    let opened =
+        service::player_feed::stream(&app.challenges, auth.player, generation, after).await?;
+    super::stream::answer(&app, opened)
+}

@@ -1,0 +1,277 @@
+//! A player's own stream (`GET /v1/players/me/stream`): what happens to them anywhere, as it
+//! commits: a challenge sent or received and each answer to it (`challenge`), a match of theirs
+//! starting (`match_started`), their turn in a correspondence game (`your_turn`), a match of
+//! theirs ending (`match_ended`). Each frame's id is the log's commit-safe place of its event
+//! (`<tx>.<position>`), so a client that reconnects with `Last-Event-ID`, on any instance, gets
+//! what it missed from the log and then the instance's tail; nothing is kept per player.
+//!
+//! The matches followed are the player's open correspondence games and live ranked match when
+//! the stream opens, and every match created for them while it is open (so a real-time casual
+//! match started before the stream is not followed to its end).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
+
+use domain::challenges::{Challenge, ChallengeSent};
+use domain::ids::{ChallengeId, MatchId, PlayerId};
+use eventlog::{Checkpoint, RecordedEvent};
+
+use crate::aggregates;
+use crate::challenges::Challenges;
+use crate::error::{Error, unexpected};
+use crate::live::feeds::{Feed, Open, Opened, open_place};
+use crate::live::play;
+use crate::reasons::Invalid;
+
+/// The most events of the log a resumed stream reads to catch up; further behind, the stream
+/// starts over from now with a `resync` frame (read the inbox again).
+const CATCH_UP: i64 = 10_000;
+
+/// The place of the event a client last received, as its frame's id gave it (`<tx>.<position>`).
+pub fn after(raw: &str) -> Result<Checkpoint, Error> {
+    raw.trim()
+        .split_once('.')
+        .and_then(|(tx, position)| {
+            Some(Checkpoint {
+                tx: tx.parse().ok()?,
+                position: position.parse().ok()?,
+            })
+        })
+        .filter(|c| c.tx >= 0 && c.position >= 0)
+        .ok_or(Error::InvalidRequest(Invalid::LastEventId))
+}
+
+/// `player`'s stream, after `after` (the id of the last frame received) or from now.
+pub async fn stream(
+    app: &Challenges,
+    player: PlayerId,
+    generation: Option<u32>,
+    after: Option<Checkpoint>,
+) -> Result<Open<PlayerFeed>, Error> {
+    // Subscribed before anything is read: nothing falls between the two.
+    let batches = app.live.batches().subscribe();
+    let place = match open_place(app, player, generation, false).await? {
+        Ok(place) => place,
+        Err(why) => return Ok(Open::Refused(why)),
+    };
+    let mut followed: HashSet<MatchId> = play::correspondence_of(app, player)
+        .await?
+        .into_iter()
+        .collect();
+    let client = app.pool.get().await.map_err(unexpected)?;
+    followed.extend(crate::standing::seated_in(&client, player).await?);
+    drop(client);
+    let mut feed = PlayerFeed {
+        app: app.clone(),
+        player,
+        sent: after,
+        gap: after.is_some(),
+        batches,
+        followed,
+    };
+    // A comment first: the answer starts at once, whatever follows.
+    let mut history = vec![Bytes::from_static(b": following\n\n")];
+    if after.is_some() {
+        history.extend(feed.catch_up().await?);
+    }
+    Ok(Open::Ready(Opened {
+        place,
+        history,
+        feed,
+    }))
+}
+
+/// A player's frames from the log and the instance's tail.
+pub struct PlayerFeed {
+    app: Challenges,
+    player: PlayerId,
+    /// The last event looked at (sent or not); `None` until the first batch.
+    sent: Option<Checkpoint>,
+    /// Events were missed since `sent`: read them from the log before anything else.
+    gap: bool,
+    batches: broadcast::Receiver<Arc<projections::Batch>>,
+    /// The player's matches whose moves and end the stream tells.
+    followed: HashSet<MatchId>,
+}
+
+impl PlayerFeed {
+    /// The frames of the log's events after `sent`, up to [`CATCH_UP`] of them; further behind,
+    /// a `resync` frame and the stream goes on from the tail.
+    async fn catch_up(&mut self) -> Result<Vec<Bytes>, Error> {
+        let from = self.sent.unwrap_or_default();
+        let events = self
+            .app
+            .log
+            .read_all_after(from, CATCH_UP)
+            .await
+            .map_err(unexpected)?;
+        self.gap = false;
+        if events.len() as i64 >= CATCH_UP {
+            self.sent = None;
+            return Ok(vec![Bytes::from_static(b"event: resync\ndata: {}\n\n")]);
+        }
+        self.frames_of(&events).await
+    }
+
+    /// The frames of `events` (in the log's order) that concern the player, after `sent`.
+    async fn frames_of(&mut self, events: &[RecordedEvent]) -> Result<Vec<Bytes>, Error> {
+        let mut out = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            let at = e.checkpoint();
+            if self.sent.is_some_and(|sent| at <= sent) {
+                continue;
+            }
+            // The next event of its stream, if the same read holds it (a command's events are
+            // read together): a move its own command follows with a pass or the end is not the
+            // turn it seems.
+            let then = events[i + 1..].iter().find(|n| n.stream == e.stream);
+            if let Some((kind, data)) = self.notice(e, then).await? {
+                out.push(Bytes::from(format!(
+                    "id: {}.{}\nevent: {kind}\ndata: {data}\n\n",
+                    at.tx, at.position
+                )));
+            }
+            self.sent = Some(at);
+        }
+        Ok(out)
+    }
+
+    /// What `e` tells the player, if anything.
+    async fn notice(
+        &mut self,
+        e: &RecordedEvent,
+        then: Option<&RecordedEvent>,
+    ) -> Result<Option<(&'static str, Value)>, Error> {
+        let me = self.player;
+        if let Some(raw) = e.stream.strip_prefix("challenge-") {
+            let Ok(id) = raw.parse::<ChallengeId>() else {
+                return Ok(None);
+            };
+            let parties = if e.event_type == "challenge_sent" {
+                let sent: ChallengeSent = serde_json::from_value(e.data.clone())
+                    .map_err(|err| Error::Unexpected(anyhow::anyhow!("{}: {err}", e.stream)))?;
+                [sent.challenger, sent.challenged]
+            } else {
+                let Some(c) = aggregates::load::<Challenge>(&self.app, &self.app.kept, id).await?
+                else {
+                    return Ok(None);
+                };
+                [c.sent.challenger, c.sent.challenged]
+            };
+            if !parties.contains(&me) {
+                return Ok(None);
+            }
+            let mut data = json!({"type": e.event_type, "challenge_id": id});
+            if let Some(match_id) = e.data.get("match_id") {
+                data["match_id"] = match_id.clone();
+            }
+            if let Some(reason) = e.data.get("reason") {
+                data["reason"] = reason.clone();
+            }
+            return Ok(Some(("challenge", data)));
+        }
+        let Some(id) = MatchId::of_stream(&e.stream) else {
+            return Ok(None);
+        };
+        match e.event_type.as_str() {
+            "match_created" => {
+                let seated = e.data["seats"].as_array().is_some_and(|seats| {
+                    seats
+                        .iter()
+                        .any(|s| s["player_id"].as_str() == Some(&me.to_string()))
+                });
+                if !seated {
+                    return Ok(None);
+                }
+                self.followed.insert(id);
+                Ok(Some((
+                    "match_started",
+                    json!({"match_id": id, "game": e.data["game"], "ranked": e.data["ranked"]}),
+                )))
+            }
+            "match_ended" if self.followed.remove(&id) => Ok(Some((
+                "match_ended",
+                json!({"match_id": id, "result": e.data}),
+            ))),
+            "move_played" | "passed" if self.followed.contains(&id) => {
+                if then.is_some_and(|n| n.tx == e.tx && n.version == e.version + 1) {
+                    return Ok(None);
+                }
+                // Whose turn it is after this event, as the event says (a reader of the past
+                // gets the turns of the past): the other seat than the one that moved or passed.
+                let Some(seat) = e.data["seat"]
+                    .as_u64()
+                    .and_then(|n| u8::try_from(n).ok())
+                    .and_then(|n| domain::ids::Seat::try_from(n).ok())
+                else {
+                    return Ok(None);
+                };
+                let loaded = play::load(&self.app, id).await?;
+                let Some(m) = loaded.state.get() else {
+                    return Ok(None);
+                };
+                let next = seat.other();
+                let (Some(days), true) = (
+                    m.settings.days_per_move,
+                    m.seat(next).player_id() == Some(me),
+                ) else {
+                    return Ok(None);
+                };
+                let deadline = e.recorded_at + time::Duration::days(i64::from(days.get()));
+                Ok(Some((
+                    "your_turn",
+                    json!({
+                        "match_id": id,
+                        "version": e.version,
+                        "deadline": deadline
+                            .format(&time::format_description::well_known::Rfc3339)
+                            .map_err(unexpected)?,
+                    }),
+                )))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+impl Feed for PlayerFeed {
+    async fn next(&mut self) -> Option<(Vec<Bytes>, bool)> {
+        loop {
+            if self.gap {
+                let out = self.catch_up().await.ok()?;
+                if !out.is_empty() {
+                    return Some((out, false));
+                }
+                continue;
+            }
+            match self.batches.recv().await {
+                Ok(batch) => {
+                    if self.sent.is_some_and(|sent| batch.from > sent) {
+                        // The tail skipped some events since the last one looked at.
+                        self.gap = true;
+                        continue;
+                    }
+                    let out = self.frames_of(&batch.events).await.ok()?;
+                    self.sent = Some(self.sent.map_or(batch.to, |s| s.max(batch.to)));
+                    if !out.is_empty() {
+                        return Some((out, false));
+                    }
+                }
+                // Too far behind: the client resumes with Last-Event-ID.
+                Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    fn presence(&self) -> Option<Duration> {
+        None
+    }
+
+    async fn present(&mut self) {}
+}
