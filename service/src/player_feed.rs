@@ -64,6 +64,8 @@ pub async fn stream(
         .await?
         .into_iter()
         .collect();
+    let (received, sent) = crate::challenges::open_of(app, player).await?;
+    let challenges = received.iter().chain(&sent).map(|l| l.id).collect();
     let client = app.pool.get().await.map_err(unexpected)?;
     followed.extend(crate::standing::seated_in(&client, player).await?);
     drop(client);
@@ -74,6 +76,8 @@ pub async fn stream(
         gap: after.is_some(),
         batches,
         followed,
+        challenges,
+        past: false,
     };
     // A comment first: the answer starts at once, whatever follows.
     let mut history = vec![Bytes::from_static(b": following\n\n")];
@@ -98,6 +102,11 @@ pub struct PlayerFeed {
     batches: broadcast::Receiver<Arc<projections::Batch>>,
     /// The player's matches whose moves and end the stream tells.
     followed: HashSet<MatchId>,
+    /// The player's challenges (open when the stream opened, or sent since): the others' are
+    /// passed over without reading them.
+    challenges: HashSet<ChallengeId>,
+    /// Reading the log's past (a resume): a challenge not known here is read to see whose it is.
+    past: bool,
 }
 
 impl PlayerFeed {
@@ -116,7 +125,10 @@ impl PlayerFeed {
             self.sent = None;
             return Ok(vec![Bytes::from_static(b"event: resync\ndata: {}\n\n")]);
         }
-        self.frames_of(&events).await
+        self.past = true;
+        let frames = self.frames_of(&events).await;
+        self.past = false;
+        frames
     }
 
     /// The frames of `events` (in the log's order) that concern the player, after `sent`.
@@ -153,20 +165,23 @@ impl PlayerFeed {
             let Ok(id) = raw.parse::<ChallengeId>() else {
                 return Ok(None);
             };
-            let parties = if e.event_type == "challenge_sent" {
+            let mine = if e.event_type == "challenge_sent" {
                 let sent: ChallengeSent = serde_json::from_value(e.data.clone())
                     .map_err(|err| Error::Unexpected(anyhow::anyhow!("{}: {err}", e.stream)))?;
-                [sent.challenger, sent.challenged]
+                sent.challenger == me || sent.challenged == me
+            } else if self.challenges.contains(&id) {
+                true
+            } else if self.past {
+                aggregates::load::<Challenge>(&self.app, &self.app.kept, id)
+                    .await?
+                    .is_some_and(|c| c.involves(me))
             } else {
-                let Some(c) = aggregates::load::<Challenge>(&self.app, &self.app.kept, id).await?
-                else {
-                    return Ok(None);
-                };
-                [c.sent.challenger, c.sent.challenged]
+                false
             };
-            if !parties.contains(&me) {
+            if !mine {
                 return Ok(None);
             }
+            self.challenges.insert(id);
             let mut data = json!({"type": e.event_type, "challenge_id": id});
             if let Some(match_id) = e.data.get("match_id") {
                 data["match_id"] = match_id.clone();
