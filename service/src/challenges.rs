@@ -24,7 +24,7 @@ use domain::challenges::{
 };
 use domain::ids::{ChallengeId, MatchId, PlayerId};
 use domain::matches::{Action, DaysPerMove, MatchState, TurnSeconds};
-use eventlog::{AppendOutcome, EventLog, NewEvent, RecordedEvent, StreamAppend};
+use eventlog::{AppendOutcome, EventLog, RecordedEvent, StreamAppend};
 
 use crate::aggregates::{self, Kept};
 use crate::error::{Error, unexpected};
@@ -376,16 +376,7 @@ async fn start_match(
     let append = StreamAppend {
         stream: accepted.match_id.stream(),
         expected_version: 0,
-        events: events
-            .iter()
-            .map(|e| NewEvent {
-                event_type: e.event_type().to_owned(),
-                schema_version: e.schema_version(),
-                data: e.data(),
-                actor: None,
-                recorded_at: now,
-            })
-            .collect(),
+        events: aggregates::new_events::<MatchState>(&events, None, now),
     };
     let match_command = Uuid::new_v5(&command_id, b"challenge match");
     let written = match EventLog::append_on(tx, match_command, vec![append])

@@ -30,7 +30,7 @@ use domain::matches::{
 };
 use domain::matchmaking::{self, Candidate, Rules};
 use domain::tickets::{Pool, TicketEvent, TicketMatched};
-use eventlog::{AppendError, AppendOutcome, EventLog, NewEvent, StreamAppend};
+use eventlog::{AppendError, AppendOutcome, EventLog, StreamAppend};
 
 use super::new_event;
 use crate::error::Error;
@@ -421,16 +421,7 @@ fn pairing_appends(
         StreamAppend {
             stream: id.stream(),
             expected_version: 0,
-            events: events
-                .iter()
-                .map(|e| NewEvent {
-                    event_type: e.event_type().to_owned(),
-                    schema_version: e.schema_version(),
-                    data: e.data(),
-                    actor: None,
-                    recorded_at: now,
-                })
-                .collect(),
+            events: crate::aggregates::new_events::<MatchState>(events, None, now),
         },
         StreamAppend {
             stream: a.ticket.stream(),

@@ -41,7 +41,7 @@ use domain::tournaments::organiser::{next, next_with};
 use domain::tournaments::{
     Command, EntrantStatus, Format, PairingMade, Status, Tournament, TournamentEvent, decide,
 };
-use eventlog::{AppendError, AppendOutcome, Checkpoint, EventLog, NewEvent, StreamAppend};
+use eventlog::{AppendError, AppendOutcome, Checkpoint, EventLog, StreamAppend};
 
 use super::{PAUSED_AFTER, Tournaments, load};
 use crate::aggregates;
@@ -441,16 +441,7 @@ async fn write(
         appends.push(StreamAppend {
             stream: p.match_id.stream(),
             expected_version: 0,
-            events: created
-                .iter()
-                .map(|e| NewEvent {
-                    event_type: e.event_type().to_owned(),
-                    schema_version: e.schema_version(),
-                    data: e.data(),
-                    actor: None,
-                    recorded_at: now,
-                })
-                .collect(),
+            events: aggregates::new_events::<MatchState>(&created, None, now),
         });
         let loaded = crate::ranked::waves::created(p.match_id, &created, now);
         work.extend(play::work_row(app, &loaded, None, now));
