@@ -31,6 +31,9 @@ async fn a_correspondence_game_is_lost_on_time_across_a_restart() {
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     let view = app.view(&bob, &id).await;
     assert_eq!(deadline(&view), started + Duration::hours(12));
+    // Played over days, it is read from the log when it moves: never kept in memory.
+    let match_id: domain::ids::MatchId = id.parse().expect("a match id");
+    assert!(app.state.cache.get(match_id).is_none());
     // Nobody is away in a correspondence game: hours without a call, and both are still here.
     app.advance(20 * 3600).await;
     let view = app.view(&ada, &id).await;

@@ -44,8 +44,16 @@ pub const STAND_IN_LEVEL: u8 = 2;
 /// search for a second, so its moves are commands of their own.
 pub const INLINE_CPU_LEVEL: u8 = 4;
 
-/// Keeps `loaded` in the instance's match cache.
+/// Keeps `loaded` in the instance's match cache; never a correspondence game:
+/// a game played over days is read from the log when it moves, so that any number of open ones
+/// costs an instance no memory.
 fn remember(app: &LivePath, loaded: &Loaded) {
+    if let Some(m) = loaded.state.get()
+        && m.is_correspondence()
+    {
+        app.cache.forget(loaded.id);
+        return;
+    }
     app.cache.put(
         loaded.id,
         Cached {
