@@ -27,9 +27,10 @@ CREATE TABLE challenge_settings (
     accepting text NOT NULL
 );
 
--- The players of each open correspondence game (`service::live`), written before the match is
--- created (so a game is never without them) and purged by the workers once its work row is gone:
--- what a player's inbox reads to find the games where it is their turn.
+-- Correspondence games as rows (`service::live::correspondence`), written before a game is
+-- created and after each command on it: their players (what a player's inbox and stream read)
+-- and their deadlines, read by time through an index. Such a game has no `match_work` row, so
+-- any number of open ones adds nothing to the workers' scan of real-time play.
 CREATE TABLE correspondence_seats (
     player_id uuid        NOT NULL,
     match_id  uuid        NOT NULL,
@@ -37,3 +38,9 @@ CREATE TABLE correspondence_seats (
     PRIMARY KEY (player_id, match_id)
 );
 CREATE INDEX correspondence_seats_match ON correspondence_seats (match_id);
+
+CREATE TABLE correspondence_games (
+    match_id uuid        PRIMARY KEY,
+    due      timestamptz NOT NULL
+);
+CREATE INDEX correspondence_games_due ON correspondence_games (due);

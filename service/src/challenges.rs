@@ -358,7 +358,7 @@ async fn start_match(
         }
     }
     let create = c.create_match(accepted, seed);
-    play::seat_correspondence(tx, accepted.match_id, &create, now).await?;
+    crate::live::correspondence::open_on(tx, accepted.match_id, &create, now).await?;
     if create.ranked {
         for p in [c.sent.challenger, c.sent.challenged] {
             if crate::standing::seated_in(tx, p).await?.is_some() {
@@ -646,7 +646,7 @@ pub async fn inbox(
     player: PlayerId,
 ) -> Result<(Vec<YourTurn>, Vec<Listed>, Vec<Listed>), Error> {
     let mut turns = Vec::new();
-    for id in play::correspondence_of(app, player).await? {
+    for id in crate::live::correspondence::of(app, player).await? {
         let loaded = match play::load(app, id).await {
             Ok(loaded) => loaded,
             // A seat written for a game whose creation failed.

@@ -60,7 +60,7 @@ pub async fn stream(
         Ok(place) => place,
         Err(why) => return Ok(Open::Refused(why)),
     };
-    let mut followed: HashSet<MatchId> = play::correspondence_of(app, player)
+    let mut followed: HashSet<MatchId> = crate::live::correspondence::of(app, player)
         .await?
         .into_iter()
         .collect();

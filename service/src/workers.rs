@@ -8,8 +8,8 @@
 //! purges what is kept only for a while (stored answers, idle rooms, old analyses).
 //!
 //! [`repair_work`] (at start-up, and `discs repair-work`) gives every active match whose row is
-//! missing or older than its last event its row back from the log, and drops the rows of
-//! finished matches (the work rows read first, then the open matches from
+//! missing or older than its last event its row back from the log (a correspondence game, which
+//! has none, its due row), and drops the rows of finished matches (the work rows read first, then the open matches from
 //! `EventLog::open_streams`).
 
 use std::collections::HashMap;
@@ -66,6 +66,7 @@ pub async fn run_due(app: &LivePath) -> Result<usize, Error> {
 /// match that stays due cannot hold it forever.
 pub async fn run_until_idle(app: &AppState) -> Result<usize, Error> {
     let mut total = crate::challenges::expire_due(&app.challenges).await?;
+    total += crate::live::correspondence::run_due(app).await?;
     for _ in 0..64 {
         let n = run_due(app).await?;
         if n == 0 {
@@ -119,15 +120,20 @@ pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
         .filter(|id| !open.contains_key(id))
         .copied()
         .collect();
+    // Correspondence games have no work row: their due rows stand for it.
+    let correspondence = crate::live::correspondence::open_ids(app).await?;
     let mut report = Repair::default();
     for (&id, &version) in &open {
         let missing = match rows.get(&id) {
+            None if correspondence.contains(&id) => continue,
             None => true,
             Some(&row) if row < version => false,
             Some(_) => continue,
         };
         let id = MatchId::from_uuid(id);
         let loaded = play::load_fresh(app, id).await?;
+        // An open correspondence game without its due row gets it back.
+        crate::live::correspondence::keep_due(app, &loaded).await?;
         let Some(mut work) = play::work_row(app, &loaded, None, now) else {
             continue;
         };
@@ -281,7 +287,9 @@ pub async fn run_forever(app: AppState, interval: StdDuration) {
                 Ok(n) => tracing::info!(purged = n, "idle rooms purged"),
                 Err(e) => tracing::warn!(error = %e, "the purge of idle rooms failed"),
             }
-            match play::purge_correspondence_seats(&app, app.now() - Duration::hours(1)).await {
+            match crate::live::correspondence::purge_seats(&app, app.now() - Duration::hours(1))
+                .await
+            {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(purged = n, "ended correspondence games' seats purged"),
                 Err(e) => tracing::warn!(error = %e, "the purge of correspondence seats failed"),
@@ -359,14 +367,13 @@ fn action_name(a: &Action) -> &'static str {
         Action::TimeOutTurn { .. } => "timeout",
         Action::TakeOver { .. } => "takeover",
         Action::Leave { .. } => "absent",
-        Action::LoseOnTime { .. } => "out_of_time",
         _ => "other",
     }
 }
 
 /// The first thing due on a match at `now`, in order: a CPU move, a timed-out turn, a stand-in
-/// for a player away too long, a player gone silent; in a correspondence game only its clock (a
-/// loss on time). CPU choices run on a blocking thread.
+/// for a player away too long, a player gone silent. (A correspondence game has no work row: its
+/// clock is `live::correspondence`'s.) CPU choices run on a blocking thread.
 async fn due_action(
     app: &LivePath,
     loaded: &Loaded,
@@ -379,13 +386,6 @@ async fn due_action(
     };
     if m.is_finished() {
         return Ok(None);
-    }
-    if m.is_correspondence() {
-        // No CPU, no presence: only its clock.
-        return Ok(match (m.deadline(), m.to_move()) {
-            (Some(deadline), Some(seat)) if deadline <= now => Some(Action::LoseOnTime { seat }),
-            _ => None,
-        });
     }
     if let Some((seat, level)) = m.cpu_to_move() {
         let mv = play::cpu_move(app, m.position, level, m.cpu_seed).await?;

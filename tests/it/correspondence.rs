@@ -31,9 +31,29 @@ async fn a_correspondence_game_is_lost_on_time_across_a_restart() {
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     let view = app.view(&bob, &id).await;
     assert_eq!(deadline(&view), started + Duration::hours(12));
-    // Played over days, it is read from the log when it moves: never kept in memory.
+    // Played over days, it is read from the log when it moves: never kept in memory, and no
+    // work row for the workers' scan of real-time play; its deadline is a row of its own.
     let match_id: domain::ids::MatchId = id.parse().expect("a match id");
     assert!(app.state.cache.get(match_id).is_none());
+    let client = database::testing::raw_client(&app.db_url).await;
+    let work: i64 = client
+        .query_one(
+            "SELECT count(*) FROM match_work WHERE match_id = $1",
+            &[&match_id.as_uuid()],
+        )
+        .await
+        .expect("a count")
+        .get(0);
+    assert_eq!(work, 0);
+    let due: OffsetDateTime = client
+        .query_one(
+            "SELECT due FROM correspondence_games WHERE match_id = $1",
+            &[&match_id.as_uuid()],
+        )
+        .await
+        .expect("a due row")
+        .get(0);
+    assert_eq!(due, deadline(&view));
     // Nobody is away in a correspondence game: hours without a call, and both are still here.
     app.advance(20 * 3600).await;
     let view = app.view(&ada, &id).await;
@@ -63,6 +83,15 @@ async fn a_correspondence_game_is_lost_on_time_across_a_restart() {
         types(&events)[events.len() - 2..],
         ["turn_timed_out", "match_ended"]
     );
+    let left: i64 = client
+        .query_one(
+            "SELECT count(*) FROM correspondence_games WHERE match_id = $1",
+            &[&match_id.as_uuid()],
+        )
+        .await
+        .expect("a count")
+        .get(0);
+    assert_eq!(left, 0, "an ended game's due row goes");
 }
 
 #[tokio::test]

@@ -2,11 +2,13 @@
 //! `cache`, `loaded`), the live guards of the fair-play boundary as the services read them
 //! (`guards`), and the instance's one reader of the log feeding the projections and every
 //! open stream (`fanout`), the registry of open streams and the rights they hold to
-//! (`streams`), what each kind of stream sends (`feeds`); [`LivePath`], the context its
+//! (`streams`), what each kind of stream sends (`feeds`), correspondence games' players and
+//! deadlines as rows (`correspondence`); [`LivePath`], the context its
 //! functions take.
 
 pub mod cache;
 pub mod commit;
+pub mod correspondence;
 pub mod fanout;
 pub mod feeds;
 pub mod guards;

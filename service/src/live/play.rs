@@ -318,6 +318,11 @@ async fn decide_and_commit(
                 decided.last.head = written.last().map(|e| e.hash);
                 remember(app, &decided.last);
                 app.live.committed(&app.log, cmd.id, &written);
+                if let Err(e) = crate::live::correspondence::keep_due(app, &decided.last).await {
+                    // The row keeps the deadline before this command: an early wake-up of the
+                    // workers' pass, which sets it right.
+                    tracing::warn!(match_id = %cmd.id, error = %e, "a correspondence deadline was not moved");
+                }
                 return Ok(Done {
                     own: decided.own,
                     last: decided.last,
@@ -651,69 +656,6 @@ pub async fn run_cpu(app: &LivePath, mut loaded: Loaded) -> Result<Loaded, Error
     Ok(loaded)
 }
 
-/// Records the players of correspondence game `id` (before it is created: a game is never
-/// without them; rows of a creation that failed are purged with those of ended games).
-pub async fn seat_correspondence(
-    client: &impl deadpool_postgres::GenericClient,
-    id: MatchId,
-    create: &CreateMatch,
-    at: OffsetDateTime,
-) -> Result<(), Error> {
-    if !create.settings.is_correspondence() {
-        return Ok(());
-    }
-    let players: Vec<Uuid> = create
-        .seats
-        .iter()
-        .filter_map(|s| match s {
-            Occupant::Human { player_id } => Some(player_id.as_uuid()),
-            Occupant::Cpu { .. } => None,
-        })
-        .collect();
-    client
-        .execute(
-            "INSERT INTO correspondence_seats (player_id, match_id, seated_at) \
-             SELECT p, $2, $3 FROM unnest($1::uuid[]) AS p ON CONFLICT DO NOTHING",
-            &[&players, &id.as_uuid(), &at],
-        )
-        .await
-        .map_err(unexpected)?;
-    Ok(())
-}
-
-/// The correspondence games of `player` that may still be open (their seats outlive a game's
-/// end until the workers' purge: a reader checks each game).
-pub async fn correspondence_of(app: &LivePath, player: PlayerId) -> Result<Vec<MatchId>, Error> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    let rows = client
-        .query(
-            "SELECT s.match_id FROM correspondence_seats s \
-              WHERE s.player_id = $1 \
-                AND EXISTS (SELECT 1 FROM match_work w WHERE w.match_id = s.match_id)",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?;
-    Ok(rows.iter().map(|r| MatchId::from_uuid(r.get(0))).collect())
-}
-
-/// Purges the seats of correspondence games that have no work row (ended, or never created)
-/// and were written before `before`; how many.
-pub async fn purge_correspondence_seats(
-    app: &LivePath,
-    before: OffsetDateTime,
-) -> Result<u64, Error> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    client
-        .execute(
-            "DELETE FROM correspondence_seats s WHERE s.seated_at < $1 \
-               AND NOT EXISTS (SELECT 1 FROM match_work w WHERE w.match_id = s.match_id)",
-            &[&before],
-        )
-        .await
-        .map_err(unexpected)
-}
-
 /// Creates a match for `player` (solo or in a room); the CPU opens in the same commit when it
 /// starts (level 5 just after). Answers with the view after the CPU's opening.
 pub async fn start(
@@ -729,7 +671,7 @@ pub async fn start(
         .find(|&s| matches!(create.seats[s.index()], Occupant::Human { player_id } if player_id == player));
     if create.settings.is_correspondence() {
         let client = app.pool.get().await.map_err(unexpected)?;
-        seat_correspondence(&client, id, &create, app.now()).await?;
+        crate::live::correspondence::open_on(&client, id, &create, app.now()).await?;
     }
     let done = execute(
         app,
@@ -813,7 +755,8 @@ pub async fn mark_seen(app: &LivePath, id: MatchId, seat: Seat) -> Result<(), Er
 }
 
 /// The `match_work` row of a match in a given state: when its next timer is due, and whose
-/// presence to watch; `seen` marks a seat as seen now. Finished matches leave the table.
+/// presence to watch; `seen` marks a seat as seen now. Finished matches leave the table; a
+/// correspondence game has none.
 pub fn work_row(
     app: &LivePath,
     loaded: &Loaded,
@@ -821,6 +764,11 @@ pub fn work_row(
     now: OffsetDateTime,
 ) -> Option<WorkRow> {
     let m = loaded.state.get()?;
+    if m.is_correspondence() {
+        // Its deadline is a row of its own (`live::correspondence`), outside the rows the
+        // workers scan for real-time play.
+        return None;
+    }
     let version = loaded.state.version() as i64;
     let match_id = loaded.id.as_uuid();
     if m.is_finished() {

@@ -1,0 +1,205 @@
+//! Correspondence games as rows: their players (`correspondence_seats`, what a player's inbox and
+//! stream read) and their deadlines (`correspondence_games`, read by time through an index).
+//! A game played over days has no `match_work` row and no place in the match cache, so any
+//! number of open ones costs the workers' scan of real-time play and an instance's memory
+//! nothing; its due row is its only trace between moves.
+//!
+//! The rows are written before the game is created ([`open_on`]: a game is never without them)
+//! and after each command on it ([`keep_due`]); the workers' pass ([`run_due`]) decides the loss
+//! on time from the log, so a row left stale by a crash (a deadline that moved, a game that
+//! ended or was never created) is only a wake-up: it is set right, or dropped, by the pass.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use domain::ids::{MatchId, PlayerId};
+use domain::matches::{Action, CreateMatch, Occupant};
+
+use crate::error::{Error, unexpected};
+use crate::live::LivePath;
+use crate::live::play::{self, Loaded, derived_id};
+
+/// Records the players and the first deadline of correspondence game `id`, before it is
+/// created (rows of a creation that failed are dropped by the workers' pass and purge).
+pub async fn open_on(
+    client: &impl deadpool_postgres::GenericClient,
+    id: MatchId,
+    create: &CreateMatch,
+    at: OffsetDateTime,
+) -> Result<(), Error> {
+    let Some(days) = create.settings.days_per_move else {
+        return Ok(());
+    };
+    let players: Vec<Uuid> = create
+        .seats
+        .iter()
+        .filter_map(|s| match s {
+            Occupant::Human { player_id } => Some(player_id.as_uuid()),
+            Occupant::Cpu { .. } => None,
+        })
+        .collect();
+    client
+        .execute(
+            "INSERT INTO correspondence_seats (player_id, match_id, seated_at) \
+             SELECT p, $2, $3 FROM unnest($1::uuid[]) AS p ON CONFLICT DO NOTHING",
+            &[&players, &id.as_uuid(), &at],
+        )
+        .await
+        .map_err(unexpected)?;
+    let due = at + time::Duration::days(i64::from(days.get()));
+    client
+        .execute(
+            "INSERT INTO correspondence_games (match_id, due) VALUES ($1, $2) \
+             ON CONFLICT (match_id) DO NOTHING",
+            &[&id.as_uuid(), &due],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(())
+}
+
+/// Sets the due row of `loaded`, a correspondence game just committed, to its deadline, or
+/// drops it once the game has ended. Nothing for a real-time match.
+pub async fn keep_due(app: &LivePath, loaded: &Loaded) -> Result<(), Error> {
+    let Some(m) = loaded.state.get().filter(|m| m.is_correspondence()) else {
+        return Ok(());
+    };
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let id = loaded.id.as_uuid();
+    match m.deadline() {
+        Some(due) => {
+            client
+                .execute(
+                    "INSERT INTO correspondence_games (match_id, due) VALUES ($1, $2) \
+                     ON CONFLICT (match_id) DO UPDATE SET due = EXCLUDED.due",
+                    &[&id, &due],
+                )
+                .await
+        }
+        None => {
+            client
+                .execute(
+                    "DELETE FROM correspondence_games WHERE match_id = $1",
+                    &[&id],
+                )
+                .await
+        }
+    }
+    .map_err(unexpected)?;
+    Ok(())
+}
+
+/// The correspondence games of `player` that are open (a reader checks each one: a row may be
+/// a moment behind the log).
+pub async fn of(app: &LivePath, player: PlayerId) -> Result<Vec<MatchId>, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT s.match_id FROM correspondence_seats s \
+              WHERE s.player_id = $1 \
+                AND EXISTS (SELECT 1 FROM correspondence_games g WHERE g.match_id = s.match_id)",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows.iter().map(|r| MatchId::from_uuid(r.get(0))).collect())
+}
+
+/// One pass over the correspondence games whose due row has come (by the index on `due`):
+/// each whose player to move let their days run out loses on time; a row that is stale is set
+/// to the game's deadline, or dropped for a game that ended or does not exist. How many rows
+/// it looked at.
+pub async fn run_due(app: &LivePath) -> Result<usize, Error> {
+    let now = app.now();
+    let due: Vec<Uuid> = {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        client
+            .query(
+                "SELECT match_id FROM correspondence_games WHERE due <= $1 \
+                  ORDER BY due LIMIT 64",
+                &[&now],
+            )
+            .await
+            .map_err(unexpected)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    for &raw in &due {
+        let id = MatchId::from_uuid(raw);
+        let loaded = match play::load(app, id).await {
+            Ok(loaded) => loaded,
+            Err(Error::NotFound(_)) => {
+                forget(app, raw).await?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let mut last = loaded;
+        if let Some(m) = last.state.get()
+            && let (Some(deadline), Some(seat)) = (m.deadline(), m.to_move())
+            && deadline <= now
+        {
+            let version = last.state.version();
+            let cmd = play::MatchCommand {
+                id,
+                command_id: derived_id(id, "out_of_time", version),
+                action: Action::LoseOnTime { seat },
+                actor: None,
+                expected: Some(version),
+                seen: None,
+                answer: None,
+            };
+            last = match play::execute(app, cmd).await {
+                Ok(done) => done.last,
+                Err(Error::VersionConflict { .. }) => play::load_fresh(app, id).await?,
+                Err(e) => return Err(e),
+            };
+        }
+        match last.state.get() {
+            Some(m) if m.is_correspondence() && !m.is_finished() => {
+                keep_due(app, &last).await?;
+            }
+            _ => forget(app, raw).await?,
+        }
+    }
+    Ok(due.len())
+}
+
+async fn forget(app: &LivePath, id: Uuid) -> Result<(), Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    client
+        .execute(
+            "DELETE FROM correspondence_games WHERE match_id = $1",
+            &[&id],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(())
+}
+
+/// Purges the seats of correspondence games that have no due row (ended, or never created) and
+/// were written before `before`; how many.
+pub async fn purge_seats(app: &LivePath, before: OffsetDateTime) -> Result<u64, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    client
+        .execute(
+            "DELETE FROM correspondence_seats s WHERE s.seated_at < $1 \
+               AND NOT EXISTS (SELECT 1 FROM correspondence_games g WHERE g.match_id = s.match_id)",
+            &[&before],
+        )
+        .await
+        .map_err(unexpected)
+}
+
+/// The open correspondence games' ids (the repair of `match_work` rows passes them by).
+pub async fn open_ids(app: &LivePath) -> Result<std::collections::HashSet<Uuid>, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    Ok(client
+        .query("SELECT match_id FROM correspondence_games", &[])
+        .await
+        .map_err(unexpected)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
