@@ -12,8 +12,9 @@
 //! `--matches` Four in a Row games at 3 days a move, each over HTTP as a player would (a room
 //! with `days_per_move`, joined, its match started: three calls), noting this process's
 //! resident memory (the server's) as they open. Then plays one move in each of `--moves` games
-//! drawn at random, timing each call, and reads the workers' due-row query plan over the
-//! `match_work` rows.
+//! drawn at random, timing each call, and reads the plans of the workers' two queries: the
+//! claim of real-time work (`match_work`, which holds no correspondence game) and the pass over
+//! the correspondence deadlines (`correspondence_games`, by its index on `due`).
 
 use std::time::Instant;
 
@@ -227,6 +228,20 @@ async fn main() -> Result<()> {
             .iter()
             .map(|r| r.get(0))
             .collect();
+        let due_plan: Vec<String> = client
+            .query(
+                "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT match_id FROM correspondence_games \
+                  WHERE due <= now() ORDER BY due LIMIT 64",
+                &[],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let due_rows: i64 = client
+            .query_one("SELECT count(*) FROM correspondence_games", &[])
+            .await?
+            .get(0);
 
         println!();
         println!("| open games | resident memory (MiB) |");
@@ -249,8 +264,12 @@ async fn main() -> Result<()> {
             percentile(&latencies, 0.99),
             latencies.last().copied().unwrap_or(f64::NAN)
         );
-        println!("match_work rows: {rows}; the workers' claim with none due:");
+        println!("match_work rows: {rows}; the workers' claim of real-time work:");
         for line in plan {
+            println!("    {line}");
+        }
+        println!("correspondence_games rows: {due_rows}; the workers' pass over them, none due:");
+        for line in due_plan {
             println!("    {line}");
         }
         Ok(())
