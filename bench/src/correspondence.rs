@@ -63,6 +63,11 @@ fn rss_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
+/// Answers a client was asked to retry (503, after Retry-After), counted.
+static RETRIED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A POST as a client sends it: with an Idempotency-Key, and sent again with it after a 503
+/// (as its Retry-After asks, three times at most).
 async fn call(
     http: &reqwest::Client,
     base: &str,
@@ -70,15 +75,32 @@ async fn call(
     path: &str,
     body: Value,
 ) -> Result<Value> {
-    let mut req = http.post(format!("{base}{path}")).json(&body);
-    if let Some(token) = token {
-        req = req.bearer_auth(token);
+    let key = uuid::Uuid::new_v4().to_string();
+    for attempt in 0.. {
+        let mut req = http
+            .post(format!("{base}{path}"))
+            .header("idempotency-key", &key)
+            .json(&body);
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        let res = req.send().await?;
+        let status = res.status();
+        let retry = res
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        let answer: Value = res.json().await.unwrap_or(Value::Null);
+        if status == reqwest::StatusCode::SERVICE_UNAVAILABLE && attempt < 3 {
+            RETRIED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tokio::time::sleep(std::time::Duration::from_secs(retry.unwrap_or(1))).await;
+            continue;
+        }
+        ensure!(status.is_success(), "{path}: {status} {answer}");
+        return Ok(answer);
     }
-    let res = req.send().await?;
-    let status = res.status();
-    let body: Value = res.json().await.unwrap_or(Value::Null);
-    ensure!(status.is_success(), "{path}: {status} {body}");
-    Ok(body)
+    unreachable!("the loop returns")
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -92,6 +114,13 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 #[tokio::main]
 async fn main() -> Result<()> {
     let cli = Cli::parse();
+    // The server's own log, when asked for (`RUST_LOG=warn`).
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     in_process::with_server(&cli.database_url, "discs_corr_bench", |server| async move {
         let http = reqwest::Client::new();
         let base = server.base.as_str();
@@ -252,9 +281,10 @@ async fn main() -> Result<()> {
         println!("| {} (after {} moves) | {after:.0} |", games.len(), latencies.len());
         println!();
         println!(
-            "opened {} games in {opening:.0} s ({:.0} a second, three calls each)",
+            "opened {} games in {opening:.0} s ({:.0} a second, three calls each); {} answers were 503 and sent again",
             games.len(),
-            games.len() as f64 / opening
+            games.len() as f64 / opening,
+            RETRIED.load(std::sync::atomic::Ordering::Relaxed)
         );
         println!(
             "a move in a game drawn at random ({} moves, {} at once): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",

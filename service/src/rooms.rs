@@ -249,6 +249,8 @@ pub async fn start(
         )
         .await
         .map_err(unexpected)?;
+    // Given back before the match is created, which takes connections of its own.
+    drop(client);
     if reserved == 0 {
         return Err(Error::MatchActive(Active::RoomPlaying));
     }
