@@ -103,31 +103,13 @@ pub fn decide(state: &MatchState, cmd: &Command) -> Result<Vec<MatchEvent>, Doma
             }
         }
         Action::TimeOutTurn { seat, cpu_move } => {
-            if m.is_correspondence() {
-                return Err(DomainError::OtherClock);
-            }
-            let deadline = m.deadline().ok_or(DomainError::NoTurnLimit)?;
-            if m.to_move() != Some(*seat) {
-                return Err(DomainError::NotYourTurn(*seat));
-            }
-            if cmd.at < deadline {
-                return Err(DomainError::TooEarly);
-            }
+            ran_out(m, *seat, false, cmd.at)?;
             let mut events = vec![MatchEvent::TurnTimedOut(TurnTimedOut { seat: *seat })];
             events.extend(move_effects(m, *seat, cpu_move, MovedBy::Cpu)?);
             Ok(events)
         }
         Action::LoseOnTime { seat } => {
-            if !m.is_correspondence() {
-                return Err(DomainError::OtherClock);
-            }
-            let deadline = m.deadline().ok_or(DomainError::NoTurnLimit)?;
-            if m.to_move() != Some(*seat) {
-                return Err(DomainError::NotYourTurn(*seat));
-            }
-            if cmd.at < deadline {
-                return Err(DomainError::TooEarly);
-            }
+            ran_out(m, *seat, true, cmd.at)?;
             Ok(vec![
                 MatchEvent::TurnTimedOut(TurnTimedOut { seat: *seat }),
                 MatchEvent::MatchEnded(MatchEnded {
@@ -219,6 +201,27 @@ fn create_match(c: &CreateMatch) -> Result<Vec<MatchEvent>, DomainError> {
         cpu_seed: c.cpu_seed,
         board: c.game.board(),
     })])
+}
+
+/// `Ok` when `seat`'s turn, under a clock of the kind asked for (days per move when
+/// `correspondence`, else a turn limit), has run out at `at`.
+fn ran_out(
+    m: &Match,
+    seat: Seat,
+    correspondence: bool,
+    at: time::OffsetDateTime,
+) -> Result<(), DomainError> {
+    if m.is_correspondence() != correspondence {
+        return Err(DomainError::OtherClock);
+    }
+    let deadline = m.deadline().ok_or(DomainError::NoTurnLimit)?;
+    if m.to_move() != Some(seat) {
+        return Err(DomainError::NotYourTurn(seat));
+    }
+    if at < deadline {
+        return Err(DomainError::TooEarly);
+    }
+    Ok(())
 }
 
 fn human(m: &Match, seat: Seat) -> Result<(), DomainError> {

@@ -905,3 +905,100 @@ fn a_tournament_game_names_its_tournament_and_no_other_payload_changes() {
     let back = MatchEvent::decode(game.event_type(), version, &game.data()).expect("decodes");
     assert_eq!(back, game);
 }
+
+/// A correspondence game of Four in a Row at `days` a move, seat 1 to play first.
+fn correspondence(days: u32, seats: [Occupant; 2]) -> CreateMatch {
+    let mut c = create(GameId::FourInARow, seats);
+    c.settings.days_per_move = crate::matches::DaysPerMove::try_from(days).ok();
+    c
+}
+
+#[test]
+fn a_correspondence_game_is_lost_on_time_at_its_deadline_and_not_before() {
+    let humans = [
+        Occupant::Human { player_id: ALICE },
+        Occupant::Human { player_id: BOB },
+    ];
+    // Created at 0, seat 1 moves at 1: seat 2 has until 1 s + 2 days.
+    let g = given([created(correspondence(2, humans)), moved(1, "4")]);
+    let two_days = 2 * 86_400;
+    let lose = |n| Action::LoseOnTime { seat: seat_(n) };
+    assert_eq!(g.when_at(two_days, lose(2)), Err(DomainError::TooEarly));
+    assert_eq!(
+        g.when_at(two_days + 1, lose(1)),
+        Err(DomainError::NotYourTurn(seat_(1)))
+    );
+    assert_eq!(
+        g.when_at(two_days + 1, lose(2)),
+        Ok(vec![
+            MatchEvent::TurnTimedOut(TurnTimedOut { seat: seat_(2) }),
+            MatchEvent::MatchEnded(MatchEnded {
+                outcome: Outcome::Win,
+                winner_seat: Some(seat_(1)),
+                reason: EndedBecause::OutOfTime,
+                discs: [('R', 1), ('Y', 0)].into_iter().collect(),
+            }),
+        ])
+    );
+    // Nobody is away in it, and the CPU neither stands in nor times a turn out.
+    let leave = Action::Leave {
+        seat: seat_(2),
+        reason: LeaveReason::Left,
+    };
+    assert_eq!(g.when(leave), Err(DomainError::Correspondence));
+    let take_over = Action::TakeOver {
+        seat: seat_(2),
+        level: 2,
+        return_seconds: 0,
+    };
+    assert_eq!(g.when(take_over), Err(DomainError::Correspondence));
+    let timeout = Action::TimeOutTurn {
+        seat: seat_(2),
+        cpu_move: "4".into(),
+    };
+    assert_eq!(
+        g.when_at(two_days + 1, timeout),
+        Err(DomainError::OtherClock)
+    );
+    // A real-time game has no loss on time.
+    let realtime = game(GameId::FourInARow, &["4"]);
+    assert_eq!(
+        realtime.when_at(two_days + 1, lose(2)),
+        Err(DomainError::OtherClock)
+    );
+}
+
+#[test]
+fn the_cpu_never_plays_a_correspondence_game_and_one_clock_is_enough() {
+    let solo = correspondence(
+        3,
+        [
+            Occupant::Human { player_id: ALICE },
+            Occupant::Cpu { level: 2 },
+        ],
+    );
+    let refused = decide(
+        &MatchState::default(),
+        &Command {
+            at: t0(),
+            action: Action::CreateMatch(solo),
+        },
+    );
+    assert_eq!(refused, Err(DomainError::Correspondence));
+    let mut both = correspondence(
+        3,
+        [
+            Occupant::Human { player_id: ALICE },
+            Occupant::Human { player_id: BOB },
+        ],
+    );
+    both.settings.turn_seconds = crate::matches::TurnSeconds::try_from(30).ok();
+    let refused = decide(
+        &MatchState::default(),
+        &Command {
+            at: t0(),
+            action: Action::CreateMatch(both),
+        },
+    );
+    assert_eq!(refused, Err(DomainError::TwoClocks));
+}

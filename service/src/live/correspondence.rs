@@ -77,12 +77,8 @@ pub async fn keep_due(app: &LivePath, loaded: &Loaded) -> Result<(), Error> {
                 .await
         }
         None => {
-            client
-                .execute(
-                    "DELETE FROM correspondence_games WHERE match_id = $1",
-                    &[&id],
-                )
-                .await
+            drop(client);
+            return forget(app, id).await;
         }
     }
     .map_err(unexpected)?;
