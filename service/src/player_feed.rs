@@ -1,7 +1,8 @@
 //! A player's own stream (`GET /v1/players/me/stream`): what happens to them anywhere, as it
 //! commits: a challenge sent or received and each answer to it (`challenge`), a match of theirs
 //! starting (`match_started`), their turn in a correspondence game (`your_turn`), a match of
-//! theirs ending (`match_ended`). Each frame's id is the log's commit-safe place of its event
+//! theirs ending (`match_ended`), a tournament they entered starting (`tournament_started`: its
+//! first round). Each frame's id is the log's commit-safe place of its event
 //! (`<tx>.<position>`), so a client that reconnects with `Last-Event-ID`, on any instance, gets
 //! what it missed from the log and then the instance's tail; nothing is kept per player.
 //!
@@ -19,7 +20,7 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use domain::challenges::{Challenge, ChallengeSent};
-use domain::ids::{ChallengeId, MatchId, PlayerId};
+use domain::ids::{ChallengeId, MatchId, PlayerId, TournamentId};
 use eventlog::{Checkpoint, RecordedEvent};
 
 use crate::aggregates;
@@ -66,6 +67,10 @@ pub async fn stream(
         .collect();
     let (received, sent) = crate::challenges::open_of(app, player).await?;
     let challenges = received.iter().chain(&sent).map(|l| l.id).collect();
+    let tournaments = crate::tournaments::commands::entered(app, player)
+        .await?
+        .into_iter()
+        .collect();
     let client = app.pool.get().await.map_err(unexpected)?;
     followed.extend(crate::standing::seated_in(&client, player).await?);
     drop(client);
@@ -77,6 +82,7 @@ pub async fn stream(
         batches,
         followed,
         challenges,
+        tournaments,
         past: false,
     };
     // A comment first: the answer starts at once, whatever follows.
@@ -105,6 +111,8 @@ pub struct PlayerFeed {
     /// The player's challenges (open when the stream opened, or sent since): the others' are
     /// passed over without reading them.
     challenges: HashSet<ChallengeId>,
+    /// The tournaments the player is entered in (when the stream opened, or joined since).
+    tournaments: HashSet<TournamentId>,
     /// Reading the log's past (a resume): a challenge not known here is read to see whose it is.
     past: bool,
 }
@@ -191,6 +199,9 @@ impl PlayerFeed {
             }
             return Ok(Some(("challenge", data)));
         }
+        if let Some(id) = TournamentId::of_stream(&e.stream) {
+            return Ok(self.tournament_notice(id, e));
+        }
         let Some(id) = MatchId::of_stream(&e.stream) else {
             return Ok(None);
         };
@@ -251,6 +262,37 @@ impl PlayerFeed {
                 )))
             }
             _ => Ok(None),
+        }
+    }
+}
+
+impl PlayerFeed {
+    /// What a tournament's event tells the player: its start (the first round) when they are
+    /// entered in it; who is entered follows their joins, withdrawals and removals.
+    fn tournament_notice(
+        &mut self,
+        id: TournamentId,
+        e: &RecordedEvent,
+    ) -> Option<(&'static str, Value)> {
+        let me = Some(self.player.to_string());
+        let about_me = e.data["player_id"].as_str().map(str::to_owned) == me;
+        match e.event_type.as_str() {
+            "player_joined" if about_me => {
+                self.tournaments.insert(id);
+                None
+            }
+            "player_withdrew" | "player_removed" if about_me => {
+                self.tournaments.remove(&id);
+                None
+            }
+            "round_started" if e.data["round"] == 1 && self.tournaments.contains(&id) => {
+                Some(("tournament_started", json!({"tournament_id": id})))
+            }
+            "tournament_finished" | "tournament_cancelled" => {
+                self.tournaments.remove(&id);
+                None
+            }
+            _ => None,
         }
     }
 }

@@ -169,3 +169,35 @@ async fn the_player_stream_tells_each_kind_and_resumes_on_another_instance() {
         res.body
     );
 }
+
+#[tokio::test]
+async fn the_player_stream_tells_a_tournament_entered_starting_and_its_game() {
+    let app = spawn_app().await;
+    let (admin, ana, bob) = (
+        app.admin("Arbiter").await,
+        app.player("Ana").await,
+        app.player("Bob").await,
+    );
+    let now = app.state.now();
+    let created = app
+        .tournament(
+            &admin,
+            json!({"game": "four_in_a_row", "format": "arena", "name": "Evening arena",
+                   "starts_at": crate::tournaments::at(now + time::Duration::minutes(30)),
+                   "minutes": 20}),
+        )
+        .await;
+    let id = created["tournament_id"].as_str().expect("an id").to_owned();
+    let res = app.join(&ana, &id).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let mut bobs = Frames::open(&app, &bob, None).await;
+    // Joined while the stream is open: followed from the join on.
+    let res = app.join(&bob, &id).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    app.clock.advance(time::Duration::minutes(30));
+    let pass = app.organise().await;
+    assert_eq!(pass.pairings, 1, "{pass:?}");
+    let frames = bobs.next(2).await;
+    assert_eq!(kinds(&frames), ["tournament_started", "match_started"]);
+    assert_eq!(frames[0].2["tournament_id"], json!(id));
+}

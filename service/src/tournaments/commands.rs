@@ -22,6 +22,7 @@ use domain::tournaments::{
 use super::{Tournaments, load};
 use crate::aggregates;
 use crate::error::{Error, unexpected};
+use crate::live::LivePath;
 use crate::reasons::{Missing, Refused};
 
 /// A new tournament, as its creator asks for it.
@@ -132,6 +133,22 @@ async fn insert_code(tx: &tokio_postgres::Transaction<'_>, id: TournamentId) -> 
         }
     }
     Err(Error::Unexpected(anyhow::anyhow!("no free invite code")))
+}
+
+/// The tournaments `player` is entered in that have not ended (their `tournament_seats`).
+pub async fn entered(app: &LivePath, player: PlayerId) -> Result<Vec<TournamentId>, Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let rows = client
+        .query(
+            "SELECT tournament_id FROM tournament_seats WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows
+        .iter()
+        .map(|r| TournamentId::from_uuid(r.get(0)))
+        .collect())
 }
 
 /// The invite code of a private tournament.
