@@ -135,12 +135,13 @@ async fn insert_code(tx: &tokio_postgres::Transaction<'_>, id: TournamentId) -> 
     Err(Error::Unexpected(anyhow::anyhow!("no free invite code")))
 }
 
-/// The tournaments `player` is entered in that have not ended (their `tournament_seats`).
+/// The tournaments `player` is entered in that have not ended (their `tournament_seats`), by id.
 pub async fn entered(app: &LivePath, player: PlayerId) -> Result<Vec<TournamentId>, Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(
-            "SELECT tournament_id FROM tournament_seats WHERE player_id = $1",
+            "SELECT tournament_id FROM tournament_seats WHERE player_id = $1 \
+             ORDER BY tournament_id",
             &[&player.as_uuid()],
         )
         .await
@@ -282,20 +283,8 @@ pub async fn pause_everywhere(
     admin: PlayerId,
     command_id: Uuid,
 ) -> Result<usize, Error> {
-    let rows = {
-        let client = app.pool.get().await.map_err(unexpected)?;
-        client
-            .query(
-                "SELECT tournament_id FROM tournament_seats WHERE player_id = $1 \
-                 ORDER BY tournament_id",
-                &[&player.as_uuid()],
-            )
-            .await
-            .map_err(unexpected)?
-    };
     let mut paused = 0;
-    for row in rows {
-        let id = TournamentId::from_uuid(row.get(0));
+    for id in entered(app, player).await? {
         let command = Command::Pause { player_id: player };
         let pause_id = Uuid::new_v5(&command_id, id.as_uuid().as_bytes());
         match run(app, id, command, Some(admin), pause_id, SeatChange::None).await {
