@@ -33,6 +33,31 @@ pub enum FirstMover {
     Random,
 }
 
+impl FirstMover {
+    pub const ALL: [FirstMover; 3] = [
+        FirstMover::Challenger,
+        FirstMover::Challenged,
+        FirstMover::Random,
+    ];
+
+    /// Its name on the wire and in the tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FirstMover::Challenger => "challenger",
+            FirstMover::Challenged => "challenged",
+            FirstMover::Random => "random",
+        }
+    }
+
+    /// The choice a stored name stands for (random for a name this build does not know).
+    pub fn named(name: &str) -> FirstMover {
+        FirstMover::ALL
+            .into_iter()
+            .find(|f| f.as_str() == name)
+            .unwrap_or_default()
+    }
+}
+
 /// The game a challenge offers.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -804,6 +829,13 @@ mod tests {
         }
         for accepting in Accepting::ALL {
             assert_eq!(Accepting::named(accepting.as_str()), accepting);
+        }
+        for first in FirstMover::ALL {
+            assert_eq!(FirstMover::named(first.as_str()), first);
+            assert_eq!(
+                serde_json::to_value(first).expect("a name"),
+                serde_json::json!(first.as_str())
+            );
         }
     }
 

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use domain::aggregate::{Aggregate, At};
 use domain::challenges::{
     Accepting, Challenge, ChallengeAccepted, ChallengeError, ChallengeSent, Command, DeclineReason,
-    LIFETIME, OPEN_MAX, PER_MINUTE, Status, Terms, Withdrawal,
+    FirstMover, LIFETIME, OPEN_MAX, PER_MINUTE, Status, Terms, Withdrawal,
 };
 use domain::ids::{ChallengeId, MatchId, PlayerId};
 use domain::matches::{Action, DaysPerMove, MatchState, TurnSeconds};
@@ -208,7 +208,7 @@ async fn insert_row(
             &terms.rated,
             &TurnSeconds::code(terms.turn_seconds),
             &terms.days_per_move.map_or(0, |d| d.get() as i32),
-            &first_name(terms),
+            &terms.first.as_str(),
             &now,
             &sent.expires_at,
         ],
@@ -216,22 +216,6 @@ async fn insert_row(
     .await
     .map_err(unexpected)?;
     Ok(())
-}
-
-fn first_name(terms: Terms) -> &'static str {
-    match terms.first {
-        domain::challenges::FirstMover::Challenger => "challenger",
-        domain::challenges::FirstMover::Challenged => "challenged",
-        domain::challenges::FirstMover::Random => "random",
-    }
-}
-
-fn first_named(name: &str) -> domain::challenges::FirstMover {
-    match name {
-        "challenger" => domain::challenges::FirstMover::Challenger,
-        "challenged" => domain::challenges::FirstMover::Challenged,
-        _ => domain::challenges::FirstMover::Random,
-    }
 }
 
 async fn set_status(
@@ -618,7 +602,7 @@ pub async fn open_of(
                 days_per_move: u32::try_from(r.get::<_, i32>(9))
                     .ok()
                     .and_then(|d| DaysPerMove::try_from(d).ok()),
-                first: first_named(r.get(6)),
+                first: FirstMover::named(r.get(6)),
             },
             sent_at: r.get(7),
             expires_at: r.get(8),
