@@ -597,6 +597,7 @@ mod tests {
                 Refused::Banned,
                 Refused::Confirmation,
                 Refused::NotChallengeable,
+                Refused::Bot,
             ]
             .map(|r| ApiError::Core(Error::Forbidden(r))),
         );

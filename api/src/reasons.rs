@@ -335,6 +335,7 @@ impl Keyed for Refused {
             Refused::Banned => "forbidden.banned",
             Refused::Confirmation => "forbidden.confirmation",
             Refused::NotChallengeable => "forbidden.not_challengeable",
+            Refused::Bot => "forbidden.bot",
         }
     }
 }

@@ -1,7 +1,9 @@
-//! A player's standing in fair play: an admin's decisions on them, each an event of the player's
-//! own stream (`player-<id>`): cleared (the evidence was looked at and is not a case), or banned
-//! with a reason (no ranked queue, no room to join, until cleared). The pure decide/evolve of
-//! that small life; the clock and the admin come in with the command.
+//! A player's standing: an admin's decisions on them, each an event of the player's own stream
+//! (`player-<id>`): cleared (the evidence was looked at and is not a case), or banned with a
+//! reason (no ranked queue, no room to join, until cleared); and, apart from fair play, declared a
+//! bot (an engine playing openly: tagged BOT, kept out of the human pools and tournaments) or a
+//! human again. The pure decide/evolve of that small life; the clock and the admin come in with
+//! the command.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +11,10 @@ use time::OffsetDateTime;
 
 use crate::aggregate::Aggregate;
 use crate::ids::PlayerId;
+
+/// The tag shown before a declared bot's name, wherever the name is shown; no player may take
+/// a name that starts with it and a space.
+pub const BOT_TAG: &str = "BOT";
 
 /// The most characters a decision's reason may have.
 pub const MAX_REASON: usize = 500;
@@ -22,9 +28,14 @@ pub enum Decision {
     Cleared,
     /// Kept out of ranked play, tournaments, solo matches and rooms until cleared.
     Banned,
+    /// Declared a bot: an engine playing openly, through challenges, rooms and solo matches,
+    /// never in the human ranked pools or tournaments; its name is shown with a BOT tag.
+    Bot,
+    /// No longer a declared bot.
+    Human,
 }
 
-/// The payload of `player_cleared` and `player_banned`.
+/// The payload of every standing event.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Decided {
     /// The admin who decided.
@@ -39,23 +50,37 @@ pub struct Decided {
 pub enum StandingEvent {
     PlayerCleared(Decided),
     PlayerBanned(Decided),
+    PlayerDeclaredBot(Decided),
+    PlayerDeclaredHuman(Decided),
 }
 
 impl StandingEvent {
-    pub const TYPES: [&'static str; 2] = ["player_cleared", "player_banned"];
+    pub const TYPES: [&'static str; 4] = [
+        "player_cleared",
+        "player_banned",
+        "player_declared_bot",
+        "player_declared_human",
+    ];
+    /// The events that change whether a player is a declared bot.
+    pub const BOT_TYPES: [&'static str; 2] = ["player_declared_bot", "player_declared_human"];
     pub const SCHEMA_VERSION: i16 = 1;
 
     pub fn event_type(&self) -> &'static str {
         match self {
             StandingEvent::PlayerCleared(_) => "player_cleared",
             StandingEvent::PlayerBanned(_) => "player_banned",
+            StandingEvent::PlayerDeclaredBot(_) => "player_declared_bot",
+            StandingEvent::PlayerDeclaredHuman(_) => "player_declared_human",
         }
     }
 
     /// The payload (`data`) as JSON.
     pub fn data(&self) -> serde_json::Value {
         match self {
-            StandingEvent::PlayerCleared(d) | StandingEvent::PlayerBanned(d) => {
+            StandingEvent::PlayerCleared(d)
+            | StandingEvent::PlayerBanned(d)
+            | StandingEvent::PlayerDeclaredBot(d)
+            | StandingEvent::PlayerDeclaredHuman(d) => {
                 serde_json::to_value(d).unwrap_or(serde_json::Value::Null)
             }
         }
@@ -67,6 +92,8 @@ impl StandingEvent {
         match event_type {
             "player_cleared" => Some(StandingEvent::PlayerCleared(decided)),
             "player_banned" => Some(StandingEvent::PlayerBanned(decided)),
+            "player_declared_bot" => Some(StandingEvent::PlayerDeclaredBot(decided)),
+            "player_declared_human" => Some(StandingEvent::PlayerDeclaredHuman(decided)),
             _ => None,
         }
     }
@@ -75,21 +102,39 @@ impl StandingEvent {
         match self {
             StandingEvent::PlayerCleared(_) => Decision::Cleared,
             StandingEvent::PlayerBanned(_) => Decision::Banned,
+            StandingEvent::PlayerDeclaredBot(_) => Decision::Bot,
+            StandingEvent::PlayerDeclaredHuman(_) => Decision::Human,
         }
     }
 }
 
-/// A player's standing: the last decision, if any.
+/// A player's standing: the last decision, if any, whether it left them banned, and whether
+/// they are a declared bot (the two are apart: declaring a bot neither bans nor clears).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Standing {
     pub last: Option<StandingEvent>,
+    banned: bool,
+    bot: bool,
     /// Events in the stream (its version).
     pub version: i64,
 }
 
 impl Standing {
     pub fn banned(&self) -> bool {
-        matches!(self.last, Some(StandingEvent::PlayerBanned(_)))
+        self.banned
+    }
+
+    /// A declared bot: no human pool or tournament, a BOT tag by its name.
+    pub fn bot(&self) -> bool {
+        self.bot
+    }
+
+    /// The player whose stream (`player-<id>`) `stream` is.
+    pub fn player_of(stream: &str) -> Option<PlayerId> {
+        let id = stream
+            .strip_prefix(<Standing as Aggregate>::KIND)?
+            .strip_prefix('-')?;
+        id.parse::<uuid::Uuid>().ok().map(PlayerId::from_uuid)
     }
 }
 
@@ -121,12 +166,20 @@ pub fn decide(
         Decision::Banned if reason.is_empty() => Err(StandingError::ReasonRequired),
         Decision::Banned => Ok(StandingEvent::PlayerBanned(decided)),
         Decision::Cleared => Ok(StandingEvent::PlayerCleared(decided)),
+        Decision::Bot => Ok(StandingEvent::PlayerDeclaredBot(decided)),
+        Decision::Human => Ok(StandingEvent::PlayerDeclaredHuman(decided)),
     }
 }
 
 /// Folds one event into the standing.
 pub fn evolve(standing: &mut Standing, event: StandingEvent) {
     standing.version += 1;
+    match event {
+        StandingEvent::PlayerCleared(_) => standing.banned = false,
+        StandingEvent::PlayerBanned(_) => standing.banned = true,
+        StandingEvent::PlayerDeclaredBot(_) => standing.bot = true,
+        StandingEvent::PlayerDeclaredHuman(_) => standing.bot = false,
+    }
     standing.last = Some(event);
 }
 
@@ -216,5 +269,36 @@ mod tests {
         assert!(!standing.banned());
         assert_eq!(standing.version, 2);
         assert!(StandingEvent::from_stored("player_renamed", &ban.data()).is_none());
+    }
+
+    #[test]
+    fn a_bot_declaration_neither_bans_nor_clears() {
+        let mut standing = Standing::default();
+        for (decision, reason) in [(Decision::Banned, "relayed an engine"), (Decision::Bot, "")] {
+            let e = decide(ADMIN, decision, reason).expect("decided");
+            let back = StandingEvent::from_stored(e.event_type(), &e.data()).expect("read back");
+            assert_eq!(back.decision(), decision);
+            evolve(&mut standing, back);
+        }
+        assert!(standing.banned() && standing.bot());
+        evolve(
+            &mut standing,
+            decide(ADMIN, Decision::Cleared, "").expect("cleared"),
+        );
+        assert!(!standing.banned() && standing.bot());
+        evolve(
+            &mut standing,
+            decide(ADMIN, Decision::Human, "").expect("human"),
+        );
+        assert!(!standing.banned() && !standing.bot());
+        assert_eq!(StandingEvent::TYPES.len(), 4);
+        let stream = <Standing as Aggregate>::stream(ADMIN);
+        assert_eq!(Standing::player_of(&stream), Some(ADMIN));
+        assert_eq!(Standing::player_of("tournament-x"), None);
+        assert!(
+            StandingEvent::BOT_TYPES
+                .iter()
+                .all(|t| StandingEvent::TYPES.contains(t))
+        );
     }
 }

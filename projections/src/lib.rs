@@ -92,7 +92,7 @@ impl Projection {
         match self {
             Projection::Ratings => &["ratings", "rating_points"],
             Projection::History => &["match_history"],
-            Projection::Leaderboards => &["leaderboard"],
+            Projection::Leaderboards => &["leaderboard", "leaderboard_bots"],
             Projection::Queue => &["queue_tickets", "queue_pairs"],
             Projection::Explorer => &["explorer_moves", "explorer_games", "explorer_ratings"],
             Projection::Tournaments => {
@@ -104,10 +104,15 @@ impl Projection {
     /// The event types it reads; the others are stepped over.
     pub fn event_types(self) -> &'static [&'static str] {
         match self {
-            Projection::Ratings
-            | Projection::History
-            | Projection::Leaderboards
-            | Projection::Explorer => &["match_created", "match_ended"],
+            Projection::Ratings | Projection::History | Projection::Explorer => {
+                &["match_created", "match_ended"]
+            }
+            Projection::Leaderboards => &[
+                "match_created",
+                "match_ended",
+                "player_declared_bot",
+                "player_declared_human",
+            ],
             Projection::Queue => &["ticket_opened", "ticket_cancelled", "ticket_matched"],
             Projection::Tournaments => &domain::tournaments::TournamentEvent::TYPES,
         }

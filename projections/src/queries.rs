@@ -195,18 +195,21 @@ pub struct LeaderRow {
     pub games: i32,
 }
 
-/// The best `limit` players of a game whose rating is no longer provisional, best first.
+/// The best `limit` players of a game whose rating is no longer provisional, best first: the
+/// humans, or (`bots`) the declared bots, who are rated on a board of their own.
 pub async fn leaderboard(
     client: &impl GenericClient,
     game: GameId,
     limit: i64,
+    bots: bool,
 ) -> Result<Vec<LeaderRow>, Error> {
     let rows = client
         .query(
             "SELECT l.player_id, l.rating, l.deviation, l.games FROM leaderboard l \
              WHERE l.game = $1 AND l.deviation <= $3 \
+               AND EXISTS (SELECT 1 FROM leaderboard_bots b WHERE b.player_id = l.player_id) = $4 \
              ORDER BY l.rating DESC, l.player_id LIMIT $2",
-            &[&game.as_str(), &limit, &Rating::PROVISIONAL_ABOVE],
+            &[&game.as_str(), &limit, &Rating::PROVISIONAL_ABOVE, &bots],
         )
         .await?;
     Ok(rows

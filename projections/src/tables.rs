@@ -36,7 +36,8 @@ pub async fn apply(
         Projection::Leaderboards => {
             let finished = facts::finished_in(client, events).await?;
             let (ledger, steps) = rate(client, "leaderboard", &finished).await?;
-            standings::write_standings(client, "leaderboard", &ledger, &steps).await
+            standings::write_standings(client, "leaderboard", &ledger, &steps).await?;
+            write_bots(client, events).await
         }
         Projection::History => {
             let finished = facts::finished_in(client, events).await?;
@@ -73,6 +74,29 @@ async fn rate(
         .flatten()
         .collect();
     Ok((ledger, steps))
+}
+
+/// Keeps `leaderboard_bots` as the batch's bot declarations leave it, in log order.
+async fn write_bots(client: &impl GenericClient, events: &[RecordedEvent]) -> Result<(), Error> {
+    for e in events {
+        let declared = match e.event_type.as_str() {
+            "player_declared_bot" => true,
+            "player_declared_human" => false,
+            _ => continue,
+        };
+        let player =
+            domain::standing::Standing::player_of(&e.stream).ok_or_else(|| Error::Event {
+                position: e.position,
+                reason: format!("`{}` is not a player's stream", e.stream),
+            })?;
+        let sql = if declared {
+            "INSERT INTO leaderboard_bots (player_id) VALUES ($1) ON CONFLICT DO NOTHING"
+        } else {
+            "DELETE FROM leaderboard_bots WHERE player_id = $1"
+        };
+        client.execute(sql, &[&player.as_uuid()]).await?;
+    }
+    Ok(())
 }
 
 /// Inserts every rating step of the batch (a second application would hit the primary key).

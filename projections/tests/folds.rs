@@ -136,7 +136,7 @@ async fn ratings_history_and_the_leaderboard_fold_ranked_matches_and_skip_casual
     assert!(history[2].opening.is_some(), "named by its first moves");
 
     // Two games leave both provisional: the leaderboard is empty.
-    let board = queries::leaderboard(&client, GameId::FourInARow, 10)
+    let board = queries::leaderboard(&client, GameId::FourInARow, 10, false)
         .await
         .expect("leaderboard");
     assert!(board.is_empty(), "{board:?}");
@@ -300,7 +300,7 @@ async fn the_leaderboard_lists_players_once_their_ratings_settle_with_the_rating
     }
     runner.sync_all().await.expect("projections catch up");
     let client = log.pool().get().await.expect("a client");
-    let board = queries::leaderboard(&client, GameId::FourInARow, 10)
+    let board = queries::leaderboard(&client, GameId::FourInARow, 10, false)
         .await
         .expect("leaderboard");
     let listed: Vec<Uuid> = board.iter().map(|r| r.player_id).collect();

@@ -207,10 +207,12 @@ pub fn reason(raw: &str) -> Result<String, Error> {
     Ok(reason.to_owned())
 }
 
-/// Whether others could take `name` (trimmed) for the CPU's seat or a closed account's label:
-/// `CPU`, or `closed-` and 8 hexadecimal digits (what `players::closed_label` writes), in any
-/// case, read through full-width forms, the Cyrillic, Greek and Armenian letters drawn as C, P
-/// and U, the dashes drawn as a hyphen, and without combining marks.
+/// Whether others could take `name` (trimmed) for the CPU's seat, a closed account's label or a
+/// declared bot's tagged name: `CPU`, `closed-` and 8 hexadecimal digits (what
+/// `players::closed_label` writes), or `BOT` and a space before anything (what
+/// `domain::standing::BOT_TAG` shows), in any case, read through full-width forms, the Cyrillic, Greek
+/// and Armenian letters drawn as C, P, U, B, O and T, the dashes drawn as a hyphen, and without
+/// combining marks.
 pub fn reserved(name: &str) -> bool {
     let folded: String = name
         .chars()
@@ -220,18 +222,25 @@ pub fn reserved(name: &str) -> bool {
         .collect();
     folded == "cpu"
         || folded
+            .strip_prefix(&domain::standing::BOT_TAG.to_lowercase())
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(char::is_whitespace)
+        || folded
             .strip_prefix("closed-")
             .is_some_and(|hex| hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The ASCII character a look-alike stands for (itself otherwise): a full-width form, a letter
-/// of another script drawn as C, P or U, a dash drawn as a hyphen.
+/// of another script drawn as C, P, U, B, O or T, a dash drawn as a hyphen.
 fn plain_form(c: char) -> char {
     match c {
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(u32::from(c) - 0xFEE0).unwrap_or(c),
         'С' | 'с' | 'Ϲ' | 'ϲ' | 'Ⅽ' | 'ⅽ' => 'c',
         'Р' | 'р' | 'Ρ' | 'ρ' => 'p',
         'Ս' | 'ս' => 'u',
+        'В' | 'Β' => 'b',
+        'О' | 'о' | 'Ο' | 'ο' | 'Օ' | 'օ' => 'o',
+        'Т' | 'Τ' => 't',
         '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => '-',
         _ => c,
     }
@@ -540,6 +549,10 @@ mod tests {
             "CLOSED-0123ABCD",
             "closed\u{2010}0123abcd",
             "ｃｌｏｓｅｄ－０１２３ａｂｃｄ",
+            "BOT Deep Blue",
+            "bot x",
+            "ＢＯＴ x",
+            "ВОТ x",
         ] {
             assert!(
                 matches!(
@@ -558,6 +571,9 @@ mod tests {
             "closed-0123abcg",
             "closed 0123abcd",
             "closed",
+            "BOT",
+            "Bottle",
+            "robot x",
         ] {
             assert!(valid_name(name).is_ok(), "{name:?}");
         }

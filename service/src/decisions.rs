@@ -12,7 +12,8 @@
 //! ways (a `challenge_withdrawn` each; one left open cannot start a match anyway). A pass that read its players just before the ban
 //! committed pairs nobody it bans: the ban and the pass's step take the player's standing lock
 //! (`standing::banned_under_lock`), so the step sees the ban and is lost, or commits first and
-//! the ban follows the pairing.
+//! the ban follows the pairing. A bot's declaration reaches as far as a ban into human play (its
+//! waiting ticket, its tournament entries), and no further: a bot keeps its challenges.
 
 use domain::challenges::Withdrawal;
 use domain::ids::PlayerId;
@@ -45,8 +46,10 @@ pub async fn decide(
         let now = app.now();
         let decided = standing::prepare(app, admin, player, decision, reason, now).await?;
         let (ticket, cancel) = match decision {
-            Decision::Banned => ranked::cancel_waiting(app, player, admin, now).await?,
-            Decision::Cleared => None,
+            Decision::Banned | Decision::Bot => {
+                ranked::cancel_waiting(app, player, admin, now).await?
+            }
+            Decision::Cleared | Decision::Human => None,
         }
         .unzip();
         let mut appends = vec![decided.append];
@@ -84,8 +87,10 @@ pub async fn decide(
     let after = after.ok_or_else(|| {
         Error::Unavailable("the player's ticket changed too often under this decision".into())
     })?;
-    if after.banned() {
+    if after.banned() || after.bot() {
         commands::pause_everywhere(app, player, admin, command_id).await?;
+    }
+    if after.banned() {
         challenges::withdraw_all(challenged, player, Withdrawal::Banned).await?;
     }
     Ok(after)

@@ -1,5 +1,5 @@
-//! Players (the table `players`): signing up, once per `Idempotency-Key`, their names, and
-//! whether one exists.
+//! Players (the table `players`): signing up, once per `Idempotency-Key`, their names as shown
+//! (a declared bot's with its BOT tag), and whether one exists.
 
 use std::collections::HashMap;
 
@@ -105,17 +105,25 @@ pub async fn sign_up_once(
     Ok((PlayerId::from_uuid(player), stored_name))
 }
 
-/// A player's name; `not_found` when there is no such player.
+/// A player's name as shown: the name, with [`domain::standing::BOT_TAG`] and a space before it
+/// for a declared bot (`standing`'s `player_bots`; no player may take such a name:
+/// `crate::checks::reserved`). Every name a view shows is read through here or [`names`].
+const SHOWN: &str = "SELECT p.player_id, \
+       CASE WHEN EXISTS (SELECT 1 FROM player_bots b WHERE b.player_id = p.player_id) \
+            THEN $2::text || ' ' || p.name ELSE p.name END \
+  FROM players p";
+
+/// A player's name as shown (a bot's tagged); `not_found` when there is no such player.
 pub async fn name(client: &impl GenericClient, player: PlayerId) -> Result<String, Error> {
     let row = client
         .query_opt(
-            "SELECT name FROM players WHERE player_id = $1",
-            &[&player.as_uuid()],
+            &format!("{SHOWN} WHERE p.player_id = $1"),
+            &[&player.as_uuid(), &domain::standing::BOT_TAG],
         )
         .await
         .map_err(unexpected)?
         .ok_or(Error::NotFound(Missing::Player))?;
-    Ok(row.get(0))
+    Ok(row.get(1))
 }
 
 /// `not_found` unless the player exists.
@@ -123,7 +131,7 @@ pub async fn exists(client: &impl GenericClient, player: PlayerId) -> Result<(),
     name(client, player).await.map(drop)
 }
 
-/// The names of those of `players` that exist.
+/// The names as shown (a bot's tagged) of those of `players` that exist.
 pub async fn names(
     client: &impl GenericClient,
     players: &[PlayerId],
@@ -131,8 +139,8 @@ pub async fn names(
     let ids: Vec<Uuid> = players.iter().map(|p| p.as_uuid()).collect();
     let rows = client
         .query(
-            "SELECT player_id, name FROM players WHERE player_id = ANY($1)",
-            &[&ids],
+            &format!("{SHOWN} WHERE p.player_id = ANY($1)"),
+            &[&ids, &domain::standing::BOT_TAG],
         )
         .await
         .map_err(unexpected)?;

@@ -191,6 +191,8 @@ pub enum Refused {
     /// A player who cannot be challenged by the caller: banned, closed, or not accepting
     /// challenges from them.
     NotChallengeable,
+    /// A declared bot: the ranked queue and the tournaments are human play.
+    Bot,
 }
 
 /// Why a command conflicts with the match as it is (`conflict`).

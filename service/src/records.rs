@@ -73,15 +73,17 @@ pub async fn rating_points(
     .await
 }
 
-/// The best `limit` non-provisional players of `game`, best first, each with their name.
+/// The best `limit` non-provisional players of `game`, best first, each with their name: the
+/// humans, or (`bots`) the declared bots' board.
 pub async fn leaderboard(
     core: &Core,
     game: GameId,
     limit: i64,
+    bots: bool,
 ) -> Result<Vec<(LeaderRow, String)>, Error> {
     core.read(Projection::Leaderboards, async |log: &EventLog| {
         let client = log.pool().get().await.map_err(unexpected)?;
-        let rows = projections::queries::leaderboard(&client, game, limit)
+        let rows = projections::queries::leaderboard(&client, game, limit, bots)
             .await
             .map_err(unexpected)?;
         let ids: Vec<PlayerId> = rows

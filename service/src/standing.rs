@@ -6,6 +6,8 @@
 //! organiser, the fair-play boundary and the queue all read. A banned player opens no ranked
 //! ticket, no solo match, no room match and joins no room or tournament; how far a ban reaches
 //! beyond that (the player's waiting ticket, their tournament entries) is `crate::decisions`.
+//! A declared bot (`player_bots`, V26, written with its declaration) enters no human pool and no
+//! tournament ([`refuse_outside_human_play`], [`busy`]); `crate::players` tags its name.
 
 use std::collections::HashSet;
 
@@ -50,6 +52,24 @@ pub async fn refuse_banned(app: &Core, player: PlayerId) -> Result<(), Error> {
         Err(Error::Forbidden(Refused::Banned))
     } else {
         Ok(())
+    }
+}
+
+/// `Err(Forbidden(Banned))` for a banned player, `Err(Forbidden(Bot))` for a declared bot: the
+/// one check of the ranked queue and the tournaments, which are human play.
+pub async fn refuse_outside_human_play(app: &Core, player: PlayerId) -> Result<(), Error> {
+    let client = app.pool.get().await.map_err(unexpected)?;
+    let row = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM player_bans WHERE player_id = $1),                     EXISTS (SELECT 1 FROM player_bots WHERE player_id = $1)",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    match (row.get(0), row.get(1)) {
+        (true, _) => Err(Error::Forbidden(Refused::Banned)),
+        (false, true) => Err(Error::Forbidden(Refused::Bot)),
+        (false, false) => Ok(()),
     }
 }
 
@@ -131,8 +151,8 @@ pub fn conflict(e: AppendError) -> Error {
     }
 }
 
-/// Writes `player`'s row of `player_bans` as `event` leaves it, in the transaction that appends
-/// the event, and tells every instance on the tokens channel.
+/// Writes `player`'s row of `player_bans` (or `player_bots`) as `event` leaves it, in the
+/// transaction that appends the event, and tells every instance on the tokens channel.
 pub async fn record_on(
     tx: &impl GenericClient,
     player: PlayerId,
@@ -152,6 +172,22 @@ pub async fn record_on(
         Decision::Cleared => {
             tx.execute(
                 "DELETE FROM player_bans WHERE player_id = $1",
+                &[&player.as_uuid()],
+            )
+            .await
+        }
+        Decision::Bot => {
+            lock(tx, &[player.as_uuid()]).await?;
+            tx.execute(
+                "INSERT INTO player_bots (player_id, declared_at) VALUES ($1, $2) \
+                 ON CONFLICT (player_id) DO NOTHING",
+                &[&player.as_uuid(), &at],
+            )
+            .await
+        }
+        Decision::Human => {
+            tx.execute(
+                "DELETE FROM player_bots WHERE player_id = $1",
                 &[&player.as_uuid()],
             )
             .await
@@ -183,6 +219,18 @@ async fn lock(tx: &impl GenericClient, players: &[Uuid]) -> Result<(), Error> {
     .await
     .map_err(unexpected)?;
     Ok(())
+}
+
+/// Of `players`, the declared bots.
+pub async fn bots(client: &impl GenericClient, players: &[Uuid]) -> Result<Vec<PlayerId>, Error> {
+    let rows = client
+        .query(
+            "SELECT player_id FROM player_bots WHERE player_id = ANY($1)",
+            &[&players],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows.iter().map(|r| PlayerId::from_uuid(r.get(0))).collect())
 }
 
 /// Of `players`, those banned, read under their standing locks (held until `tx` ends): no ban
@@ -222,7 +270,7 @@ pub async fn seated_in(
 }
 
 /// Of `players`, those who may not be paired now: seated in a live ranked match other than
-/// the matches of `except` (the pairing's own tournament's games), or banned.
+/// the matches of `except` (the pairing's own tournament's games), banned, or declared bots.
 pub async fn busy(
     client: &impl GenericClient,
     players: &[Uuid],
@@ -236,7 +284,9 @@ pub async fn busy(
             "SELECT s.player_id FROM ranked_seats s \
               WHERE s.player_id = ANY($1) AND NOT (s.match_id = ANY($2)) \
              UNION \
-             SELECT b.player_id FROM player_bans b WHERE b.player_id = ANY($1)",
+             SELECT b.player_id FROM player_bans b WHERE b.player_id = ANY($1) \
+             UNION \
+             SELECT b.player_id FROM player_bots b WHERE b.player_id = ANY($1)",
             &[&players, &except],
         )
         .await

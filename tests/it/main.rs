@@ -2,6 +2,7 @@
 //! its own, cloned from a migrated template. Logs are silent unless `TEST_LOG=1`.
 
 mod analysis;
+mod bots;
 mod boundary;
 mod catalogue_limits;
 mod challenges;

@@ -468,7 +468,7 @@ fn routes_only_parse_call_a_use_case_and_render() {
 fn the_route_reader_sees_what_a_route_must_not_name() {
     let code = code_only(
         "let c = app.pool.get().await?; // app.log in a comment\n\
-         let rows = projections::queries::leaderboard(&c, g, 5);\n\
+         let rows = projections::queries::leaderboard(&c, g, 5, false);\n\
          let e = app.log.read_stream_after(\"app.log\", 0);\n\
          let x = report.log_check; let y = self.logs;\n",
     );

@@ -8,13 +8,13 @@ use serde_json::{Value, json};
 use crate::helpers::{Player, TestApp, config, spawn_app, spawn_on};
 
 /// A stream opened: frames are read from it as they come.
-struct Frames {
+pub(crate) struct Frames {
     res: reqwest::Response,
     buf: String,
 }
 
 impl Frames {
-    async fn open(app: &TestApp, p: &Player, last_event_id: Option<&str>) -> Frames {
+    pub(crate) async fn open(app: &TestApp, p: &Player, last_event_id: Option<&str>) -> Frames {
         let mut req = app
             .http
             .get(format!("{}/v1/players/me/stream", app.base))
@@ -31,7 +31,7 @@ impl Frames {
     }
 
     /// The next `n` frames: (id, event, data).
-    async fn next(&mut self, n: usize) -> Vec<(String, String, Value)> {
+    pub(crate) async fn next(&mut self, n: usize) -> Vec<(String, String, Value)> {
         let mut out = Vec::new();
         while out.len() < n {
             if let Some(end) = self.buf.find("\n\n") {
@@ -63,7 +63,7 @@ impl Frames {
     }
 }
 
-fn kinds(frames: &[(String, String, Value)]) -> Vec<String> {
+pub(crate) fn kinds(frames: &[(String, String, Value)]) -> Vec<String> {
     frames
         .iter()
         .map(|(_, event, data)| match data["type"].as_str() {

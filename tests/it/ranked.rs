@@ -522,6 +522,20 @@ async fn a_rebuild_ends_byte_identical_to_the_live_tables() {
             .await;
         assert_eq!(joined.status, StatusCode::OK, "{:?}", joined.body);
     }
+    // A declared bot, and one declared and undeclared, for the bots' board.
+    let (eve, fay) = (app.player("Eve").await, app.player("Fay").await);
+    for (p, decisions) in [(&eve, &["bot"][..]), (&fay, &["bot", "human"])] {
+        for d in decisions {
+            let res = app
+                .post(
+                    &format!("/v1/admin/players/{}/decisions", p.id),
+                    &admin.token,
+                    json!({"decision": d}),
+                )
+                .await;
+            assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+        }
+    }
     app.clock.advance(time::Duration::minutes(1));
     let pass = service::tournaments::organiser::organise(&app.state.tournaments)
         .await

@@ -317,6 +317,8 @@ pub struct FoundPlayer {
     name: String,
     /// Whether an admin's last decision on them is a ban.
     banned: bool,
+    /// Whether an admin declared them a bot.
+    bot: bool,
 }
 
 /// The players found.
@@ -341,11 +343,12 @@ pub async fn find_players(
     let found = service::players::find(&app, &q.name, 20).await?;
     let mut players = Vec::with_capacity(found.len());
     for (player_id, name) in found {
-        let banned = service::standing::of(&app, player_id).await?.0.banned();
+        let (standing, _) = service::standing::of(&app, player_id).await?;
         players.push(FoundPlayer {
             player_id,
             name,
-            banned,
+            banned: standing.banned(),
+            bot: standing.bot(),
         });
     }
     Ok(HttpResponse::Ok().json(Found { players }))
@@ -373,13 +376,16 @@ pub struct Decided {
     reason: String,
     /// Whether the player is banned now.
     banned: bool,
+    /// Whether the player is a declared bot now.
+    bot: bool,
     /// The version of the player's stream (`player-<id>`) with this decision.
     version: i64,
 }
 
-/// `POST /v1/admin/players/{id}/decisions`: an admin's decision on a player (cleared, or
-/// banned with a reason), an event of the player's stream; a ban also closes the player's
-/// waiting ticket and pauses their tournament entries (`service::decisions`).
+/// `POST /v1/admin/players/{id}/decisions`: an admin's decision on a player (cleared, banned
+/// with a reason, declared a bot or a human again), an event of the player's stream; a ban or
+/// a bot's declaration also closes the player's waiting ticket and pauses their tournament
+/// entries (`service::decisions`).
 pub async fn decide(
     app: web::Data<ApiState>,
     auth: Auth,
@@ -407,6 +413,7 @@ pub async fn decide(
             decision: b.decision,
             reason: b.reason.trim().to_owned(),
             banned: standing.banned(),
+            bot: standing.bot(),
             version: standing.version,
         };
         Ok((StatusCode::CREATED, Body::of(&decided)?))

@@ -1,6 +1,7 @@
 //! Leaderboards: the non-provisional players of a game (deviation at most 110, the literal in
-//! the query so that the partial index `leaderboard_board` serves it), by rating; read from a
-//! replica when one has caught up (`service::replicas`).
+//! the query so that the partial index `leaderboard_board` serves it), by rating, humans and
+//! declared bots on boards apart; read from a replica when one has caught up
+//! (`service::replicas`).
 
 use actix_web::{HttpResponse, web};
 use schemars::JsonSchema;
@@ -19,6 +20,9 @@ pub struct BoardQuery {
     /// Default 50.
     #[schemars(range(min = 1, max = 500))]
     limit: Option<i64>,
+    /// `true`: the declared bots' board (a bot is rated on its own); default the humans'.
+    #[serde(default)]
+    bots: bool,
 }
 
 /// The non-provisional players of a game, best first.
@@ -38,7 +42,8 @@ pub struct Entry {
     games: i32,
 }
 
-/// `GET /v1/leaderboards/{game}?limit` (default 50, at most 500).
+/// `GET /v1/leaderboards/{game}?limit&bots` (default 50, at most 500; the humans' board unless
+/// `bots=true`).
 pub async fn get(
     app: web::Data<ApiState>,
     _auth: Auth,
@@ -48,7 +53,7 @@ pub async fn get(
     let game = checks::game(&path)?;
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
-    let rows = service::records::leaderboard(&app, game, limit).await?;
+    let rows = service::records::leaderboard(&app, game, limit, q.bots).await?;
     let entries = rows
         .into_iter()
         .enumerate()

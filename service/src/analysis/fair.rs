@@ -35,7 +35,8 @@ pub struct PlayerEvidence {
 /// (`domain::fairplay::Calibration`, calibrated on every other player's critical positions of
 /// that game). In two passes: the players the first pass flags are left out of the second
 /// pass's yardstick (a relay among the strongest players would make them all look ordinary).
-/// Read from `move_quality` (current solver version) and the ratings projection; it changes
+/// A declared bot is an engine by its own account: it is neither assessed nor anyone's
+/// yardstick. Read from `move_quality` (current solver version) and the ratings projection; it changes
 /// nothing.
 pub async fn engine_evidence(
     client: &impl GenericClient,
@@ -100,6 +101,9 @@ pub async fn engine_evidence(
             .moves
             .push(m);
     }
+    let players: Vec<Uuid> = by.keys().map(|(_, p)| *p).collect();
+    let bots = crate::standing::bots(client, &players).await?;
+    by.retain(|(_, p), _| !bots.contains(&PlayerId::from_uuid(*p)));
     let first = assess(&by, &BTreeSet::new(), rules);
     let flagged: BTreeSet<(String, Uuid)> = first
         .iter()
@@ -230,7 +234,9 @@ pub async fn engine_flags(app: &Core, rules: &FlagRules) -> Result<Vec<Flag>, Er
             decision: event.decision(),
             reason: match event {
                 domain::standing::StandingEvent::PlayerCleared(d)
-                | domain::standing::StandingEvent::PlayerBanned(d) => d.reason,
+                | domain::standing::StandingEvent::PlayerBanned(d)
+                | domain::standing::StandingEvent::PlayerDeclaredBot(d)
+                | domain::standing::StandingEvent::PlayerDeclaredHuman(d) => d.reason,
             },
             at: at
                 .and_then(|t| {

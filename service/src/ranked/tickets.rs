@@ -107,8 +107,8 @@ pub async fn current_rating(
     })
 }
 
-/// `POST /v1/queue`: opens a ticket for `player` in the pool, unless an admin banned them
-/// (`forbidden`), they already have one open (`already_queued`), are seated in a live ranked
+/// `POST /v1/queue`: opens a ticket for `player` in the pool, unless an admin banned them or
+/// declared them a bot (`forbidden`), they already have one open (`already_queued`), are seated in a live ranked
 /// match, from the queue or a rated tournament (`in_match`), or play a tournament that has
 /// started (`in_tournament`).
 pub async fn open_ticket(
@@ -117,7 +117,7 @@ pub async fn open_ticket(
     pool: Pool,
     command_id: Uuid,
 ) -> Result<TicketView, Error> {
-    crate::standing::refuse_banned(app, player).await?;
+    crate::standing::refuse_outside_human_play(app, player).await?;
     let now = app.now();
     let id = TicketId::from_uuid(Uuid::new_v5(&command_id, b"ticket"));
     let mut client = app.pool.get().await.map_err(unexpected)?;

@@ -91,6 +91,7 @@ async fn open_tickets(
                                  WHERE t.player_id = s.player_id AND t.starts_at <= $3) \
                 AND NOT EXISTS (SELECT 1 FROM ranked_seats r WHERE r.player_id = s.player_id) \
                 AND NOT EXISTS (SELECT 1 FROM player_bans b WHERE b.player_id = s.player_id) \
+                AND NOT EXISTS (SELECT 1 FROM player_bots b WHERE b.player_id = s.player_id) \
               ORDER BY s.opened_at, s.ticket_id",
             &[
                 &pool.game.as_str(),

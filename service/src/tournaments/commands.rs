@@ -196,7 +196,7 @@ pub async fn join(
     via_code: bool,
     command_id: Uuid,
 ) -> Result<Arc<Tournament>, Error> {
-    crate::standing::refuse_banned(app, player).await?;
+    crate::standing::refuse_outside_human_play(app, player).await?;
     let t = load(app, id).await?;
     if t.created.private && !via_code && t.created.created_by != player {
         return Err(Error::Forbidden(Refused::InviteOnly));
@@ -251,14 +251,14 @@ pub async fn pause(
     run(app, id, command, Some(player), command_id, SeatChange::None).await
 }
 
-/// Resumes a paused `player` (seen now); not a banned one (`forbidden`).
+/// Resumes a paused `player` (seen now); not a banned one or a declared bot (`forbidden`).
 pub async fn resume(
     app: &Tournaments,
     id: TournamentId,
     player: PlayerId,
     command_id: Uuid,
 ) -> Result<Arc<Tournament>, Error> {
-    crate::standing::refuse_banned(app, player).await?;
+    crate::standing::refuse_outside_human_play(app, player).await?;
     let command = Command::Resume { player_id: player };
     let t = run(
         app,
@@ -274,7 +274,7 @@ pub async fn resume(
 }
 
 /// Pauses `player` in every tournament of theirs that has not ended and where they are
-/// joined (an admin's ban, as command `command_id` of `admin`): each tournament's pause is a
+/// joined (an admin's ban or bot declaration, as command `command_id` of `admin`): each tournament's pause is a
 /// command of its own, decided and appended as any other, its id derived from `command_id`, so
 /// a retry pauses nothing twice. How many it paused.
 pub async fn pause_everywhere(
