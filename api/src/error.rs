@@ -324,7 +324,7 @@ fn detail(e: &Error, lang: Lang) -> String {
 fn challenge_code(e: &ChallengeError) -> &'static str {
     use ChallengeError::*;
     match e {
-        Yourself | TwoClocks | RatedCorrespondence => "invalid_request",
+        Yourself | TwoClocks => "invalid_request",
         Missing => "not_found",
         NotChallenged | NotChallenger => "forbidden",
         Closed(_) | Lapsed => "challenge_closed",
@@ -338,7 +338,6 @@ fn challenge_key(e: &ChallengeError) -> &'static str {
     match e {
         Yourself => "challenge.yourself",
         TwoClocks => "invalid.two_clocks",
-        RatedCorrespondence => "challenge.rated_correspondence",
         Missing => "not_found.challenge",
         NotChallenged => "challenge.not_challenged",
         NotChallenger => "challenge.not_challenger",
@@ -717,7 +716,6 @@ mod tests {
                     TooEarly,
                     Expiry,
                     TwoClocks,
-                    RatedCorrespondence,
                 ]
                 .map(|e| ApiError::Core(Error::Challenge(e))),
             );

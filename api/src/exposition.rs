@@ -23,11 +23,13 @@ pub async fn pool_stats(app: &AppState) -> Result<Vec<PoolStats>, ApiError> {
             let pool = q.game.parse().ok().map(|game| Pool {
                 game,
                 turn_seconds: q.turn_seconds,
+                days_per_move: q.days_per_move,
             });
             PoolStats {
                 waves_run: pool.map_or(0, |p| app.metrics.waves_of(p).0),
                 game: q.game,
                 turn_seconds: q.turn_seconds.map(|t| t.get() as i32),
+                days_per_move: q.days_per_move.map(|d| d.get() as i32),
                 waiting: q.waiting,
                 pairs: q.pairs,
                 wait_seconds: Percentiles {

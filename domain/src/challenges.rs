@@ -366,10 +366,6 @@ pub enum ChallengeError {
     Expiry,
     #[error("a game has one clock: turn_seconds or days_per_move")]
     TwoClocks,
-    /// Rated correspondence games are rated on a ladder of their own, which discs does not
-    /// keep yet: a correspondence challenge is casual.
-    #[error("a correspondence challenge is not rated")]
-    RatedCorrespondence,
 }
 
 impl Challenge {
@@ -480,9 +476,6 @@ impl Aggregate for Challenge {
                     if sent.terms.turn_seconds.is_some() && sent.terms.days_per_move.is_some() =>
                 {
                     Err(ChallengeError::TwoClocks)
-                }
-                Command::Send(sent) if sent.terms.rated && sent.terms.days_per_move.is_some() => {
-                    Err(ChallengeError::RatedCorrespondence)
                 }
                 Command::Send(sent) => Ok(vec![ChallengeEvent::ChallengeSent(sent.clone())]),
                 _ => Err(ChallengeError::Missing),

@@ -5,10 +5,80 @@
 //! the end of their previous ranked match of that game (the Glicko-2 rule for an empty period,
 //! `phi <- sqrt(phi^2 + sigma^2)`, capped at 350), counted from event timestamps, so that a
 //! rebuild gives the very same numbers. The arithmetic is `skillratings`, pinned exactly.
+//!
+//! A rating belongs to a [`Ladder`]: a game at a pace. Real-time and correspondence ratings are
+//! kept apart (a correspondence game is played over days, with time to think and to look
+//! things up), so each game has two ladders.
 
 use skillratings::Outcomes;
 use skillratings::glicko2::{Glicko2Config, Glicko2Rating, decay_deviation, glicko2};
 use time::OffsetDateTime;
+
+use crate::games::GameId;
+
+/// A rating ladder: one game at one pace, real time (`four_in_a_row`) or correspondence
+/// (`four_in_a_row_correspondence`). Its name is where the rating tables keep the game: a
+/// real-time ladder is named as its game, so every rating from before correspondence play
+/// stays on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ladder {
+    pub game: GameId,
+    pub correspondence: bool,
+}
+
+impl Ladder {
+    /// Every ladder: each game's real-time one, then each game's correspondence one.
+    pub const ALL: [Ladder; 2 * GameId::ALL.len()] = {
+        let mut all = [Ladder::live(GameId::ALL[0]); 2 * GameId::ALL.len()];
+        let mut i = 0;
+        while i < GameId::ALL.len() {
+            all[i] = Ladder::live(GameId::ALL[i]);
+            all[GameId::ALL.len() + i] = Ladder::correspondence(GameId::ALL[i]);
+            i += 1;
+        }
+        all
+    };
+
+    pub const fn live(game: GameId) -> Ladder {
+        Ladder {
+            game,
+            correspondence: false,
+        }
+    }
+
+    pub const fn correspondence(game: GameId) -> Ladder {
+        Ladder {
+            game,
+            correspondence: true,
+        }
+    }
+
+    /// Its name: the game's for real time, the game's and `_correspondence` for correspondence.
+    pub fn as_str(self) -> &'static str {
+        match (self.game, self.correspondence) {
+            (GameId::FourInARow, false) => "four_in_a_row",
+            (GameId::FourInARow, true) => "four_in_a_row_correspondence",
+            (GameId::Reversi, false) => "reversi",
+            (GameId::Reversi, true) => "reversi_correspondence",
+        }
+    }
+}
+
+impl std::fmt::Display for Ladder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Ladder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Ladder, String> {
+        Ladder::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| format!("unknown ladder `{s}`"))
+    }
+}
 
 /// A player's Glicko-2 values in one game.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -205,6 +275,21 @@ impl Standing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_real_time_ladder_is_named_as_its_game_and_every_name_reads_back() {
+        for game in GameId::ALL {
+            assert_eq!(Ladder::live(game).as_str(), game.as_str());
+            assert_eq!(
+                Ladder::correspondence(game).as_str(),
+                format!("{}_correspondence", game.as_str())
+            );
+        }
+        for ladder in Ladder::ALL {
+            assert_eq!(ladder.as_str().parse::<Ladder>(), Ok(ladder));
+        }
+        assert!("chess".parse::<Ladder>().is_err());
+    }
     use skillratings::glicko2::glicko2_rating_period;
     use time::Duration;
 

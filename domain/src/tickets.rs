@@ -8,20 +8,44 @@ use time::OffsetDateTime;
 use crate::aggregate::Aggregate;
 use crate::games::GameId;
 use crate::ids::{MatchId, PlayerId};
-use crate::matches::TurnSeconds;
+use crate::matches::{DaysPerMove, TurnSeconds};
+use crate::ratings::Ladder;
 
-/// A matchmaking pool: one game at one turn limit.
+/// A matchmaking pool: one game at one clock, a turn limit (or none) for real-time play, or
+/// days per move for a correspondence pool (then `turn_seconds` is `None`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Pool {
     pub game: GameId,
     pub turn_seconds: Option<TurnSeconds>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days_per_move: Option<DaysPerMove>,
+}
+
+impl Pool {
+    /// A real-time pool.
+    pub fn live(game: GameId, turn_seconds: Option<TurnSeconds>) -> Pool {
+        Pool {
+            game,
+            turn_seconds,
+            days_per_move: None,
+        }
+    }
+
+    /// The ladder its matches are rated on.
+    pub fn ladder(&self) -> Ladder {
+        Ladder {
+            game: self.game,
+            correspondence: self.days_per_move.is_some(),
+        }
+    }
 }
 
 impl std::fmt::Display for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.turn_seconds {
-            Some(s) => write!(f, "{}/{}", self.game, s.get()),
-            None => write!(f, "{}/none", self.game),
+        match (self.turn_seconds, self.days_per_move) {
+            (_, Some(d)) => write!(f, "{}/{}d", self.game, d.get()),
+            (Some(s), None) => write!(f, "{}/{}", self.game, s.get()),
+            (None, None) => write!(f, "{}/none", self.game),
         }
     }
 }
@@ -31,7 +55,10 @@ pub struct TicketOpened {
     pub player_id: PlayerId,
     pub game: GameId,
     pub turn_seconds: Option<TurnSeconds>,
-    /// The player's rating and deviation in that game when the ticket opened.
+    /// A correspondence pool's days per move; absent for real-time play.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days_per_move: Option<DaysPerMove>,
+    /// The player's rating and deviation on the pool's ladder when the ticket opened.
     pub rating: f64,
     pub deviation: f64,
 }
@@ -164,6 +191,7 @@ impl Ticket {
         Pool {
             game: self.opened.game,
             turn_seconds: self.opened.turn_seconds,
+            days_per_move: self.opened.days_per_move,
         }
     }
 }
@@ -249,9 +277,43 @@ mod tests {
             player_id: PlayerId::from_uuid(Uuid::from_u128(7)),
             game: GameId::Reversi,
             turn_seconds: None,
+            days_per_move: None,
             rating: 1500.0,
             deviation: 350.0,
         })
+    }
+
+    #[test]
+    fn a_real_time_ticket_reads_as_before_and_a_correspondence_one_names_its_days() {
+        let TicketEvent::TicketOpened(live) = opened() else {
+            unreachable!("opened() opens");
+        };
+        let data = serde_json::to_value(&live).expect("serializes");
+        assert!(data.get("days_per_move").is_none(), "{data}");
+        let mut old = data.clone();
+        old.as_object_mut()
+            .expect("an object")
+            .remove("days_per_move");
+        let back: TicketOpened = serde_json::from_value(old).expect("an old payload reads");
+        assert_eq!(back, live);
+        let slow = TicketOpened {
+            days_per_move: DaysPerMove::try_from(3).ok(),
+            ..live
+        };
+        let pool = Ticket {
+            opened: slow,
+            opened_at: OffsetDateTime::UNIX_EPOCH,
+            status: Status::Waiting,
+            match_id: None,
+            version: 1,
+        }
+        .pool();
+        assert_eq!(pool.to_string(), "reversi/3d");
+        assert_eq!(pool.ladder(), Ladder::correspondence(GameId::Reversi));
+        assert_eq!(
+            Pool::live(GameId::Reversi, None).ladder(),
+            Ladder::live(GameId::Reversi)
+        );
     }
 
     fn matched() -> TicketMatched {

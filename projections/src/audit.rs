@@ -11,7 +11,7 @@ use serde::Serialize;
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId};
 use domain::matches::MatchEvent;
-use domain::ratings::Rating;
+use domain::ratings::{Ladder, Rating};
 use eventlog::{Checkpoint, EventLog};
 
 use crate::Error;
@@ -106,7 +106,9 @@ pub struct Mismatch {
     pub table: &'static str,
     pub player_id: PlayerId,
     pub game: GameId,
-    /// `None`: the projection has no row (or the log has no match) for this player and game.
+    /// On the game's correspondence ladder (else its real-time one).
+    pub correspondence: bool,
+    /// `None`: the projection has no row (or the log has no match) for this player and ladder.
     pub stored: Option<Values>,
     pub recomputed: Option<Values>,
     /// The first match whose stored step differs from the recomputed one (`ratings` only: the
@@ -123,6 +125,8 @@ const RATING_TABLES: [&str; 2] = ["ratings", "leaderboard"];
 pub struct WhatIf {
     pub player_id: PlayerId,
     pub game: GameId,
+    /// On the game's correspondence ladder (else its real-time one).
+    pub correspondence: bool,
     pub rating: f64,
     pub what_if: f64,
     pub delta: f64,
@@ -177,12 +181,12 @@ pub async fn ratings(
     for table in RATING_TABLES {
         stored.push((table, stored_values(&client, table).await?));
     }
-    let wanted = |g: GameId| game.is_none_or(|x| x == g);
-    let keys: HashSet<(PlayerId, GameId)> = stored
+    let wanted = |l: Ladder| game.is_none_or(|x| x == l.game);
+    let keys: HashSet<(PlayerId, Ladder)> = stored
         .iter()
         .flat_map(|(_, rows)| rows.keys().copied())
         .chain(ledger.standings.keys().copied())
-        .filter(|(_, g)| wanted(*g))
+        .filter(|(_, l)| wanted(*l))
         .collect();
     let mut keys: Vec<_> = keys.into_iter().collect();
     keys.sort();
@@ -201,7 +205,8 @@ pub async fn ratings(
             mismatches.push(Mismatch {
                 table,
                 player_id: key.0,
-                game: key.1,
+                game: key.1.game,
+                correspondence: key.1.correspondence,
                 stored: s,
                 recomputed: r,
                 first_diverging_match: first,
@@ -222,11 +227,11 @@ pub async fn ratings(
     let mut what_if = Vec::new();
     if !excluded.is_empty() {
         let (without, _) = replay(&finished, &excluded);
-        let mut removed: HashMap<(PlayerId, GameId), u32> = HashMap::new();
+        let mut removed: HashMap<(PlayerId, Ladder), u32> = HashMap::new();
         for f in finished.iter().filter(|f| f.is_rated()) {
             if f.players.iter().flatten().any(|p| excluded.contains(p)) {
                 for p in f.players.iter().flatten() {
-                    *removed.entry((*p, f.game)).or_default() += 1;
+                    *removed.entry((*p, f.ladder())).or_default() += 1;
                 }
             }
         }
@@ -239,7 +244,8 @@ pub async fn ratings(
             if now != then {
                 what_if.push(WhatIf {
                     player_id: key.0,
-                    game: key.1,
+                    game: key.1.game,
+                    correspondence: key.1.correspondence,
                     rating: now.rating,
                     what_if: then.rating,
                     delta: then.rating - now.rating,
@@ -262,11 +268,11 @@ pub async fn ratings(
     })
 }
 
-/// Every (player, game) row of a table that keeps ratings (`ratings` or `leaderboard`).
+/// Every (player, ladder) row of a table that keeps ratings (`ratings` or `leaderboard`).
 async fn stored_values(
     client: &deadpool_postgres::Client,
     table: &str,
-) -> Result<BTreeMap<(PlayerId, GameId), Values>, Error> {
+) -> Result<BTreeMap<(PlayerId, Ladder), Values>, Error> {
     let rows = client
         .query(
             &format!("SELECT player_id, game, rating, deviation, volatility, games FROM {table}"),
@@ -275,7 +281,7 @@ async fn stored_values(
         .await?;
     let mut stored = BTreeMap::new();
     for row in rows {
-        let Ok(g) = row.get::<_, String>(1).parse::<GameId>() else {
+        let Ok(g) = row.get::<_, String>(1).parse::<Ladder>() else {
             continue;
         };
         let games: i32 = row.get(5);
@@ -292,23 +298,23 @@ async fn stored_values(
     Ok(stored)
 }
 
-/// The first stored rating step of (player, game) that differs from the recomputed ones.
+/// The first stored rating step of (player, ladder) that differs from the recomputed ones.
 async fn first_diverging(
     client: &deadpool_postgres::Client,
     player: PlayerId,
-    game: GameId,
+    ladder: Ladder,
     steps: &[RatedStep],
 ) -> Result<Option<MatchId>, Error> {
     let rows = client
         .query(
             "SELECT match_id, rating, deviation, volatility FROM rating_points \
              WHERE player_id = $1 AND game = $2 ORDER BY games",
-            &[&player.as_uuid(), &game.as_str()],
+            &[&player.as_uuid(), &ladder.as_str()],
         )
         .await?;
     let mine: Vec<&RatedStep> = steps
         .iter()
-        .filter(|s| s.player == player && s.game == game)
+        .filter(|s| s.player == player && s.ladder == ladder)
         .collect();
     for i in 0..rows.len().max(mine.len()) {
         match (rows.get(i), mine.get(i)) {
@@ -371,9 +377,13 @@ pub struct LogCheck {
     pub first_diverging_match: Option<MatchId>,
 }
 
-/// A player's rating in one game, step by step from the projection, each step with the events
+/// A player's rating on one ladder, step by step from the projection, each step with the events
 /// it came from, checked against the steps recomputed from the log.
-pub async fn explain(log: &EventLog, player: PlayerId, game: GameId) -> Result<Explanation, Error> {
+pub async fn explain(
+    log: &EventLog,
+    player: PlayerId,
+    ladder: Ladder,
+) -> Result<Explanation, Error> {
     let client = log.pool().get().await?;
     let rows = client
         .query(
@@ -384,12 +394,12 @@ pub async fn explain(log: &EventLog, player: PlayerId, game: GameId) -> Result<E
              FROM rating_points p \
              LEFT JOIN rating_points o ON o.match_id = p.match_id AND o.player_id = p.opponent \
              WHERE p.player_id = $1 AND p.game = $2 ORDER BY p.games",
-            &[&player.as_uuid(), &game.as_str()],
+            &[&player.as_uuid(), &ladder.as_str()],
         )
         .await?;
     let (finished, events_scanned) = finished_matches(log).await?;
     let (_, recomputed) = replay(&finished, &HashSet::new());
-    let first_diverging_match = first_diverging(&client, player, game, &recomputed).await?;
+    let first_diverging_match = first_diverging(&client, player, ladder, &recomputed).await?;
     let log_check = LogCheck {
         events_scanned,
         agrees: first_diverging_match.is_none(),

@@ -141,7 +141,7 @@ async fn rate(
         .iter()
         .map(|f| {
             let before = Seat::BOTH.map(|seat| {
-                f.players[seat.index()].map(|p| ledger.standing(p, f.game).rating.rating)
+                f.players[seat.index()].map(|p| ledger.standing(p, f.ladder()).rating.rating)
             });
             steps.extend(ledger.apply(f).into_iter().flatten());
             before

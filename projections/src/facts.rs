@@ -23,6 +23,8 @@ pub struct Finished {
     pub match_id: MatchId,
     pub game: GameId,
     pub ranked: bool,
+    /// A correspondence game (days per move): rated on its game's correspondence ladder.
+    pub correspondence: bool,
     /// The human in each seat (seat 1, seat 2); `None` for a CPU seat.
     pub players: [Option<PlayerId>; 2],
     pub first_seat: Seat,
@@ -42,6 +44,14 @@ impl Finished {
             (Outcome::Draw, _) | (_, None) => Score::Draw,
             (Outcome::Win, Some(w)) if w == seat => Score::Win,
             (Outcome::Win, Some(_)) => Score::Loss,
+        }
+    }
+
+    /// The ladder it is rated on, if it is rated.
+    pub fn ladder(&self) -> domain::ratings::Ladder {
+        domain::ratings::Ladder {
+            game: self.game,
+            correspondence: self.correspondence,
         }
     }
 
@@ -133,6 +143,7 @@ pub fn finished(match_id: MatchId, c: &Created, e: &RecordedEvent, end: MatchEnd
         match_id,
         game: c.data.game,
         ranked: c.data.ranked,
+        correspondence: c.data.settings.days_per_move.is_some(),
         players: [player(&c.data.seats[0]), player(&c.data.seats[1])],
         first_seat: c.data.first_seat,
         outcome: end.outcome,

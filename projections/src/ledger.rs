@@ -1,12 +1,11 @@
-//! The rating ledger: standings per (player, game) advanced match by match with
+//! The rating ledger: standings per (player, ladder) advanced match by match with
 //! [`domain::ratings::rate`]. The ratings and leaderboards projections and the audits all rate
 //! through this one piece of code, so they can only differ if their inputs do.
 
 use std::collections::HashMap;
 
-use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, Seat};
-use domain::ratings::{Standing, Step, rate};
+use domain::ratings::{Ladder, Standing, Step, rate};
 
 use crate::facts::Finished;
 
@@ -15,7 +14,7 @@ use crate::facts::Finished;
 pub struct RatedStep {
     pub player: PlayerId,
     pub opponent: PlayerId,
-    pub game: GameId,
+    pub ladder: Ladder,
     pub match_id: MatchId,
     pub at: time::OffsetDateTime,
     pub step: Step,
@@ -25,16 +24,16 @@ pub struct RatedStep {
     pub ended_position: i64,
 }
 
-/// Standings by (player, game); a missing entry is a newcomer.
+/// Standings by (player, ladder); a missing entry is a newcomer.
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
-    pub standings: HashMap<(PlayerId, GameId), Standing>,
+    pub standings: HashMap<(PlayerId, Ladder), Standing>,
 }
 
 impl Ledger {
-    pub fn standing(&self, player: PlayerId, game: GameId) -> Standing {
+    pub fn standing(&self, player: PlayerId, ladder: Ladder) -> Standing {
         self.standings
-            .get(&(player, game))
+            .get(&(player, ladder))
             .copied()
             .unwrap_or(Standing::NEW)
     }
@@ -48,16 +47,17 @@ impl Ledger {
         let [Some(p1), Some(p2)] = f.players else {
             return None;
         };
-        let (s1, s2) = (self.standing(p1, f.game), self.standing(p2, f.game));
+        let ladder = f.ladder();
+        let (s1, s2) = (self.standing(p1, ladder), self.standing(p2, ladder));
         let steps = rate(&s1, &s2, f.score_of(Seat::ONE), f.ended_at);
         let n1 = s1.after(&steps[0], f.ended_at);
         let n2 = s2.after(&steps[1], f.ended_at);
-        self.standings.insert((p1, f.game), n1);
-        self.standings.insert((p2, f.game), n2);
+        self.standings.insert((p1, ladder), n1);
+        self.standings.insert((p2, ladder), n2);
         let rated = |player, opponent, step: Step, games| RatedStep {
             player,
             opponent,
-            game: f.game,
+            ladder,
             match_id: f.match_id,
             at: f.ended_at,
             step,

@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::PlayerId;
-use domain::matches::TurnSeconds;
-use domain::ratings::Rating;
+use domain::matches::{DaysPerMove, TurnSeconds};
+use domain::ratings::{Ladder, Rating};
 
 use crate::Error;
 
@@ -44,6 +44,13 @@ fn game_of(table: &'static str, raw: &str) -> Result<GameId, Error> {
     })
 }
 
+fn ladder_of(table: &'static str, raw: &str) -> Result<Ladder, Error> {
+    raw.parse().map_err(|_| Error::Model {
+        table,
+        reason: format!("unknown ladder `{raw}`"),
+    })
+}
+
 /// Whether `a` and `b` have played a finished match together (as the match history shows it).
 pub async fn played_together(
     client: &impl GenericClient,
@@ -59,11 +66,11 @@ pub async fn played_together(
     Ok(row.get(0))
 }
 
-/// A player's stored ratings by game (a game never rated is absent).
+/// A player's stored ratings by ladder (a ladder never rated on is absent).
 pub async fn ratings_of(
     client: &impl GenericClient,
     player: PlayerId,
-) -> Result<BTreeMap<GameId, StoredRating>, Error> {
+) -> Result<BTreeMap<Ladder, StoredRating>, Error> {
     let rows = client
         .query(
             &format!("SELECT {RATING_COLUMNS} FROM ratings WHERE player_id = $1"),
@@ -71,20 +78,20 @@ pub async fn ratings_of(
         )
         .await?;
     rows.iter()
-        .map(|r| Ok((game_of("ratings", r.get(0))?, stored_rating(r))))
+        .map(|r| Ok((ladder_of("ratings", r.get(0))?, stored_rating(r))))
         .collect()
 }
 
-/// A player's stored rating in one game, if rated.
+/// A player's stored rating on one ladder, if rated.
 pub async fn rating_in(
     client: &impl GenericClient,
     player: PlayerId,
-    game: GameId,
+    ladder: Ladder,
 ) -> Result<Option<StoredRating>, Error> {
     let row = client
         .query_opt(
             &format!("SELECT {RATING_COLUMNS} FROM ratings WHERE player_id = $1 AND game = $2"),
-            &[&player.as_uuid(), &game.as_str()],
+            &[&player.as_uuid(), &ladder.as_str()],
         )
         .await?;
     Ok(row.as_ref().map(stored_rating))
@@ -162,17 +169,17 @@ pub struct RatingPointRow {
     pub deviation: f64,
 }
 
-/// A player's rating after each ranked match of a game, oldest first.
+/// A player's rating after each rated match on a ladder, oldest first.
 pub async fn rating_points(
     client: &impl GenericClient,
     player: PlayerId,
-    game: GameId,
+    ladder: Ladder,
 ) -> Result<Vec<RatingPointRow>, Error> {
     let rows = client
         .query(
             "SELECT match_id, at, rating, deviation FROM rating_points \
              WHERE player_id = $1 AND game = $2 ORDER BY games",
-            &[&player.as_uuid(), &game.as_str()],
+            &[&player.as_uuid(), &ladder.as_str()],
         )
         .await?;
     Ok(rows
@@ -195,11 +202,11 @@ pub struct LeaderRow {
     pub games: i32,
 }
 
-/// The best `limit` players of a game whose rating is no longer provisional, best first: the
+/// The best `limit` players of a ladder whose rating is no longer provisional, best first: the
 /// humans, or (`bots`) the declared bots, who are rated on a board of their own.
 pub async fn leaderboard(
     client: &impl GenericClient,
-    game: GameId,
+    ladder: Ladder,
     limit: i64,
     bots: bool,
 ) -> Result<Vec<LeaderRow>, Error> {
@@ -209,7 +216,7 @@ pub async fn leaderboard(
              WHERE l.game = $1 AND l.deviation <= $3 \
                AND EXISTS (SELECT 1 FROM leaderboard_bots b WHERE b.player_id = l.player_id) = $4 \
              ORDER BY l.rating DESC, l.player_id LIMIT $2",
-            &[&game.as_str(), &limit, &Rating::PROVISIONAL_ABOVE, &bots],
+            &[&ladder.as_str(), &limit, &Rating::PROVISIONAL_ABOVE, &bots],
         )
         .await?;
     Ok(rows
@@ -273,6 +280,8 @@ pub struct PoolQuality {
     /// As stored: a game id (a pool of an unknown game is still reported).
     pub game: String,
     pub turn_seconds: Option<TurnSeconds>,
+    /// A correspondence pool's days per move.
+    pub days_per_move: Option<DaysPerMove>,
     pub waiting: i64,
     pub pairs: i64,
     pub wait_ms: [f64; 3],
@@ -289,10 +298,12 @@ pub async fn pool_quality(
     let rows = client
         .query(
             "WITH pools AS ( \
-               SELECT game, turn_seconds FROM queue_tickets \
-               UNION SELECT game, turn_seconds FROM queue_pairs WHERE matched_at >= $1) \
+               SELECT game, turn_seconds, days_per_move FROM queue_tickets \
+               UNION SELECT game, turn_seconds, days_per_move FROM queue_pairs \
+                 WHERE matched_at >= $1) \
              SELECT p.game, p.turn_seconds, \
-               (SELECT count(*) FROM queue_tickets t WHERE t.game = p.game AND t.turn_seconds = p.turn_seconds), \
+               (SELECT count(*) FROM queue_tickets t WHERE t.game = p.game \
+                  AND t.turn_seconds = p.turn_seconds AND t.days_per_move = p.days_per_move), \
                count(q.ticket_id), \
                coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
                coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY q.waited_ms), 0), \
@@ -300,10 +311,12 @@ pub async fn pool_quality(
                coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
                coalesce(percentile_cont(0.95) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
                coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY q.rating_gap), 0), \
-               coalesce(avg(q.repeat::int), 0)::float8 \
+               coalesce(avg(q.repeat::int), 0)::float8, p.days_per_move \
              FROM pools p LEFT JOIN queue_pairs q ON q.game = p.game \
-               AND q.turn_seconds = p.turn_seconds AND q.matched_at >= $1 \
-             GROUP BY p.game, p.turn_seconds ORDER BY p.game, p.turn_seconds",
+               AND q.turn_seconds = p.turn_seconds AND q.days_per_move = p.days_per_move \
+               AND q.matched_at >= $1 \
+             GROUP BY p.game, p.turn_seconds, p.days_per_move \
+             ORDER BY p.game, p.days_per_move, p.turn_seconds",
             &[&since],
         )
         .await?;
@@ -312,6 +325,7 @@ pub async fn pool_quality(
         .map(|r| PoolQuality {
             game: r.get(0),
             turn_seconds: TurnSeconds::from_code(r.get(1)),
+            days_per_move: DaysPerMove::from_code(r.get(11)),
             waiting: r.get(2),
             pairs: r.get(3),
             wait_ms: [r.get(4), r.get(5), r.get(6)],

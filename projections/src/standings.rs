@@ -7,9 +7,8 @@ use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use domain::games::GameId;
 use domain::ids::PlayerId;
-use domain::ratings::{Rating, Standing};
+use domain::ratings::{Ladder, Rating, Standing};
 
 use crate::Error;
 use crate::ledger::{Ledger, RatedStep};
@@ -35,13 +34,13 @@ pub(crate) async fn load_ledger(
         )
         .await?;
     for row in rows {
-        let game: String = row.get(1);
-        let Ok(game) = game.parse::<GameId>() else {
+        let ladder: String = row.get(1);
+        let Ok(ladder) = ladder.parse::<Ladder>() else {
             continue;
         };
         let games: i32 = row.get(5);
         ledger.standings.insert(
-            (PlayerId::from_uuid(row.get(0)), game),
+            (PlayerId::from_uuid(row.get(0)), ladder),
             Standing {
                 rating: Rating {
                     rating: row.get(2),
@@ -56,7 +55,8 @@ pub(crate) async fn load_ledger(
     Ok(ledger)
 }
 
-/// Upserts the final standing of every (player, game) that moved in this batch.
+/// Upserts the final standing of every (player, ladder) that moved in this batch; the `game`
+/// column holds the ladder's name.
 pub(crate) async fn write_standings(
     client: &impl GenericClient,
     table: &str,
@@ -67,8 +67,8 @@ pub(crate) async fn write_standings(
         .iter()
         .map(|s| {
             (
-                (s.player.as_uuid(), s.game.as_str()),
-                ledger.standing(s.player, s.game),
+                (s.player.as_uuid(), s.ladder.as_str()),
+                ledger.standing(s.player, s.ladder),
             )
         })
         .collect();

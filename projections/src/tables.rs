@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use domain::ids::Seat;
-use domain::matches::TurnSeconds;
+use domain::matches::{DaysPerMove, TurnSeconds};
 use domain::ratings::Score;
 use domain::tickets::{Ticket, TicketEvent};
 use eventlog::RecordedEvent;
@@ -120,7 +120,7 @@ async fn write_points(client: &impl GenericClient, steps: &[RatedStep]) -> Resul
     let mut ended = Vec::with_capacity(n);
     for s in steps {
         player.push(s.player.as_uuid());
-        game.push(s.game.as_str().to_owned());
+        game.push(s.ladder.as_str().to_owned());
         games.push(i32::try_from(s.games).unwrap_or(i32::MAX));
         match_id.push(s.match_id.as_uuid());
         at.push(s.at);
@@ -276,7 +276,8 @@ async fn apply_queue(client: &impl GenericClient, events: &[RecordedEvent]) -> R
                 client
                     .execute(
                         "INSERT INTO queue_tickets (ticket_id, player_id, game, turn_seconds, \
-                           rating, deviation, opened_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                           rating, deviation, opened_at, days_per_move) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                         &[
                             &ticket,
                             &o.player_id.as_uuid(),
@@ -285,6 +286,7 @@ async fn apply_queue(client: &impl GenericClient, events: &[RecordedEvent]) -> R
                             &o.rating,
                             &o.deviation,
                             &e.recorded_at,
+                            &DaysPerMove::code(o.days_per_move),
                         ],
                     )
                     .await?;
@@ -299,10 +301,11 @@ async fn apply_queue(client: &impl GenericClient, events: &[RecordedEvent]) -> R
                 client
                     .execute(
                         "WITH gone AS (DELETE FROM queue_tickets WHERE ticket_id = $1 \
-                           RETURNING ticket_id, game, turn_seconds) \
-                         INSERT INTO queue_pairs (ticket_id, game, turn_seconds, waited_ms, \
-                           rating_gap, repeat, matched_at) \
-                         SELECT ticket_id, game, turn_seconds, $2, $3, $4, $5 FROM gone",
+                           RETURNING ticket_id, game, turn_seconds, days_per_move) \
+                         INSERT INTO queue_pairs (ticket_id, game, turn_seconds, days_per_move, \
+                           waited_ms, rating_gap, repeat, matched_at) \
+                         SELECT ticket_id, game, turn_seconds, days_per_move, $2, $3, $4, $5 \
+                           FROM gone",
                         &[&ticket, &waited, &m.rating_gap, &m.repeat, &e.recorded_at],
                     )
                     .await?;

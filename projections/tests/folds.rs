@@ -10,6 +10,7 @@ use domain::matches::{
     Action, Command, CreateMatch, FirstMoveRule, MatchEvent, MatchState, MovedBy, Occupant,
     Settings, Stamped, decide,
 };
+use domain::ratings::Ladder;
 use domain::tickets::{TicketEvent, TicketMatched, TicketOpened};
 use eventlog::{EventLog, NewEvent, StreamAppend};
 use projections::{Projection, Runner, queries};
@@ -98,9 +99,9 @@ async fn ratings_history_and_the_leaderboard_fold_ranked_matches_and_skip_casual
     let client = log.pool().get().await.expect("a client");
 
     let ratings = queries::ratings_of(&client, ada).await.expect("ratings");
-    let mine = &ratings[&GameId::FourInARow];
+    let mine = &ratings[&Ladder::live(GameId::FourInARow)];
     assert_eq!(mine.games, 2, "the casual game is not rated");
-    let points = queries::rating_points(&client, ada, GameId::FourInARow)
+    let points = queries::rating_points(&client, ada, Ladder::live(GameId::FourInARow))
         .await
         .expect("points");
     assert_eq!(
@@ -136,7 +137,7 @@ async fn ratings_history_and_the_leaderboard_fold_ranked_matches_and_skip_casual
     assert!(history[2].opening.is_some(), "named by its first moves");
 
     // Two games leave both provisional: the leaderboard is empty.
-    let board = queries::leaderboard(&client, GameId::FourInARow, 10, false)
+    let board = queries::leaderboard(&client, Ladder::live(GameId::FourInARow), 10, false)
         .await
         .expect("leaderboard");
     assert!(board.is_empty(), "{board:?}");
@@ -237,6 +238,7 @@ async fn the_queue_folds_waiting_tickets_and_pairings_per_pool() {
             player_id: player(p),
             game,
             turn_seconds: None,
+            days_per_move: None,
             rating: 1500.0,
             deviation: 350.0,
         })
@@ -300,7 +302,7 @@ async fn the_leaderboard_lists_players_once_their_ratings_settle_with_the_rating
     }
     runner.sync_all().await.expect("projections catch up");
     let client = log.pool().get().await.expect("a client");
-    let board = queries::leaderboard(&client, GameId::FourInARow, 10, false)
+    let board = queries::leaderboard(&client, Ladder::live(GameId::FourInARow), 10, false)
         .await
         .expect("leaderboard");
     let listed: Vec<Uuid> = board.iter().map(|r| r.player_id).collect();
@@ -309,7 +311,7 @@ async fn the_leaderboard_lists_players_once_their_ratings_settle_with_the_rating
         let ratings = queries::ratings_of(&client, PlayerId::from_uuid(row.player_id))
             .await
             .expect("ratings");
-        let r = &ratings[&GameId::FourInARow];
+        let r = &ratings[&Ladder::live(GameId::FourInARow)];
         assert_eq!(
             (row.rating, row.deviation, row.games),
             (r.rating.rating, r.rating.deviation, r.games)

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::PlayerId;
+use domain::ratings::Ladder;
 use eventlog::EventLog;
 use projections::{audit, rebuild};
 
@@ -34,11 +35,13 @@ pub async fn ratings(
     .await
 }
 
-/// A player's rating in `game`, step by step, each step with the events it came from and
+/// A player's rating on `ladder`, step by step, each step with the events it came from and
 /// checked against the steps recomputed from the log.
-pub async fn explain(core: &Core, player: PlayerId, game: GameId) -> Result<Explanation, Error> {
+pub async fn explain(core: &Core, player: PlayerId, ladder: Ladder) -> Result<Explanation, Error> {
     core.read(Projection::Ratings, async |log: &EventLog| {
-        audit::explain(log, player, game).await.map_err(unexpected)
+        audit::explain(log, player, ladder)
+            .await
+            .map_err(unexpected)
     })
     .await
 }

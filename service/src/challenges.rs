@@ -343,7 +343,7 @@ async fn start_match(
     }
     let create = c.create_match(accepted, seed);
     crate::live::correspondence::open_on(tx, accepted.match_id, &create, now).await?;
-    if create.ranked {
+    if create.seats_players() {
         for p in [c.sent.challenger, c.sent.challenged] {
             if crate::standing::seated_in(tx, p).await?.is_some() {
                 return Err(Error::InRankedMatch);
@@ -377,7 +377,7 @@ async fn start_match(
     write_work(tx, &work.iter().collect::<Vec<_>>())
         .await
         .map_err(unexpected)?;
-    if create.ranked {
+    if create.seats_players() {
         let matches = [accepted.match_id.as_uuid(); 2];
         if let Err(e) = crate::standing::seat_on(tx, &players, &matches).await {
             // Seated meanwhile by another road (a wave, a tournament): the database refuses.

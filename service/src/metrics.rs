@@ -91,6 +91,8 @@ pub struct Percentiles {
 pub struct PoolStats {
     pub game: String,
     pub turn_seconds: Option<i32>,
+    /// A correspondence pool's days per move.
+    pub days_per_move: Option<i32>,
     pub waiting: i64,
     pub pairs: i64,
     pub wait_seconds: Percentiles,

@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 
 use domain::games::GameId;
 use domain::ids::PlayerId;
+use domain::ratings::Ladder;
 use eventlog::EventLog;
 use projections::Projection;
 
@@ -17,12 +18,12 @@ use crate::core::Core;
 use crate::error::{Error, unexpected};
 use crate::players;
 
-/// A player's name and stored ratings by game (a game never rated is absent); `not_found` when
-/// there is no such player.
+/// A player's name and stored ratings by ladder (a ladder never rated on is absent);
+/// `not_found` when there is no such player.
 pub async fn ratings(
     core: &Core,
     player: PlayerId,
-) -> Result<(String, BTreeMap<GameId, StoredRating>), Error> {
+) -> Result<(String, BTreeMap<Ladder, StoredRating>), Error> {
     let client = core.pool.get().await.map_err(unexpected)?;
     let name = players::name(&client, player).await?;
     let stored = projections::queries::ratings_of(&client, player)
@@ -56,34 +57,34 @@ pub async fn history(
     .await
 }
 
-/// A player's rating after each ranked match of `game`, oldest first; `not_found` when there is
+/// A player's rating after each rated match on `ladder`, oldest first; `not_found` when there is
 /// no such player.
 pub async fn rating_points(
     core: &Core,
     player: PlayerId,
-    game: GameId,
+    ladder: Ladder,
 ) -> Result<Vec<RatingPointRow>, Error> {
     core.read(Projection::Ratings, async |log: &EventLog| {
         let client = log.pool().get().await.map_err(unexpected)?;
         players::exists(&client, player).await?;
-        projections::queries::rating_points(&client, player, game)
+        projections::queries::rating_points(&client, player, ladder)
             .await
             .map_err(unexpected)
     })
     .await
 }
 
-/// The best `limit` non-provisional players of `game`, best first, each with their name: the
+/// The best `limit` non-provisional players of `ladder`, best first, each with their name: the
 /// humans, or (`bots`) the declared bots' board.
 pub async fn leaderboard(
     core: &Core,
-    game: GameId,
+    ladder: Ladder,
     limit: i64,
     bots: bool,
 ) -> Result<Vec<(LeaderRow, String)>, Error> {
     core.read(Projection::Leaderboards, async |log: &EventLog| {
         let client = log.pool().get().await.map_err(unexpected)?;
-        let rows = projections::queries::leaderboard(&client, game, limit, bots)
+        let rows = projections::queries::leaderboard(&client, ladder, limit, bots)
             .await
             .map_err(unexpected)?;
         let ids: Vec<PlayerId> = rows

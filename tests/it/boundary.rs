@@ -16,7 +16,7 @@ use crate::helpers::{Player, Res, TestApp, spawn_app};
 
 /// A line of `plies` moves from the start of a seeded random game with no pass and no end on
 /// it (so that its record is its moves), and its position.
-fn live_line(game: GameId, plies: usize, mut seed: u64) -> (Vec<String>, AnyPosition) {
+pub(crate) fn live_line(game: GameId, plies: usize, mut seed: u64) -> (Vec<String>, AnyPosition) {
     'seeds: loop {
         let mut rng = SplitMix64(seed);
         seed += 1;
@@ -107,7 +107,13 @@ fn refused(res: &Res, what: &str) {
 }
 
 /// Plays `line` in match `id`, `first` and `second` in turn (no pass on the line).
-async fn play_line(app: &TestApp, id: &str, first: &Player, second: &Player, line: &[String]) {
+pub(crate) async fn play_line(
+    app: &TestApp,
+    id: &str,
+    first: &Player,
+    second: &Player,
+    line: &[String],
+) {
     for (i, mv) in line.iter().enumerate() {
         let p = if i.is_multiple_of(2) { first } else { second };
         let res = app.play(p, id, mv).await;

@@ -1,6 +1,7 @@
 //! Correspondence games (days per move): the deadline is a row the workers read by time, so a
 //! game is lost on time by whichever instance sees it due, after a restart too; nobody is away
-//! and the CPU never plays one; a challenge may offer one (casual).
+//! and the CPU never plays one; a challenge may offer one; the correspondence pool pairs and
+//! rates on a ladder of its own, seats nobody, and its live games are guarded by the boundary.
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -147,22 +148,9 @@ async fn the_cpu_never_plays_a_correspondence_game() {
 }
 
 #[tokio::test]
-async fn a_challenge_offers_a_casual_correspondence_game() {
+async fn a_challenge_offers_a_correspondence_game() {
     let app = spawn_app().await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
-    let rated = app
-        .post(
-            "/v1/challenges",
-            &ada.token,
-            json!({"opponent": bob.id, "game": "reversi", "rated": true, "days_per_move": 3}),
-        )
-        .await;
-    assert_eq!(
-        rated.status,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "{:?}",
-        rated.body
-    );
     let sent = app
         .post(
             "/v1/challenges",
@@ -258,4 +246,154 @@ async fn the_inbox_lists_the_games_awaiting_your_move_nearest_deadline_first() {
         .await;
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     assert!(turns(&inbox(&app, &bob).await).is_empty());
+}
+
+#[tokio::test]
+async fn the_correspondence_pool_pairs_and_rates_on_its_own_ladder_and_seats_nobody() {
+    use domain::games::GameId;
+    let app = spawn_app().await;
+    let (ada, bob, cy, dee) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Cy").await,
+        app.player("Dee").await,
+    );
+    // Ada sits in a live ranked match: that keeps her from the real-time queue, not from the
+    // correspondence pool.
+    let (live, _, _) = app.ranked_with(&ada, &cy, "four_in_a_row").await;
+    let res = app
+        .post("/v1/queue", &ada.token, json!({"game": "reversi"}))
+        .await;
+    assert_eq!(res.code(), "in_match", "{:?}", res.body);
+    let res = app
+        .post(
+            "/v1/queue",
+            &ada.token,
+            json!({"game": "reversi", "days_per_move": 3, "turn_seconds": 30}),
+        )
+        .await;
+    assert_eq!(
+        res.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{:?}",
+        res.body
+    );
+    let pool = json!({"game": "reversi", "days_per_move": 3});
+    for p in [&ada, &bob] {
+        let res = app.post("/v1/queue", &p.token, pool.clone()).await;
+        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+        assert_eq!(res.body["days_per_move"], 3);
+    }
+    app.clock.advance(Duration::seconds(60));
+    assert_eq!(app.wave().await, 1, "one pair, in the correspondence pool");
+    let view = app.latest_match(&bob).await;
+    assert_eq!(
+        (
+            view["ranked"].clone(),
+            view["settings"]["days_per_move"].clone()
+        ),
+        (json!(true), json!(3))
+    );
+    let id = view["match_id"].as_str().expect("an id").to_owned();
+    let first_is_ada = view["seats"][0]["player_id"] == json!(ada.id);
+    let (first, second) = if first_is_ada {
+        (&ada, &bob)
+    } else {
+        (&bob, &ada)
+    };
+    // Nobody is seated by it: Bob may queue for real-time play while it runs.
+    let res = app
+        .post("/v1/queue", &bob.token, json!({"game": "four_in_a_row"}))
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    let ticket = res.body["ticket_id"].as_str().expect("a ticket").to_owned();
+    let res = app.delete(&format!("/v1/queue/{ticket}"), &bob.token).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+
+    // Past its public opening, the game is guarded as a live ranked match is: Dee gets nothing
+    // of its position; Bob, who plays only correspondence, still analyses what is not guarded.
+    let (line, _) = crate::boundary::live_line(GameId::Reversi, 20, 11);
+    crate::boundary::play_line(&app, &id, first, second, &line).await;
+    let asked = json!({"game": "reversi", "moves": line.concat()});
+    let res = app.analyse(&dee, asked.clone(), Some(50)).await;
+    assert_eq!(
+        (res.status, res.code()),
+        (StatusCode::CONFLICT, "in_ranked_match"),
+        "{:?}",
+        res.body
+    );
+    let start = json!({"game": "four_in_a_row", "moves": "44"});
+    let res = app.analyse(&bob, start.clone(), Some(50)).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = app.analyse(&ada, start, Some(50)).await;
+    assert_eq!(
+        res.code(),
+        "in_ranked_match",
+        "seated in real time: {:?}",
+        res.body
+    );
+
+    // It ends: rated on Reversi's correspondence ladder only, then answered in full.
+    let res = app
+        .post(&format!("/v1/matches/{id}/resign"), &bob.token, json!({}))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let res = app
+        .post(&format!("/v1/matches/{live}/resign"), &cy.token, json!({}))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    app.project().await;
+    let profile = app
+        .get(&format!("/v1/players/{}", ada.id), &dee.token)
+        .await;
+    assert_eq!(
+        profile.body["correspondence"]["reversi"]["games"], 1,
+        "{:?}",
+        profile.body
+    );
+    assert_eq!(profile.body["ratings"]["reversi"]["games"], 0);
+    assert_eq!(profile.body["ratings"]["four_in_a_row"]["games"], 1);
+    let won = profile.body["correspondence"]["reversi"]["rating"]
+        .as_f64()
+        .expect("a rating");
+    assert!(won > 1500.0, "{won}");
+    let points = app
+        .get(
+            &format!("/v1/players/{}/ratings/reversi?correspondence=true", ada.id),
+            &dee.token,
+        )
+        .await;
+    assert_eq!(
+        points.body["points"][0]["match_id"],
+        json!(id),
+        "{:?}",
+        points.body
+    );
+    let points = app
+        .get(
+            &format!("/v1/players/{}/ratings/reversi", ada.id),
+            &dee.token,
+        )
+        .await;
+    assert_eq!(points.body["points"], json!([]));
+    let admin = app.admin("Arbiter").await;
+    let audit = app.get("/v1/admin/audits/ratings", &admin.token).await;
+    assert_eq!(audit.body["mismatches"], json!([]), "{:?}", audit.body);
+    let explained = app
+        .get(
+            &format!(
+                "/v1/admin/players/{}/ratings/reversi/explain?correspondence=true",
+                ada.id
+            ),
+            &admin.token,
+        )
+        .await;
+    assert_eq!(
+        explained.body["log_check"]["agrees"], true,
+        "{:?}",
+        explained.body
+    );
+    assert_eq!(explained.body["steps"][0]["match_id"], json!(id));
+    let res = app.analyse(&dee, asked, Some(50)).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
 }

@@ -41,6 +41,8 @@ pub struct AuditQuery {
 pub struct Explained {
     player_id: PlayerId,
     game: GameId,
+    /// The game's correspondence ladder (else its real-time one).
+    correspondence: bool,
     /// The Glicko-2 constants and conventions (`domain::ratings`).
     rules: serde_json::Value,
     steps: Vec<audits::ExplainedStep>,
@@ -101,20 +103,23 @@ pub async fn audit_ratings(
     Ok(HttpResponse::Ok().json(report))
 }
 
-/// `GET /v1/admin/players/{id}/ratings/{game}/explain`.
+/// `GET /v1/admin/players/{id}/ratings/{game}/explain?correspondence`.
 pub async fn explain(
     app: web::Data<ApiState>,
     auth: Auth,
     path: web::Path<(String, String)>,
+    query: Result<web::Query<super::players::LadderQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require_admin()?;
     let (raw_player, raw_game) = path.into_inner();
     let player: PlayerId = checks::id(&raw_player)?;
     let game = checks::game(&raw_game)?;
-    let explanation = audits::explain(&app, player, game).await?;
+    let ladder = query.map_err(input::query_error)?.ladder(game);
+    let explanation = audits::explain(&app, player, ladder).await?;
     Ok(HttpResponse::Ok().json(Explained {
         player_id: player,
         game,
+        correspondence: ladder.correspondence,
         rules: json!({"tau": domain::ratings::TAU, "start": {"rating": 1500.0, "deviation": 350.0, "volatility": 0.06},
                   "idle_growth": texts::note("rules.idle_growth", &[]),
                   "provisional_above": domain::ratings::Rating::PROVISIONAL_ABOVE,

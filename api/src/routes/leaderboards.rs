@@ -23,6 +23,9 @@ pub struct BoardQuery {
     /// `true`: the declared bots' board (a bot is rated on its own); default the humans'.
     #[serde(default)]
     bots: bool,
+    /// `true`: the game's correspondence ladder; default its real-time one.
+    #[serde(default)]
+    correspondence: bool,
 }
 
 /// The non-provisional players of a game, best first.
@@ -42,8 +45,8 @@ pub struct Entry {
     games: i32,
 }
 
-/// `GET /v1/leaderboards/{game}?limit&bots` (default 50, at most 500; the humans' board unless
-/// `bots=true`).
+/// `GET /v1/leaderboards/{game}?limit&bots&correspondence` (default 50, at most 500; the
+/// humans' board unless `bots=true`; the real-time ladder unless `correspondence=true`).
 pub async fn get(
     app: web::Data<ApiState>,
     _auth: Auth,
@@ -53,7 +56,11 @@ pub async fn get(
     let game = checks::game(&path)?;
     let q = query.map_err(input::query_error)?;
     let limit = checks::limit(q.limit)?;
-    let rows = service::records::leaderboard(&app, game, limit, q.bots).await?;
+    let ladder = domain::ratings::Ladder {
+        game,
+        correspondence: q.correspondence,
+    };
+    let rows = service::records::leaderboard(&app, ladder, limit, q.bots).await?;
     let entries = rows
         .into_iter()
         .enumerate()

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use domain::games::GameId;
 use domain::ids::PlayerId;
-use domain::ratings::Rating;
+use domain::ratings::{Ladder, Rating};
 use time::format_description::well_known::Rfc3339;
 
 use crate::auth::{Auth, Role};
@@ -59,8 +59,30 @@ pub struct Token {
 pub struct Profile {
     player_id: PlayerId,
     name: String,
-    /// By game id (`four_in_a_row`, `reversi`); a game never played shows the starting rating.
+    /// Real-time play, by game id (`four_in_a_row`, `reversi`); a game never played shows the
+    /// starting rating.
     ratings: BTreeMap<GameId, GameRating>,
+    /// Correspondence play, rated on a ladder of its own per game, the same way.
+    correspondence: BTreeMap<GameId, GameRating>,
+}
+
+/// Which of a game's two ladders: real time (the default) or correspondence.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LadderQuery {
+    /// `true`: the game's correspondence ladder.
+    #[serde(default)]
+    correspondence: bool,
+}
+
+impl LadderQuery {
+    /// The ladder of `game` it names.
+    pub fn ladder(&self, game: GameId) -> Ladder {
+        Ladder {
+            game,
+            correspondence: self.correspondence,
+        }
+    }
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -339,12 +361,17 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let player: PlayerId = checks::id(&path)?;
     let (name, mut stored) = service::records::ratings(&app, player).await?;
-    let mut ratings = BTreeMap::new();
-    for g in GameId::ALL {
-        let stored = stored.remove(&g).map(|s| (s.rating, s.games));
+    let (mut ratings, mut correspondence) = (BTreeMap::new(), BTreeMap::new());
+    for ladder in Ladder::ALL {
+        let stored = stored.remove(&ladder).map(|s| (s.rating, s.games));
         let (r, games) = stored.unwrap_or((Rating::NEW, 0));
-        ratings.insert(
-            g,
+        let on = if ladder.correspondence {
+            &mut correspondence
+        } else {
+            &mut ratings
+        };
+        on.insert(
+            ladder.game,
             GameRating {
                 rating: r.rating,
                 deviation: r.deviation,
@@ -358,6 +385,7 @@ pub async fn get(
         player_id: player,
         name,
         ratings,
+        correspondence,
     }))
 }
 
@@ -415,16 +443,19 @@ pub async fn matches(
     Ok(HttpResponse::Ok().json(History { matches }))
 }
 
-/// `GET /v1/players/{id}/ratings/{game}`: the rating after each ranked match, oldest first.
+/// `GET /v1/players/{id}/ratings/{game}?correspondence`: the rating after each rated match on
+/// the ladder, oldest first.
 pub async fn rating_history(
     app: web::Data<ApiState>,
     _auth: Auth,
     path: web::Path<(String, String)>,
+    query: Result<web::Query<LadderQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     let (raw_player, raw_game) = path.into_inner();
     let player: PlayerId = checks::id(&raw_player)?;
     let game = checks::game(&raw_game)?;
-    let points = service::records::rating_points(&app, player, game)
+    let ladder = query.map_err(input::query_error)?.ladder(game);
+    let points = service::records::rating_points(&app, player, ladder)
         .await?
         .into_iter()
         .map(|p| RatingPoint {

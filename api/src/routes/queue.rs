@@ -7,7 +7,7 @@ use service::checks;
 
 use domain::games::GameId;
 use domain::ids::TicketId;
-use domain::matches::TurnSeconds;
+use domain::matches::{DaysPerMove, TurnSeconds};
 use domain::tickets::Pool;
 
 use crate::auth::Auth;
@@ -26,6 +26,10 @@ pub struct NewTicket {
     /// The pool's turn limit; none by default.
     #[serde(default)]
     turn_seconds: Option<TurnSeconds>,
+    /// A correspondence pool: days per move (its games are rated on the game's correspondence
+    /// ladder, and seat nobody: a player may have many open). Not with `turn_seconds`.
+    #[serde(default)]
+    days_per_move: Option<DaysPerMove>,
 }
 
 /// `POST /v1/queue`.
@@ -38,9 +42,13 @@ pub async fn open(
     let (app, auth) = (&app, &auth);
     idempotency::command(app, auth, &req, payload, |command_id, body| async move {
         let t: NewTicket = input::json(&body)?;
+        if t.turn_seconds.is_some() && t.days_per_move.is_some() {
+            return Err(service::reasons::Invalid::TwoClocks.into());
+        }
         let pool = Pool {
             game: t.game,
             turn_seconds: t.turn_seconds,
+            days_per_move: t.days_per_move,
         };
         let view = ranked::open_ticket(&app.ranked, auth.player, pool, command_id).await?;
         Ok((StatusCode::CREATED, Body::of(&view)?))

@@ -67,3 +67,12 @@ pub struct CreateMatch {
     pub tournament_id: Option<TournamentId>,
     pub cpu_seed: u64,
 }
+
+impl CreateMatch {
+    /// Whether its players are seated in it as in a live ranked match: ranked and real-time.
+    /// "One live ranked match per player" is a rule of real-time play; a rated correspondence
+    /// game seats nobody (a player may have many open at once).
+    pub fn seats_players(&self) -> bool {
+        self.ranked && !self.settings.is_correspondence()
+    }
+}

@@ -72,6 +72,18 @@ impl DaysPerMove {
     pub fn get(self) -> u32 {
         self.0
     }
+
+    /// As a column stores it: the days, 0 for a real-time game.
+    pub fn code(days: Option<DaysPerMove>) -> i32 {
+        days.map_or(0, |d| d.0 as i32)
+    }
+
+    /// The days of a stored [`DaysPerMove::code`]: `None` for 0 (or any value not offered).
+    pub fn from_code(code: i32) -> Option<DaysPerMove> {
+        u32::try_from(code)
+            .ok()
+            .and_then(|n| DaysPerMove::try_from(n).ok())
+    }
 }
 
 impl TryFrom<u32> for DaysPerMove {

@@ -1,5 +1,6 @@
 //! Correspondence games as rows: their players (`correspondence_seats`, what a player's inbox and
-//! stream read) and their deadlines (`correspondence_games`, read by time through an index).
+//! stream read) and their deadlines (`correspondence_games`, read by time through an index), with
+//! a rated game's fair-play guard beside its deadline.
 //! A game played over days has no `match_work` row and no place in the match cache, so any
 //! number of open ones costs the workers' scan of real-time play and an instance's memory
 //! nothing; its due row is its only trace between moves.
@@ -12,6 +13,7 @@
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use domain::boundary::Guard;
 use domain::ids::{MatchId, PlayerId};
 use domain::matches::{Action, CreateMatch, Occupant};
 
@@ -58,21 +60,32 @@ pub async fn open_on(
     Ok(())
 }
 
-/// Sets the due row of `loaded`, a correspondence game just committed, to its deadline, or
-/// drops it once the game has ended. Nothing for a real-time match.
+/// Sets the due row of `loaded`, a correspondence game just committed, to its deadline and,
+/// for a rated game, its fair-play guard (`live::guards` reads it as it reads a live ranked
+/// match's), or drops it once the game has ended. Nothing for a real-time match. Written just
+/// after the commit: meanwhile the guard of the position before the move, which the new one
+/// can follow, still stands.
 pub async fn keep_due(app: &LivePath, loaded: &Loaded) -> Result<(), Error> {
     let Some(m) = loaded.state.get().filter(|m| m.is_correspondence()) else {
         return Ok(());
     };
     let client = app.pool.get().await.map_err(unexpected)?;
     let id = loaded.id.as_uuid();
+    let guard = m
+        .ranked
+        .then(|| Guard::of_line(&m.position, &m.moves, app.play.public_plies.of(m.game)))
+        .flatten();
+    let key = guard.as_ref().map(Guard::key);
+    let depth = guard.map(|g| i16::try_from(g.depth()).unwrap_or(i16::MAX));
     match m.deadline() {
         Some(due) => {
             client
                 .execute(
-                    "INSERT INTO correspondence_games (match_id, due) VALUES ($1, $2) \
-                     ON CONFLICT (match_id) DO UPDATE SET due = EXCLUDED.due",
-                    &[&id, &due],
+                    "INSERT INTO correspondence_games (match_id, due, live_key, live_depth) \
+                     VALUES ($1, $2, $3, $4) ON CONFLICT (match_id) DO UPDATE \
+                     SET due = EXCLUDED.due, live_key = EXCLUDED.live_key, \
+                         live_depth = EXCLUDED.live_depth",
+                    &[&id, &due, &key, &depth],
                 )
                 .await
         }

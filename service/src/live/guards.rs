@@ -1,6 +1,7 @@
 //! The live guards where the services read them: a live ranked match beyond its public opening
 //! publishes its guard with each move (`match_work`'s `live_key` and `live_depth`, written by the
-//! live path under the row's version guard), and a [`Boundary`] is the guards of one game read
+//! live path under the row's version guard), an open rated correspondence game its own
+//! (`correspondence_games`, by `live::correspondence`), and a [`Boundary`] is the guards of one game read
 //! for one question: an analysis, the explorer, or the CPU about to choose a move (whose level
 //! that searches plays the level-2 policy at a guarded position, [`cpu_level_at`]). The rule is
 //! `domain::boundary`'s; who is refused what is `analysis::boundary`'s.
@@ -61,9 +62,9 @@ pub async fn load(app: &LivePath, game: GameId, deepest: u32) -> Result<Boundary
     Ok(Boundary { public, guards })
 }
 
-/// The guards of `game`'s live ranked matches no deeper than `deepest` discs, as published in
-/// `match_work` (one row per active match, scanned: no index, so that a move's update of its
-/// row stays a HOT update).
+/// The guards of `game`'s live ranked matches and open rated correspondence games no deeper
+/// than `deepest` discs, as published in `match_work` (one row per active match, scanned: no
+/// index, so that a move's update of its row stays a HOT update) and `correspondence_games`.
 pub async fn guards(
     client: &impl GenericClient,
     game: GameId,
@@ -72,6 +73,9 @@ pub async fn guards(
     let statement = client
         .prepare_cached(
             "SELECT live_key FROM match_work \
+             WHERE live_depth <= $1 AND starts_with(live_key, $2) \
+             UNION ALL \
+             SELECT live_key FROM correspondence_games \
              WHERE live_depth <= $1 AND starts_with(live_key, $2)",
         )
         .await

@@ -1,5 +1,6 @@
-//! Queue tickets: open one (one per player, none during a ranked match), cancel it, read it;
-//! the view the API shows, with the rating window it has now.
+//! Queue tickets: open one (one per player; for a real-time pool, none during a live ranked
+//! match or a running tournament), cancel it, read it; the view the API shows, with the rating
+//! window it has now.
 
 use serde::Serialize;
 use time::OffsetDateTime;
@@ -8,9 +9,9 @@ use uuid::Uuid;
 use domain::aggregate::fold;
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, TicketId};
-use domain::matches::TurnSeconds;
+use domain::matches::{DaysPerMove, TurnSeconds};
 use domain::matchmaking::{Candidate, Rules};
-use domain::ratings::{Rating, decay, idle_days};
+use domain::ratings::{Ladder, Rating, decay, idle_days};
 use domain::tickets::{Pool, Status, Ticket, TicketEvent, TicketOpened};
 use eventlog::{AppendOutcome, StreamAppend};
 
@@ -31,6 +32,9 @@ pub struct TicketView {
     pub match_id: Option<MatchId>,
     pub game: GameId,
     pub turn_seconds: Option<TurnSeconds>,
+    /// A correspondence pool's days per move (rated on the game's correspondence ladder); null
+    /// for real-time play.
+    pub days_per_move: Option<DaysPerMove>,
     #[serde(with = "time::serde::rfc3339")]
     #[schemars(with = "String", extend("format" = "date-time"))]
     pub opened_at: OffsetDateTime,
@@ -60,6 +64,7 @@ impl TicketView {
             match_id: t.match_id,
             game: t.opened.game,
             turn_seconds: t.opened.turn_seconds,
+            days_per_move: t.opened.days_per_move,
             opened_at: t.opened_at,
             rating: t.opened.rating,
             deviation: t.opened.deviation,
@@ -90,15 +95,15 @@ pub async fn own_ticket(app: &Core, player: PlayerId, id: TicketId) -> Result<Ti
     Ok(TicketView::new(id, &t, app.now()))
 }
 
-/// A player's values in a game as of `now`: the projection's, with the idle days since their
-/// last ranked match applied, or a newcomer's.
+/// A player's values on a ladder as of `now`: the projection's, with the idle days since their
+/// last rated match on it applied, or a newcomer's.
 pub async fn current_rating(
     client: &impl deadpool_postgres::GenericClient,
     player: PlayerId,
-    game: GameId,
+    ladder: Ladder,
     now: OffsetDateTime,
 ) -> Result<Rating, Error> {
-    let stored = projections::queries::rating_in(client, player, game)
+    let stored = projections::queries::rating_in(client, player, ladder)
         .await
         .map_err(unexpected)?;
     Ok(match stored {
@@ -108,9 +113,11 @@ pub async fn current_rating(
 }
 
 /// `POST /v1/queue`: opens a ticket for `player` in the pool, unless an admin banned them or
-/// declared them a bot (`forbidden`), they already have one open (`already_queued`), are seated in a live ranked
-/// match, from the queue or a rated tournament (`in_match`), or play a tournament that has
-/// started (`in_tournament`).
+/// declared them a bot (`forbidden`) or they already have one open (`already_queued`); for a
+/// real-time pool, also unless they are seated in a live ranked match, from the queue or a
+/// rated tournament (`in_match`), or play a tournament that has started (`in_tournament`):
+/// "one live ranked match per player" is a rule of real-time play, and a correspondence game
+/// seats nobody.
 pub async fn open_ticket(
     app: &Ranked,
     player: PlayerId,
@@ -124,20 +131,22 @@ pub async fn open_ticket(
     let tx = client.transaction().await.map_err(unexpected)?;
     // One round trip for both: the player's rating, and their slot, created if missing and
     // locked either way (the upsert's update takes the row lock `FOR UPDATE` would).
-    let (rating, slot) = tokio::try_join!(current_rating(&tx, player, pool.game, now), async {
-        tx.query_one(
-            "INSERT INTO queue_slots (player_id) VALUES ($1) \
+    let (rating, slot) =
+        tokio::try_join!(current_rating(&tx, player, pool.ladder(), now), async {
+            tx.query_one(
+                "INSERT INTO queue_slots (player_id) VALUES ($1) \
                  ON CONFLICT (player_id) DO UPDATE SET player_id = EXCLUDED.player_id \
                  RETURNING ticket_id",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)
-    })?;
+                &[&player.as_uuid()],
+            )
+            .await
+            .map_err(unexpected)
+        })?;
     let opened = TicketOpened {
         player_id: player,
         game: pool.game,
         turn_seconds: pool.turn_seconds,
+        days_per_move: pool.days_per_move,
         rating: rating.rating,
         deviation: rating.deviation,
     };
@@ -150,20 +159,8 @@ pub async fn open_ticket(
         }
         return Err(Error::AlreadyQueued);
     }
-    let in_tournament = tx
-        .query_opt(
-            "SELECT 1 FROM tournament_seats WHERE player_id = $1 AND starts_at <= $2 LIMIT 1",
-            &[&player.as_uuid(), &now],
-        )
-        .await
-        .map_err(unexpected)?;
-    if in_tournament.is_some() {
-        return Err(Error::InTournament);
-    }
-    // Seated in a live ranked match, from the queue or a rated tournament (a seat taken after
-    // this read fails the wave's pairing whole: the database holds one live ranked match).
-    if crate::standing::seated_in(&tx, player).await?.is_some() {
-        return Err(Error::InMatch);
+    if pool.days_per_move.is_none() {
+        refuse_seated(&tx, player, now).await?;
     }
     let event = TicketEvent::TicketOpened(opened);
     let append = StreamAppend {
@@ -176,7 +173,7 @@ pub async fn open_ticket(
         command_id,
         vec![append],
         "UPDATE queue_slots SET ticket_id = $2, match_id = NULL, game = $3, turn_seconds = $4, \
-         rating = $5, deviation = $6, opened_at = $7 WHERE player_id = $1",
+         rating = $5, deviation = $6, opened_at = $7, days_per_move = $8 WHERE player_id = $1",
         &[
             &player.as_uuid(),
             &id.as_uuid(),
@@ -185,6 +182,7 @@ pub async fn open_ticket(
             &rating.rating,
             &rating.deviation,
             &now,
+            &DaysPerMove::code(pool.days_per_move),
         ],
     )
     .await?;
@@ -197,6 +195,31 @@ pub async fn open_ticket(
     app.waves.notify_one();
     let t = fold::<Ticket>(None, [(now, &event)]).ok_or(Error::NotFound(Missing::Ticket))?;
     Ok(TicketView::new(id, &t, now))
+}
+
+/// A real-time ticket's refusals: a player in a tournament that has started (`in_tournament`)
+/// or seated in a live ranked match, from the queue or a rated tournament (`in_match`; a seat
+/// taken after this read fails the wave's pairing whole: the database holds one live ranked
+/// match).
+async fn refuse_seated(
+    tx: &impl deadpool_postgres::GenericClient,
+    player: PlayerId,
+    now: OffsetDateTime,
+) -> Result<(), Error> {
+    let in_tournament = tx
+        .query_opt(
+            "SELECT 1 FROM tournament_seats WHERE player_id = $1 AND starts_at <= $2 LIMIT 1",
+            &[&player.as_uuid(), &now],
+        )
+        .await
+        .map_err(unexpected)?;
+    if in_tournament.is_some() {
+        return Err(Error::InTournament);
+    }
+    if crate::standing::seated_in(tx, player).await?.is_some() {
+        return Err(Error::InMatch);
+    }
+    Ok(())
 }
 
 /// `DELETE /v1/queue/{ticket}`: the owner cancels a waiting ticket (`ticket_closed` once it is

@@ -23,11 +23,11 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use domain::ids::{MatchId, PlayerId, Seat, TicketId};
-use domain::matches::TurnSeconds;
 use domain::matches::{
     Action, Command, CreateMatch, FirstMoveRule, MatchEvent, MatchState, Occupant, Settings,
     Stamped, decide, evolve,
 };
+use domain::matches::{DaysPerMove, TurnSeconds};
 use domain::matchmaking::{self, Candidate, Rules};
 use domain::tickets::{Pool, TicketEvent, TicketMatched};
 use eventlog::{AppendError, AppendOutcome, EventLog, StreamAppend};
@@ -55,8 +55,8 @@ async fn busy_pools(app: &Ranked) -> Result<Vec<Pool>, Error> {
     let client = app.wave_pool.get().await.map_err(unexpected)?;
     let rows = client
         .query(
-            "SELECT DISTINCT game, turn_seconds FROM queue_slots \
-              WHERE ticket_id IS NOT NULL ORDER BY 1, 2",
+            "SELECT DISTINCT game, turn_seconds, days_per_move FROM queue_slots \
+              WHERE ticket_id IS NOT NULL ORDER BY 1, 2, 3",
             &[],
         )
         .await
@@ -67,6 +67,7 @@ async fn busy_pools(app: &Ranked) -> Result<Vec<Pool>, Error> {
             Some(Pool {
                 game: r.get::<_, Option<String>>(0)?.parse().ok()?,
                 turn_seconds: TurnSeconds::from_code(r.get::<_, Option<i32>>(1)?),
+                days_per_move: DaysPerMove::from_code(r.get(2)),
             })
         })
         .collect())
@@ -81,15 +82,18 @@ async fn open_tickets(
 ) -> Result<Vec<Waiting>, tokio_postgres::Error> {
     // A player whose tournament has started waits: they are not in the queue meanwhile; so
     // does one seated in a live ranked match (a rated tournament's game taken after the ticket
-    // opened). A banned player's ticket is closed by the ban; one read before it is left out.
+    // opened). Neither holds for a correspondence pool (`$4` its days): a correspondence game
+    // seats nobody. A banned player's ticket is closed by the ban, a bot's by its declaration;
+    // one read before it is left out.
     let rows = client
         .query(
             "SELECT s.ticket_id, s.player_id, s.rating, s.deviation, s.opened_at \
                FROM queue_slots s \
               WHERE s.ticket_id IS NOT NULL AND s.game = $1 AND s.turn_seconds = $2 \
-                AND NOT EXISTS (SELECT 1 FROM tournament_seats t \
+                AND s.days_per_move = $4 \
+                AND ($4 > 0 OR (NOT EXISTS (SELECT 1 FROM tournament_seats t \
                                  WHERE t.player_id = s.player_id AND t.starts_at <= $3) \
-                AND NOT EXISTS (SELECT 1 FROM ranked_seats r WHERE r.player_id = s.player_id) \
+                AND NOT EXISTS (SELECT 1 FROM ranked_seats r WHERE r.player_id = s.player_id))) \
                 AND NOT EXISTS (SELECT 1 FROM player_bans b WHERE b.player_id = s.player_id) \
                 AND NOT EXISTS (SELECT 1 FROM player_bots b WHERE b.player_id = s.player_id) \
               ORDER BY s.opened_at, s.ticket_id",
@@ -97,6 +101,7 @@ async fn open_tickets(
                 &pool.game.as_str(),
                 &TurnSeconds::code(pool.turn_seconds),
                 &now,
+                &DaysPerMove::code(pool.days_per_move),
             ],
         )
         .await?;
@@ -247,6 +252,10 @@ struct Planned {
     players: [Uuid; 2],
     tickets: [Uuid; 2],
     work: Option<WorkRow>,
+    /// A real-time match, whose players are seated in it.
+    seats: bool,
+    /// A correspondence game: its players and first deadline, for `live::correspondence`.
+    correspondence: Option<CreateMatch>,
 }
 
 /// Decides one pairing's match (seat 1 to `first`, who moves first). Its command id (and so the
@@ -266,11 +275,14 @@ fn plan(
     };
     let command_id = Uuid::new_v5(&lo, hi.as_bytes());
     let id = MatchId::of_command(command_id);
+    let create = ranked_match(pool, pairing);
+    let seats = create.seats_players();
+    let correspondence = create.settings.is_correspondence().then(|| create.clone());
     let events = decide(
         &MatchState::default(),
         &Command {
             at: now,
-            action: Action::CreateMatch(ranked_match(pool, pairing)),
+            action: Action::CreateMatch(create),
         },
     )
     .map_err(Error::from)?;
@@ -280,8 +292,11 @@ fn plan(
         appends: pairing_appends(id, &events, pairing, now),
         players: [a.player.as_uuid(), b.player.as_uuid()],
         tickets: [a.ticket.as_uuid(), b.ticket.as_uuid()],
-        // The match's timers commit with it: no crash can leave it without them.
+        // The match's timers commit with it: no crash can leave it without them (a
+        // correspondence game has none: its deadline is a row of `live::correspondence`).
         work: play::work_row(app, &created(id, &events, now), None, now),
+        seats,
+        correspondence,
     })
 }
 
@@ -318,6 +333,7 @@ async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Er
     let mut written = Vec::with_capacity(chunk.len());
     let (mut players, mut tickets, mut matches, mut work) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut seated, mut seats) = (Vec::new(), Vec::new());
     for (p, answer) in chunk.iter().zip(&answers) {
         let made = matches!(answer, Ok(AppendOutcome::Appended(_)));
         if made {
@@ -325,6 +341,13 @@ async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Er
             tickets.extend(p.tickets);
             matches.extend([p.id.as_uuid(); 2]);
             work.extend(p.work.as_ref());
+            if p.seats {
+                seated.extend(p.players);
+                seats.extend([p.id.as_uuid(); 2]);
+            }
+            if let Some(create) = &p.correspondence {
+                crate::live::correspondence::open_on(&tx, p.id, create, app.now()).await?;
+            }
         }
         written.push(made);
     }
@@ -339,7 +362,7 @@ async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Er
         // The seats after the work rows they reference. A player seated meanwhile (a rated
         // tournament's pairing) fails the whole transaction: a pairing alone is then lost, a
         // chunk is written again pairing by pairing.
-        if let Err(e) = crate::standing::seat_on(&tx, &players, &matches).await {
+        if let Err(e) = crate::standing::seat_on(&tx, &seated, &seats).await {
             // Seated meanwhile, or a deadlock with the writer that seated them.
             if chunk.len() == 1 && commit::lost_to_another_writer(&e) {
                 tracing::info!(
@@ -386,6 +409,7 @@ fn ranked_match(pool: Pool, pairing: &Pairing<'_>) -> CreateMatch {
         ],
         settings: Settings {
             turn_seconds: pool.turn_seconds,
+            days_per_move: pool.days_per_move,
             ..Settings::default()
         },
         first_seat: Seat::ONE,
@@ -500,7 +524,7 @@ async fn pool_full(app: &Ranked, trigger: i64) -> bool {
     client
         .query_one(
             "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM queue_slots \
-              WHERE ticket_id IS NOT NULL GROUP BY game, turn_seconds) c",
+              WHERE ticket_id IS NOT NULL GROUP BY game, turn_seconds, days_per_move) c",
             &[],
         )
         .await

@@ -202,7 +202,13 @@ pub async fn join(
         return Err(Error::Forbidden(Refused::InviteOnly));
     }
     let client = app.pool.get().await.map_err(unexpected)?;
-    let rating = crate::ranked::current_rating(&client, player, t.created.game, app.now()).await?;
+    let rating = crate::ranked::current_rating(
+        &client,
+        player,
+        domain::ratings::Ladder::live(t.created.game),
+        app.now(),
+    )
+    .await?;
     drop(client);
     let command = Command::Join {
         player_id: player,
