@@ -17,11 +17,14 @@
 //!   game that the solvers prove (Four in a Row plies 12–24, Reversi with at most 18 empty
 //!   squares), how often a random move, the CPU's guarded policy (level 2), level 5 and the
 //!   majority of the best moves of 24 slight variants of the position (a disc removed, a colour
-//!   changed; each one the boundary answers) are a best move of the live position.
+//!   changed; each one the boundary answers) are a best move of the live position;
+//! - with `--correspondence`, the `--live` games are open rated correspondence games instead
+//!   (drawn the same way), whose guards are published in `correspondence_games` as
+//!   `live::correspondence` does.
 //!
 //! ```text
 //! cargo run --release -p bench --bin boundary-bench -- [--live 10000] [--finished 1000] \
-//!     [--price 200] [--frontier] [--near 40]
+//!     [--price 200] [--frontier] [--near 40] [--correspondence]
 //! ```
 
 use std::time::{Duration, Instant};
@@ -56,6 +59,9 @@ struct Cli {
     /// Live positions of each game the near-position road is tried on (0: none).
     #[arg(long, default_value_t = 0)]
     near: usize,
+    /// The live games are open rated correspondence games (any ply; `correspondence_games`).
+    #[arg(long)]
+    correspondence: bool,
 }
 
 /// Every position of a CPU game at `level` (a pass gives a position of its own), start first.
@@ -94,8 +100,8 @@ async fn main() -> Result<()> {
     let client = pool.get().await?;
     let mut rng = SplitMix64(20_261_204);
     println!(
-        "boundary-bench live={} finished={} level={}",
-        cli.live, cli.finished, cli.level
+        "boundary-bench live={} finished={} level={} correspondence={}",
+        cli.live, cli.finished, cli.level, cli.correspondence
     );
     for (g, game) in GameId::ALL.into_iter().enumerate() {
         let public = game.public_plies();
@@ -131,20 +137,25 @@ async fn main() -> Result<()> {
             near(game, cli.level, cli.near);
         }
 
-        // The live rows in match_work, as the live path writes them.
+        // The live rows in match_work, as the live path writes them (or, for correspondence
+        // games, in correspondence_games, as `live::correspondence` does).
         let ids: Vec<uuid::Uuid> = guards.iter().map(|_| uuid::Uuid::new_v4()).collect();
         let stored: Vec<String> = guards.iter().map(Guard::key).collect();
         let depths: Vec<i16> = guards.iter().map(|g| g.depth() as i16).collect();
+        let insert = if cli.correspondence {
+            "INSERT INTO correspondence_games (match_id, due, live_key, live_depth) \
+             SELECT id, now() + interval '3 days', k, d \
+             FROM unnest($1::uuid[], $2::text[], $3::int2[]) AS u(id, k, d)"
+        } else {
+            "INSERT INTO match_work (match_id, watch1, watch2, seen1, seen2, version, \
+                                     live_key, live_depth) \
+             SELECT id, true, true, now(), now(), 1, k, d \
+             FROM unnest($1::uuid[], $2::text[], $3::int2[]) AS u(id, k, d)"
+        };
+        client.execute(insert, &[&ids, &stored, &depths]).await?;
         client
-            .execute(
-                "INSERT INTO match_work (match_id, watch1, watch2, seen1, seen2, version, \
-                                         live_key, live_depth) \
-                 SELECT id, true, true, now(), now(), 1, k, d \
-                 FROM unnest($1::uuid[], $2::text[], $3::int2[]) AS u(id, k, d)",
-                &[&ids, &stored, &depths],
-            )
+            .batch_execute("ANALYZE match_work; ANALYZE correspondence_games")
             .await?;
-        client.execute("ANALYZE match_work", &[]).await?;
         let mut reads = Vec::new();
         let mut read = Vec::new();
         for _ in 0..200 {
@@ -199,7 +210,9 @@ async fn main() -> Result<()> {
         if cli.frontier {
             frontier(game, &live, &finished_lines(game, &cli));
         }
-        client.execute("DELETE FROM match_work", &[]).await?;
+        client
+            .batch_execute("DELETE FROM match_work; DELETE FROM correspondence_games")
+            .await?;
     }
     Ok(())
 }
