@@ -22,7 +22,7 @@ use service::Error;
 use service::reasons::Missing;
 
 /// The pages; each answers the shell, and the entry module renders the page its address names.
-pub const PAGES: [&str; 10] = [
+pub const PAGES: [&str; 11] = [
     "/",
     "/play",
     "/matches/{id}",
@@ -33,6 +33,7 @@ pub const PAGES: [&str; 10] = [
     "/explorer/{game}",
     "/tournaments",
     "/tournaments/{id}",
+    "/inbox",
 ];
 
 /// An embedded file, with its gzipped bytes.
@@ -64,7 +65,7 @@ macro_rules! embed {
 
 /// The files of `api/web/`: the entry module first, then the modules it imports (one per page,
 /// and what the pages share), the stylesheet and the icon.
-const FILES: [(&str, &str, &[u8]); 22] = [
+const FILES: [(&str, &str, &[u8]); 23] = [
     embed!("app.js", JS),
     embed!("api.js", JS),
     embed!("texts.js", JS),
@@ -84,6 +85,7 @@ const FILES: [(&str, &str, &[u8]); 22] = [
     embed!("room.js", JS),
     embed!("tournaments.js", JS),
     embed!("tournament.js", JS),
+    embed!("inbox.js", JS),
     embed!("notfound.js", JS),
     embed!("app.css", "text/css; charset=utf-8"),
     embed!("icon.svg", "image/svg+xml"),

@@ -12,6 +12,7 @@ import { navigate, onNavigate, showError, View } from './view.js';
 import * as admin from './admin.js';
 import * as explorer from './explorer.js';
 import * as home from './home.js';
+import * as inbox from './inbox.js';
 import * as leaderboards from './leaderboards.js';
 import * as match from './match.js';
 import * as notFound from './notfound.js';
@@ -33,6 +34,7 @@ const PAGES = [
   ['/explorer/:game', explorer],
   ['/tournaments', tournaments],
   ['/tournaments/:id', tournament],
+  ['/inbox', inbox],
 ];
 
 /** The page module for `path` and its arguments, or the not-found page. */
@@ -82,7 +84,7 @@ function header(view) {
   document.getElementById('top').replaceChildren(
     h('nav', { 'aria-label': 'discs' }, h('a', { href: '/', class: 'brand' }, '● discs'),
       h('a', { href: '/' }, t('nav.home')), h('a', { href: '/play' }, t('nav.play')), h('a', { href: '/tournaments' }, t('nav.tournaments')), games, explore,
-      id && h('a', { href: `/players/${id}` }, t('nav.profile')), h('a', { href: '/admin' }, t('nav.admin'))),
+      id && inbox.headerLink(view), id && h('a', { href: `/players/${id}` }, t('nav.profile')), h('a', { href: '/admin' }, t('nav.admin'))),
     h('label', { class: 'lang' }, t('language'), ' ', select));
   // The leaderboards and the explorer open on the catalogue's first game; the page says it if the catalogue fails.
   catalogue().then((c) => {

@@ -7,6 +7,7 @@
 import { catalogue, me, path, Problem } from './api.js';
 import { board, countsDiscs, discCountLine, drops, landed, splitMoves, unknownGame } from './board.js';
 import { h, mmss } from './dom.js';
+import { inboxChanged } from './inbox.js';
 import { follow } from './stream.js';
 import { lang, t } from './texts.js';
 import { frame, loadingNote, navigate, showError } from './view.js';
@@ -134,6 +135,8 @@ function live(view, initial, game) {
   const update = (next) => {
     if (part.left) return;
     if (next.version > match.version) match = next;
+    // A move in a correspondence game changes whose turn it is: the header's count follows.
+    if (match.settings?.days_per_move) inboxChanged();
     render();
     if (match.status === 'finished') {
       part.leave();
@@ -146,7 +149,7 @@ function live(view, initial, game) {
     }
   };
 
-  frame(`${game.name} · ${t('match.live')}`, tournamentLink(match), seatsLine(match), status, clock, conn, streamProblem, count, holder, controls, rulesOf(game));
+  frame(`${game.name} · ${t(match.settings?.days_per_move ? 'match.correspondence' : 'match.live')}`, tournamentLink(match), seatsLine(match), status, clock, conn, streamProblem, count, holder, controls, rulesOf(game));
   render();
   part.every(250, () => {
     clock.textContent = clockText(match);

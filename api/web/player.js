@@ -1,12 +1,17 @@
 // A player's page (`/players/<id>`): their rating in each game of the catalogue (provisional
-// marked) with its chart, and their match history linking to the replays; on one's own page,
-// closing one's account (two steps: what it does, then the confirmation).
+// marked) with its chart, real time and correspondence apart, and their match history linking
+// to the replays; on another player's page, a challenge (the form takes its clocks and bounds
+// from the catalogue); on one's own page, closing one's account (two steps: what it does, then
+// the confirmation).
 
 import { catalogue, me, path } from './api.js';
 import { ratingChart } from './chart.js';
-import { h } from './dom.js';
+import { checkbox, field, h, select } from './dom.js';
 import { lang, t } from './texts.js';
 import { frame, loadingNote } from './view.js';
+
+/** Who moves first in a challenged game, as the API names it. */
+const FIRST = ['random', 'challenger', 'challenged'];
 
 export async function show(view, id) {
   frame(t('nav.profile'), loadingNote());
@@ -16,18 +21,24 @@ export async function show(view, id) {
   if (!c || view.left) return;
   const ratings = h('section', { id: 'ratings' }, h('h2', { text: t('player.ratings') }));
   const history = h('section', { id: 'history' }, h('h2', { text: t('player.history') }));
-  frame(profile.name, ratings, history, id === me() ? closing(view) : null);
-  // The charts' points, every game at once; a game whose points fail says so in its place.
-  const articles = c.games.map((game) => {
-    const r = profile.ratings[game.id];
+  const own = id === me();
+  frame(profile.name, own || !me() ? null : challengeForm(view, c, id), ratings, history, own ? closing(view) : null);
+  // The charts' points, every ladder at once (real time, then correspondence where played); a
+  // ladder whose points fail says so in its place.
+  const ladders = [
+    ...c.games.map((game) => [game, false, profile.ratings[game.id]]),
+    ...c.games.map((game) => [game, true, profile.correspondence?.[game.id]]).filter(([, , r]) => r?.games),
+  ];
+  const articles = ladders.map(([game, slow, r]) => {
     const chart = h('div', { class: 'chart-holder' }, t('loading'));
-    ratings.append(h('article', { class: 'rating', 'data-game': game.id }, h('h3', { text: game.name }),
+    const title = slow ? t('player.correspondence', { game: game.name }) : game.name;
+    ratings.append(h('article', { class: 'rating', 'data-game': game.id, 'data-correspondence': String(slow) }, h('h3', { text: title }),
       r ? h('p', {}, h('strong', { text: Math.round(r.rating) }), ` ±${Math.round(r.deviation)} · ${t('player.games', { n: r.games })}`,
         r.provisional ? h('span', { class: 'provisional' }, ` (${t('player.provisional')})`) : '') : null,
       chart));
     return view.load(async () => {
-      const points = await view.call('GET', path`/v1/players/${id}/ratings/${game.id}`);
-      chart.replaceChildren(ratingChart(game.id, game.name, points.points));
+      const points = await view.call('GET', `${path`/v1/players/${id}/ratings/${game.id}`}${slow ? '?correspondence=true' : ''}`);
+      chart.replaceChildren(ratingChart(game.id, title, points.points));
     }, chart);
   });
   const matches = await view.load(() => view.call('GET', path`/v1/players/${id}/matches`), history);
@@ -43,6 +54,34 @@ export async function show(view, id) {
       h('td', {}, m.opponent.player_id ? h('a', { href: `/players/${m.opponent.player_id}` }, m.opponent.name ?? '?') : t('match.cpu')),
       h('td', { text: resultName[m.result] || m.result }),
       h('td', { text: m.rating_after === null ? '' : `${Math.round(m.rating_before)} → ${Math.round(m.rating_after)}` }))))));
+}
+
+/** The challenge form: the game, rated or not, the clock (a turn limit, or days per move for a
+ * correspondence game; the catalogue's), who moves first. A sent challenge waits in the inbox. */
+function challengeForm(view, c, opponent) {
+  const clocks = [
+    ...[null, ...c.limits.turn_seconds].map((s) => [`t:${s}`, s === null ? t('setting.turn_seconds.null') : t('setting.turn_seconds.n', { n: s })]),
+    ...c.limits.days_per_move.map((d) => [`d:${d}`, t(d === 1 ? 'setting.days_per_move.1' : 'setting.days_per_move.n', { n: d })]),
+  ];
+  const out = h('div', { id: 'challenge-sent', role: 'status' });
+  const form = h('form', { id: 'challenge' }, h('h2', { text: t('challenge.heading') }),
+    field(t('play.game'), select('game', c.games.map((g) => [g.id, g.name]), c.games[0]?.id)),
+    field(t('challenge.clock'), select('clock', clocks, `d:${c.limits.days_per_move[0]}`)),
+    field(t('challenge.first'), select('first', FIRST.map((f) => [f, t(`challenge.first.${f}`)]), 'random')),
+    checkbox('rated', t('challenge.rated'), false),
+    h('button', { type: 'submit' }, t('challenge.send')),
+    out);
+  view.listen(form, 'submit', async (e) => {
+    e.preventDefault();
+    const f = form.elements;
+    const [kind, n] = f.clock.value.split(':');
+    const body = { opponent, game: f.game.value, rated: f.rated.checked, first: f.first.value };
+    if (kind === 'd') body.days_per_move = Number(n);
+    else if (n !== 'null') body.turn_seconds = Number(n);
+    const sent = await view.attempt(() => view.call('POST', '/v1/challenges', body, { key: true }), out);
+    if (sent) out.replaceChildren(h('p', {}, t('challenge.sentTo', { name: sent.challenged.name }), ' ', h('a', { href: '/inbox' }, t('nav.inbox'))));
+  });
+  return form;
 }
 
 /** Closing one's account: step one asks the server what it does and for a confirmation (valid

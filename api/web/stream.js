@@ -1,6 +1,6 @@
-// Following an event stream of the API (a match's, a tournament's: server-sent events read with
-// fetch, so that the request can carry the token and Last-Event-ID), reconnecting after a lost
-// connection.
+// Following an event stream of the API (a match's, a tournament's, the player's own: server-sent
+// events read with fetch, so that the request can carry the token and Last-Event-ID),
+// reconnecting after a lost connection.
 
 import { isAbort, path, Problem, problemOf, retryAfter, send, sleep, token } from './api.js';
 import { t } from './texts.js';
@@ -18,7 +18,8 @@ export function follow(matchId, version, { onFrame, ...rest }) {
 }
 
 /**
- * Follows the event stream at `url` from `version`: each frame's data goes to
+ * Follows the event stream at `url` from `version` (a frame id; `null`: from now on): each
+ * frame's data goes to
  * `onFrame(data, event)` (`event`: the frame's name, `message` when it has none).
  * `onConnection(true|false)` tells whether a stream is open (a lost connection is told there);
  * `onProblem(problem)` tells why the server refused a stream or sent an unreadable frame, and
@@ -34,10 +35,9 @@ export function followStream(url, version, { onFrame, onConnection = () => {}, o
     while (!signal.aborted) {
       let wait = delay;
       try {
-        const res = await send(url, {
-          headers: { Authorization: `Bearer ${token()}`, 'Last-Event-ID': String(last), Accept: 'text/event-stream' },
-          signal,
-        });
+        const headers = { Authorization: `Bearer ${token()}`, Accept: 'text/event-stream' };
+        if (last !== null) headers['Last-Event-ID'] = String(last);
+        const res = await send(url, { headers, signal });
         // 204: a stream that has ended and was read to its end (a finished tournament's).
         if (res.status === 204) {
           onConnection(false);
@@ -99,7 +99,8 @@ async function* frames(body) {
       let event = 'message';
       let data = '';
       for (const line of block.split('\n')) {
-        if (line.startsWith('id:')) id = Number(line.slice(3).trim());
+        // An id as sent (a version, or the player stream's `<tx>.<position>`).
+        if (line.startsWith('id:')) id = line.slice(3).trim();
         else if (line.startsWith('event:')) event = line.slice(6).trim();
         else if (line.startsWith('data:')) data += line.slice(5).trim();
       }

@@ -623,13 +623,18 @@ pub struct YourTurn {
 }
 
 /// What waits for `player`: their correspondence games where it is their turn (the nearest
-/// deadline first; each read from the log or this instance's cache), and their open challenges
-/// both ways.
-pub async fn inbox(
-    app: &Challenges,
-    player: PlayerId,
-) -> Result<(Vec<YourTurn>, Vec<Listed>, Vec<Listed>), Error> {
-    let mut turns = Vec::new();
+/// deadline first; each read from the log or this instance's cache), their others open (where
+/// the opponent is to move, the nearest deadline first), and their open challenges both ways.
+pub struct Inbox {
+    pub your_turn: Vec<YourTurn>,
+    pub their_turn: Vec<YourTurn>,
+    pub received: Vec<Listed>,
+    pub sent: Vec<Listed>,
+}
+
+/// [`Inbox`] of `player`.
+pub async fn inbox(app: &Challenges, player: PlayerId) -> Result<Inbox, Error> {
+    let (mut turns, mut theirs) = (Vec::new(), Vec::new());
     for id in crate::live::correspondence::of(app, player).await? {
         let loaded = match play::load(app, id).await {
             Ok(loaded) => loaded,
@@ -643,13 +648,21 @@ pub async fn inbox(
         let mine = m
             .to_move()
             .is_some_and(|seat| m.seat(seat).player_id() == Some(player));
-        if let (true, Some(deadline)) = (mine, m.deadline()) {
-            turns.push(YourTurn { loaded, deadline });
+        match (mine, m.deadline()) {
+            (true, Some(deadline)) => turns.push(YourTurn { loaded, deadline }),
+            (false, Some(deadline)) => theirs.push(YourTurn { loaded, deadline }),
+            (_, None) => {}
         }
     }
     turns.sort_by_key(|t| (t.deadline, t.loaded.id));
+    theirs.sort_by_key(|t| (t.deadline, t.loaded.id));
     let (received, sent) = open_of(app, player).await?;
-    Ok((turns, received, sent))
+    Ok(Inbox {
+        your_turn: turns,
+        their_turn: theirs,
+        received,
+        sent,
+    })
 }
 
 /// Whom `player` accepts challenges from.

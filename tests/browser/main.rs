@@ -639,6 +639,74 @@ async fn two_browsers_paired_by_the_ranked_queue_play_to_the_end_and_chart_the_n
     .await;
 }
 
+/// The count of games where it is `w`'s player's turn, in the header, once it reads `n`.
+async fn turns_shown(w: &Session, n: u64) {
+    w.wait(&format!(
+        "document.querySelector('#inbox-count')?.dataset.turns === '{n}'"
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn a_challenge_is_sent_from_a_profile_accepted_from_the_inbox_and_played_by_correspondence() {
+    run("challenge", |site| async move {
+        let a = site.window("en").await;
+        let b = site.window("pt-BR,pt").await;
+        let (_, a_token) = sign_up(&site, &a, "Ada").await;
+        let (b_id, _) = sign_up(&site, &b, "Bea").await;
+        // Ada challenges Bea from Bea's page: Four in a Row, a day a move, Ada first.
+        a.goto(&format!("{}/players/{b_id}", site.base)).await;
+        a.wait("document.querySelector('#challenge button[type=submit]')")
+            .await;
+        a.click("#challenge select[name=game] option[value=four_in_a_row]")
+            .await;
+        a.click("#challenge select[name=clock] option[value='d:1']")
+            .await;
+        a.click("#challenge select[name=first] option[value=challenger]")
+            .await;
+        a.click("#challenge button[type=submit]").await;
+        a.wait("document.querySelector('#challenge-sent a[href=\"/inbox\"]')")
+            .await;
+        turns_shown(&a, 0).await;
+        // Bea, on the home page, opens her inbox from the header and accepts: the match opens.
+        b.click("#inbox-link").await;
+        let accept = b
+            .wait("document.querySelector('#inbox-received [data-accept]')?.dataset.accept")
+            .await;
+        assert!(accept.is_string(), "{accept}");
+        b.click("#inbox-received [data-accept]").await;
+        let id = b
+            .wait("location.pathname.startsWith('/matches/') && document.querySelector('[data-board]') && location.pathname.split('/')[2]")
+            .await;
+        let id = id.as_str().expect("a match id").to_owned();
+        let view = site.get(&format!("/v1/matches/{id}"), &a_token).await;
+        assert_eq!(view["settings"]["days_per_move"], 1, "{view}");
+        // Ada's header says it is her turn without a reload; her inbox leads to the match.
+        turns_shown(&a, 1).await;
+        a.click("#inbox-link").await;
+        a.wait(&format!(
+            "document.querySelector('#inbox-your-turn [data-match=\"{id}\"] a')"
+        ))
+        .await;
+        a.click(&format!("#inbox-your-turn [data-match=\"{id}\"] a"))
+            .await;
+        a.wait("document.querySelector('[data-board] [data-move]:not([disabled])')")
+            .await;
+        click_a_move(&a).await;
+        turns_shown(&a, 0).await;
+        // Bea's turn appears in her header, live, on the match page; she moves; Ada's comes back.
+        turns_shown(&b, 1).await;
+        click_a_move(&b).await;
+        turns_shown(&b, 0).await;
+        turns_shown(&a, 1).await;
+        let view = site.get(&format!("/v1/matches/{id}"), &a_token).await;
+        // One move each (Four in a Row's moves are one column digit each).
+        assert_eq!(view["moves"].as_str().map(str::len), Some(2), "{view}");
+        assert_eq!(view["to_move"], 1, "{view}");
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn the_interface_speaks_portuguese_and_shows_api_errors_in_it() {
     run("portuguese", |site| async move {
@@ -1420,8 +1488,8 @@ async fn axe_violations(w: &Session) -> Vec<String> {
 
 /// Every page of the site, in English and in Portuguese, has no serious or critical
 /// accessibility violation by axe-core: the home page, play, a match, a player, a leaderboard,
-/// the admin page, a room, the explorer, the tournaments and a tournament, and a page that does
-/// not exist.
+/// the admin page, a room, the explorer, the tournaments and a tournament, the inbox, and a page
+/// that does not exist.
 #[tokio::test]
 async fn every_page_in_both_languages_passes_axe_core() {
     run("axe", |site| async move {
@@ -1492,6 +1560,15 @@ async fn every_page_in_both_languages_passes_axe_core() {
                 .await;
             assert_eq!(joined["status"], "joined", "{joined}");
             let swiss = swiss["tournament_id"].as_str().expect("an id").to_owned();
+            // A challenge received, for the inbox.
+            let challenge = site
+                .post(
+                    "/v1/challenges",
+                    &players[0].1,
+                    json!({"opponent": id, "game": "reversi", "days_per_move": 2}),
+                )
+                .await;
+            assert_eq!(challenge["status"], "open", "{challenge}");
             let match_id = start_solo(&site, &w, "four_in_a_row").await;
             w.goto(&format!("{}/play", site.base)).await;
             w.wait("document.querySelector('#room button[type=submit]')")
@@ -1515,6 +1592,7 @@ async fn every_page_in_both_languages_passes_axe_core() {
                 "/explorer/reversi".to_owned(),
                 "/tournaments".to_owned(),
                 format!("/tournaments/{swiss}"),
+                "/inbox".to_owned(),
                 "/no-such-page".to_owned(),
             ] {
                 if page == "/no-such-page" {

@@ -185,6 +185,8 @@ pub struct TurnWaiting {
     #[schemars(with = "String")]
     deadline: OffsetDateTime,
     days_per_move: Option<DaysPerMove>,
+    /// A rated game (on the game's correspondence ladder).
+    ranked: bool,
     /// Moves played so far.
     moves: usize,
 }
@@ -194,6 +196,9 @@ pub struct TurnWaiting {
 pub struct Inbox {
     /// Your correspondence games where it is your turn, the nearest deadline first.
     your_turn: Vec<TurnWaiting>,
+    /// Your other open correspondence games (your opponent to move; `deadline` is theirs), the
+    /// nearest deadline first.
+    their_turn: Vec<TurnWaiting>,
     /// Your open challenges: received (to answer) and sent, oldest first.
     challenges: ChallengeList,
 }
@@ -239,9 +244,14 @@ pub async fn list(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, 
 
 /// `GET /v1/players/me/inbox`.
 pub async fn inbox(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse, ApiError> {
-    let (turns, received, sent) = challenges::inbox(&app.challenges, auth.player).await?;
-    let mut waiting = Vec::with_capacity(turns.len());
-    for turn in &turns {
+    let inbox = challenges::inbox(&app.challenges, auth.player).await?;
+    let mut games = Vec::new();
+    for (mine, turn) in inbox
+        .your_turn
+        .iter()
+        .map(|t| (true, t))
+        .chain(inbox.their_turn.iter().map(|t| (false, t)))
+    {
         let m = turn.loaded.get()?;
         let opponent = m
             .seats
@@ -249,14 +259,14 @@ pub async fn inbox(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse,
             .filter_map(|s| s.player_id())
             .find(|&p| p != auth.player);
         if let Some(opponent) = opponent {
-            waiting.push((turn, m, opponent));
+            games.push((mine, turn, m, opponent));
         }
     }
-    let opponents: Vec<PlayerId> = waiting.iter().map(|&(_, _, p)| p).collect();
+    let opponents: Vec<PlayerId> = games.iter().map(|&(_, _, _, p)| p).collect();
     let names = service::players::names_of(&app, &opponents).await?;
-    let your_turn = waiting
-        .into_iter()
-        .map(|(turn, m, opponent)| TurnWaiting {
+    let (mut your_turn, mut their_turn) = (Vec::new(), Vec::new());
+    for (mine, turn, m, opponent) in games {
+        let waiting = TurnWaiting {
             match_id: turn.loaded.id,
             game: m.game,
             opponent: Player {
@@ -265,12 +275,19 @@ pub async fn inbox(app: web::Data<ApiState>, auth: Auth) -> Result<HttpResponse,
             },
             deadline: turn.deadline,
             days_per_move: m.settings.days_per_move,
+            ranked: m.ranked,
             moves: m.moves.len(),
-        })
-        .collect();
+        };
+        if mine {
+            your_turn.push(waiting);
+        } else {
+            their_turn.push(waiting);
+        }
+    }
     Ok(HttpResponse::Ok().json(Inbox {
         your_turn,
-        challenges: listed(&app, received, sent).await?,
+        their_turn,
+        challenges: listed(&app, inbox.received, inbox.sent).await?,
     }))
 }
 
