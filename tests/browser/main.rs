@@ -1587,6 +1587,7 @@ async fn every_page_in_both_languages_passes_axe_core() {
                 format!("/players/{rated}"),
                 "/explorer/four_in_a_row".to_owned(),
                 "/leaderboards/four_in_a_row".to_owned(),
+                "/leaderboards/reversi?board=correspondence".to_owned(),
                 "/admin".to_owned(),
                 format!("/rooms/{code}"),
                 "/explorer/reversi".to_owned(),
