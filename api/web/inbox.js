@@ -106,7 +106,7 @@ function games(id, title, list, c, mine) {
       ? h('ul', { class: 'games' }, list.map((g) => h('li', { 'data-match': g.match_id },
         h('a', { href: `/matches/${g.match_id}` }, t('inbox.against', { name: g.opponent.name })),
         ` · ${terms(c, g)} · `,
-        h('span', { class: mine ? 'deadline mine' : 'deadline', text: t('match.deadline', { at: when(g.deadline) }) }))))
+        h('span', { class: mine ? 'deadline mine' : 'deadline', text: t(mine ? 'match.deadline' : 'inbox.theirDeadline', { at: when(g.deadline) }) }))))
       : h('p', { text: mine ? t('inbox.noTurn') : t('inbox.none') }));
 }
 

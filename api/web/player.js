@@ -59,14 +59,16 @@ export async function show(view, id) {
 /** The challenge form: the game, rated or not, the clock (a turn limit, or days per move for a
  * correspondence game; the catalogue's), who moves first. A sent challenge waits in the inbox. */
 function challengeForm(view, c, opponent) {
-  const clocks = [
-    ...[null, ...c.limits.turn_seconds].map((s) => [`t:${s}`, s === null ? t('setting.turn_seconds.null') : t('setting.turn_seconds.n', { n: s })]),
-    ...c.limits.days_per_move.map((d) => [`d:${d}`, t(d === 1 ? 'setting.days_per_move.1' : 'setting.days_per_move.n', { n: d })]),
-  ];
+  const option = ([value, text]) => h('option', { value, selected: value === `d:${c.limits.days_per_move[0]}` }, text);
+  const clock = h('select', { name: 'clock' },
+    h('optgroup', { label: t('leaderboard.board.live') }, [null, ...c.limits.turn_seconds]
+      .map((s) => option([`t:${s}`, s === null ? t('setting.turn_seconds.null') : t('setting.turn_seconds.n', { n: s })]))),
+    h('optgroup', { label: t('leaderboard.board.correspondence') }, c.limits.days_per_move
+      .map((d) => option([`d:${d}`, t(d === 1 ? 'setting.days_per_move.1' : 'setting.days_per_move.n', { n: d })]))));
   const out = h('div', { id: 'challenge-sent', role: 'status' });
   const form = h('form', { id: 'challenge' }, h('h2', { text: t('challenge.heading') }),
     field(t('play.game'), select('game', c.games.map((g) => [g.id, g.name]), c.games[0]?.id)),
-    field(t('challenge.clock'), select('clock', clocks, `d:${c.limits.days_per_move[0]}`)),
+    field(t('challenge.clock'), clock),
     field(t('challenge.first'), select('first', FIRST.map((f) => [f, t(`challenge.first.${f}`)]), 'random')),
     checkbox('rated', t('challenge.rated'), false),
     h('button', { type: 'submit' }, t('challenge.send')),
