@@ -319,4 +319,30 @@ async fn the_leaderboard_lists_players_once_their_ratings_settle_with_the_rating
         assert!(!r.rating.is_provisional());
         assert_eq!(r.games, 40);
     }
+
+    // Bob is declared a bot: he leaves the humans' board for the bots', with his rating.
+    let decided =
+        domain::standing::decide(ada, domain::standing::Decision::Bot, "").expect("a declaration");
+    append(
+        &log,
+        900,
+        format!("player-{bob}"),
+        std::iter::once((decided.event_type(), 1, decided.data())),
+        t(60 * 41),
+    )
+    .await;
+    runner.sync_all().await.expect("projections catch up");
+    let board = |bots| {
+        let client = &client;
+        async move {
+            queries::leaderboard(client, Ladder::live(GameId::FourInARow), 10, bots)
+                .await
+                .expect("leaderboard")
+                .iter()
+                .map(|r| r.player_id)
+                .collect::<Vec<Uuid>>()
+        }
+    };
+    assert_eq!(board(false).await, [ada.as_uuid()]);
+    assert_eq!(board(true).await, [bob.as_uuid()]);
 }
