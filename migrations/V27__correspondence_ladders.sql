@@ -25,3 +25,12 @@ COMMENT ON COLUMN leaderboard.game IS 'the ladder: the game, or the game and _co
 ALTER TABLE correspondence_games
     ADD COLUMN live_key   text     NULL,
     ADD COLUMN live_depth smallint NULL;
+
+-- The match history tells a correspondence game from a real-time one (the pages mark it, and the
+-- pairing rules read each pace's own past); the rows before this from their `match_created`.
+ALTER TABLE match_history ADD COLUMN correspondence boolean NOT NULL DEFAULT false;
+UPDATE match_history h SET correspondence = true
+  FROM events e
+ WHERE e.stream_id = 'match-' || h.match_id::text AND e.version = 1
+   AND e.event_type = 'match_created'
+   AND (e.data->'settings'->>'days_per_move') IS NOT NULL;

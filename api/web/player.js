@@ -49,7 +49,7 @@ export async function show(view, id) {
     h('thead', {}, h('tr', {}, [t('player.when'), t('play.game'), t('player.opening'), t('player.opponent'), t('player.result'), t('player.rating')].map((col) => h('th', { text: col })))),
     h('tbody', {}, matches.matches.map((m) => h('tr', {},
       h('td', {}, h('a', { href: `/matches/${m.match_id}` }, new Date(m.ended_at).toLocaleString(lang))),
-      h('td', { text: `${c.name(m.game)} (${m.ranked ? t('player.ranked') : t('player.casual')})` }),
+      h('td', { 'data-correspondence': String(m.correspondence), text: `${c.name(m.game)} (${[m.ranked ? t('player.ranked') : t('player.casual'), m.correspondence ? t('leaderboard.board.correspondence').toLowerCase() : null].filter(Boolean).join(', ')})` }),
       h('td', { 'data-opening': m.opening ? m.opening.line : '', text: m.opening ? m.opening.name : '' }),
       h('td', {}, m.opponent.player_id ? h('a', { href: `/players/${m.opponent.player_id}` }, m.opponent.name ?? '?') : t('match.cpu')),
       h('td', { text: resultName[m.result] || m.result }),

@@ -103,6 +103,8 @@ pub struct HistoryRow {
     pub match_id: Uuid,
     pub game: GameId,
     pub ranked: bool,
+    /// A correspondence game (days per move).
+    pub correspondence: bool,
     /// None for the CPU.
     pub opponent: Option<Uuid>,
     /// `win`, `loss` or `draw`, for this player.
@@ -127,7 +129,8 @@ pub async fn history(
     let rows = client
         .query(
             "SELECT h.match_id, h.game, h.ranked, h.opponent, h.result, \
-               p.before_rating, p.rating, h.ended_at, h.opening_name, h.opening_line \
+               p.before_rating, p.rating, h.ended_at, h.opening_name, h.opening_line, \
+               h.correspondence \
              FROM match_history h \
              LEFT JOIN rating_points p ON p.match_id = h.match_id AND p.player_id = h.player_id \
              WHERE h.player_id = $1 AND ($2::text IS NULL OR h.game = $2) \
@@ -147,6 +150,7 @@ pub async fn history(
                 match_id: r.get(0),
                 game: game_of("match_history", r.get(1))?,
                 ranked: r.get(2),
+                correspondence: r.get(10),
                 opponent: r.get(3),
                 result: r.get(4),
                 rating_before: r.get(5),
@@ -239,10 +243,10 @@ pub struct RankedPast {
     pub started_of_last_10: i64,
 }
 
-/// The ranked past in `game` of each of `players` who has one.
+/// The ranked past on `ladder` (its game, at its pace) of each of `players` who has one.
 pub async fn ranked_pasts(
     client: &impl GenericClient,
-    game: GameId,
+    ladder: Ladder,
     players: &[PlayerId],
 ) -> Result<HashMap<PlayerId, RankedPast>, Error> {
     let ids: Vec<Uuid> = players.iter().map(|p| p.as_uuid()).collect();
@@ -253,9 +257,10 @@ pub async fn ranked_pasts(
                count(*) FILTER (WHERE started AND rn <= 10) \
              FROM (SELECT player_id, opponent, started, ended_at, match_id, \
                      row_number() OVER (PARTITION BY player_id ORDER BY ended_at DESC, match_id) rn \
-                   FROM match_history WHERE ranked AND game = $1 AND player_id = ANY($2)) h \
+                   FROM match_history WHERE ranked AND game = $1 AND player_id = ANY($2) \
+                     AND correspondence = $3) h \
              GROUP BY player_id",
-            &[&game.as_str(), &ids],
+            &[&ladder.game.as_str(), &ids, &ladder.correspondence],
         )
         .await?;
     Ok(rows

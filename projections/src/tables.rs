@@ -164,6 +164,7 @@ async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Re
     let mut match_id = Vec::new();
     let mut game = Vec::new();
     let mut ranked = Vec::new();
+    let mut correspondence = Vec::new();
     let mut seat_no = Vec::new();
     let mut started = Vec::new();
     let mut opponent: Vec<Option<Uuid>> = Vec::new();
@@ -186,6 +187,7 @@ async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Re
             match_id.push(f.match_id.as_uuid());
             game.push(f.game.as_str().to_owned());
             ranked.push(f.ranked);
+            correspondence.push(f.correspondence);
             seat_no.push(i16::from(seat.number()));
             started.push(f.first_seat == seat);
             opponent.push(f.players[seat.other().index()].map(|o| o.as_uuid()));
@@ -208,10 +210,11 @@ async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Re
     client
         .execute(
             "INSERT INTO match_history (player_id, match_id, game, ranked, seat, started, \
-               opponent, result, reason, ended_at, ended_position, opening_name, opening_line) \
+               opponent, result, reason, ended_at, ended_position, opening_name, opening_line, \
+               correspondence) \
              SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bool[], $5::int2[], \
                $6::bool[], $7::uuid[], $8::text[], $9::text[], $10::timestamptz[], $11::int8[], \
-               $12::text[], $13::text[])",
+               $12::text[], $13::text[], $14::bool[])",
             &[
                 &player,
                 &match_id,
@@ -226,6 +229,7 @@ async fn write_history(client: &impl GenericClient, finished: &[Finished]) -> Re
                 &ended_position,
                 &opening_name,
                 &opening_line,
+                &correspondence,
             ],
         )
         .await?;

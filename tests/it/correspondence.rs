@@ -376,6 +376,25 @@ async fn the_correspondence_pool_pairs_and_rates_on_its_own_ladder_and_seats_nob
         )
         .await;
     assert_eq!(points.body["points"], json!([]));
+    let history = app
+        .get(&format!("/v1/players/{}/matches", ada.id), &dee.token)
+        .await;
+    let mut paces: Vec<(&str, bool)> = history.body["matches"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|m| {
+            (
+                m["game"].as_str().unwrap_or_default(),
+                m["correspondence"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        paces,
+        [("four_in_a_row", false), ("reversi", true)],
+        "{history:?}"
+    );
     let admin = app.admin("Arbiter").await;
     let audit = app.get("/v1/admin/audits/ratings", &admin.token).await;
     assert_eq!(audit.body["mismatches"], json!([]), "{:?}", audit.body);

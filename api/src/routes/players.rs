@@ -105,6 +105,8 @@ pub struct HistoryEntry {
     match_id: Uuid,
     game: GameId,
     ranked: bool,
+    /// A correspondence game (days per move; rated on the game's correspondence ladder).
+    correspondence: bool,
     opponent: Opponent,
     /// `win`, `loss` or `draw`, for this player.
     result: String,
@@ -421,6 +423,7 @@ pub async fn matches(
             match_id: r.match_id,
             game: r.game,
             ranked: r.ranked,
+            correspondence: r.correspondence,
             opponent: match r.opponent {
                 Some(id) => Opponent {
                     player_id: Some(id),

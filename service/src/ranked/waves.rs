@@ -143,8 +143,9 @@ pub async fn run_wave(app: &Ranked, pool: Pool) -> Result<WaveReport, Error> {
     let client = app.wave_pool.get().await.map_err(unexpected)?;
     let waiting = open_tickets(&client, pool, now).await.map_err(unexpected)?;
     let players: Vec<PlayerId> = waiting.iter().map(|t| t.player).collect();
-    // Each player's previous ranked opponent and first moves in their last 10 ranked games.
-    let previous = projections::queries::ranked_pasts(&client, pool.game, &players)
+    // Each player's previous ranked opponent and first moves in their last 10 ranked games, at
+    // the pool's pace.
+    let previous = projections::queries::ranked_pasts(&client, pool.ladder(), &players)
         .await
         .map_err(unexpected)?;
     drop(client);
