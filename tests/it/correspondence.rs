@@ -390,6 +390,7 @@ async fn the_correspondence_pool_pairs_and_rates_on_its_own_ladder_and_seats_nob
             )
         })
         .collect();
+    paces.sort_unstable();
     assert_eq!(
         paces,
         [("four_in_a_row", false), ("reversi", true)],
