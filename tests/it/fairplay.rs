@@ -281,6 +281,25 @@ async fn an_engine_relayed_into_ranked_games_is_flagged_and_honest_players_are_n
         assert_eq!(p["optimal"], best.contains(&p["move"]), "{p}");
     }
     assert!(flag["decision"].is_null(), "{flag:?}");
+
+    // Declared a bot (an engine by its own account), it is no longer assessed: no flag, and
+    // nobody else is flagged with its games out of the yardstick.
+    let res = app
+        .post(
+            &format!("/v1/admin/players/{}/decisions", cheater.id),
+            &admin.token,
+            json!({"decision": "bot"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    let res = app.get("/v1/admin/flags", &admin.token).await;
+    let engine = res.body["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .filter(|f| f["kind"] == "engine_assistance")
+        .count();
+    assert_eq!(engine, 0, "{:?}", res.body);
 }
 
 #[tokio::test]
