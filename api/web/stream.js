@@ -26,9 +26,17 @@ export function follow(matchId, version, { onFrame, ...rest }) {
  * `onProblem(null)` that a stream is open again. A lost connection (network, server restart)
  * reconnects with `Last-Event-ID`, backing off to 5 s, or after the `Retry-After` of a 429/503;
  * an answer that retrying cannot change (401, 403, 404…) gives the stream up, and so does a 204 (a
- * stream that has ended, read to its end). Ends when `signal` aborts.
+ * stream that has ended, read to its end). Ends when `signal` aborts, or when the page is left
+ * (`pagehide`): a stream left to the browser outlives its page, holding one of the few
+ * connections the browser opens to the server (each later page then waits for one).
  */
-export function followStream(url, version, { onFrame, onConnection = () => {}, onProblem = () => {}, signal }) {
+export function followStream(url, version, { onFrame, onConnection = () => {}, onProblem = () => {}, signal: asked }) {
+  const ended = new AbortController();
+  const end = () => ended.abort();
+  if (asked.aborted) end();
+  asked.addEventListener('abort', end, { once: true });
+  addEventListener('pagehide', end, { once: true });
+  const { signal } = ended;
   let last = version;
   (async () => {
     let delay = FIRST_DELAY;
