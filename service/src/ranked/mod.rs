@@ -3,8 +3,10 @@
 //!
 //! A ticket is a stream of its own. The write side keeps one row per player in `queue_slots`,
 //! changed in the same transaction as the ticket's events, which is what makes "one open ticket
-//! per player, none during a ranked match" hold under any race; it also holds what a wave needs
-//! of the open ticket (pool, rating, opening time). A wave reads a pool's open tickets there
+//! per player, none for real-time play during a live ranked match" hold under any race; it also
+//! holds what a wave needs of the open ticket (pool, rating, opening time). A pool is a game at
+//! a turn limit, or at days per move: a correspondence pool, rated on the game's correspondence
+//! ladder, whose games seat nobody. A wave reads a pool's open tickets there
 //! (the write side: the queue projection trails the log), pairs them with the pure
 //! [`domain::matchmaking::pair`], and writes its pairings up to a hundred to a transaction, each
 //! pairing — the match's creation and both `ticket_matched` events, each ticket expected at
