@@ -64,7 +64,8 @@ pub async fn load(app: &LivePath, game: GameId, deepest: u32) -> Result<Boundary
 
 /// The guards of `game`'s live ranked matches and open rated correspondence games no deeper
 /// than `deepest` discs, as published in `match_work` (one row per active match, scanned: no
-/// index, so that a move's update of its row stays a HOT update) and `correspondence_games`.
+/// index, so that a move's update of its row stays a HOT update) and `correspondence_games`
+/// (through its index of the rows that hold a guard: a casual game costs nothing here).
 pub async fn guards(
     client: &impl GenericClient,
     game: GameId,
@@ -76,7 +77,7 @@ pub async fn guards(
              WHERE live_depth <= $1 AND starts_with(live_key, $2) \
              UNION ALL \
              SELECT live_key FROM correspondence_games \
-             WHERE live_depth <= $1 AND starts_with(live_key, $2)",
+             WHERE live_key IS NOT NULL AND live_depth <= $1 AND starts_with(live_key, $2)",
         )
         .await
         .map_err(unexpected)?;
