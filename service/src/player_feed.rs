@@ -6,9 +6,9 @@
 //! (`<tx>.<position>`), so a client that reconnects with `Last-Event-ID`, on any instance, gets
 //! what it missed from the log and then the instance's tail; nothing is kept per player.
 //!
-//! The matches followed are the player's open correspondence games and live ranked match when
-//! the stream opens, and every match created for them while it is open (so a real-time casual
-//! match started before the stream is not followed to its end).
+//! The matches followed are the player's open correspondence games and real-time matches when
+//! the stream opens (`live_seats`: solo, room, queue, tournament and challenge games alike), and
+//! every match created for them while it is open.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -61,6 +61,13 @@ pub async fn stream(
         Ok(place) => place,
         Err(why) => return Ok(Open::Refused(why)),
     };
+    // "From now" is the log's place now, read before what the player is in: whatever commits
+    // after it comes through the tail (a match created then is followed from its creation),
+    // and the tail's older events are passed over.
+    let from = match after {
+        Some(after) => after,
+        None => app.log.last_checkpoint().await.map_err(unexpected)?,
+    };
     let mut followed: HashSet<MatchId> = crate::live::correspondence::of(app, player)
         .await?
         .into_iter()
@@ -72,12 +79,16 @@ pub async fn stream(
         .into_iter()
         .collect();
     let client = app.pool.get().await.map_err(unexpected)?;
-    followed.extend(crate::standing::seated_in(&client, player).await?);
+    followed.extend(
+        crate::live::commit::seated_live(&client, player)
+            .await
+            .map_err(unexpected)?,
+    );
     drop(client);
     let mut feed = PlayerFeed {
         app: app.clone(),
         player,
-        sent: after,
+        sent: Some(from),
         gap: after.is_some(),
         batches,
         followed,
@@ -101,7 +112,8 @@ pub async fn stream(
 pub struct PlayerFeed {
     app: Challenges,
     player: PlayerId,
-    /// The last event looked at (sent or not); `None` until the first batch.
+    /// The last event looked at (sent or not): the log's place when the stream opened, at
+    /// first; `None` after a `resync`, until the next batch.
     sent: Option<Checkpoint>,
     /// Events were missed since `sent`: read them from the log before anything else.
     gap: bool,

@@ -201,3 +201,37 @@ async fn the_player_stream_tells_a_tournament_entered_starting_and_its_game() {
     assert_eq!(kinds(&frames), ["tournament_started", "match_started"]);
     assert_eq!(frames[0].2["tournament_id"], json!(id));
 }
+
+#[tokio::test]
+async fn a_stream_opened_fresh_tells_the_end_of_real_time_matches_begun_before_it() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let solo = app.solo_four(&ada).await;
+    let room = app.room_match(&ada, &bob, "reversi").await;
+    // Opened after both began, without Last-Event-ID; Bob's on another instance.
+    let mut adas = Frames::open(&app, &ada, None).await;
+    let other = spawn_on(&app.db_url, config(&app.db_url)).await;
+    let mut bobs = Frames::open(&other, &bob, None).await;
+    for id in [&solo, &room] {
+        let res = app
+            .post(&format!("/v1/matches/{id}/resign"), &ada.token, json!({}))
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    }
+    let frames = adas.next(2).await;
+    assert_eq!(kinds(&frames), ["match_ended", "match_ended"]);
+    assert_eq!(frames[0].2["match_id"], json!(solo));
+    assert_eq!(frames[1].2["match_id"], json!(room));
+    assert_eq!(frames[1].2["result"]["reason"], "resigned");
+    let frames = bobs.next(1).await;
+    assert_eq!(kinds(&frames), ["match_ended"]);
+    assert_eq!(frames[0].2["match_id"], json!(room));
+    // The seats went with the matches' work rows: nothing is followed that is over.
+    let client = database::testing::raw_client(&app.db_url).await;
+    let left: i64 = client
+        .query_one("SELECT count(*) FROM live_seats", &[])
+        .await
+        .expect("the seats")
+        .get(0);
+    assert_eq!(left, 0);
+}

@@ -33,6 +33,8 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::error::SqlState;
 use uuid::Uuid;
 
+use domain::ids::{MatchId, PlayerId};
+
 use eventlog::{
     AppendError, AppendOutcome, EventLog, Hash, HeadAppend, HeadArguments, HeadBatch, StreamAppend,
 };
@@ -65,6 +67,9 @@ pub struct Pending {
     /// The fair-play guard of a ranked match beyond its public opening: its stored form and
     /// its position's depth (`domain::boundary::Guard`).
     pub live_key: Option<(String, u32)>,
+    /// The match's human players: seated in `live_seats` when the row is written by
+    /// [`write_work`] (a creation or a repair; a round's own upsert leaves them as they are).
+    pub players: Vec<Uuid>,
 }
 
 /// A stored answer to a request with an `Idempotency-Key`, committed with its command.
@@ -626,7 +631,36 @@ pub async fn write_work(
     params.push(&work.gone);
     let statement = client.prepare_cached(WRITE_WORK).await?;
     client.execute(&statement, &params).await?;
+    let (players, matches): (Vec<Uuid>, Vec<Uuid>) = rows
+        .iter()
+        .filter_map(|w| Some((w.match_id, w.pending.as_ref()?)))
+        .flat_map(|(m, p)| p.players.iter().map(move |&player| (player, m)))
+        .unzip();
+    if !players.is_empty() {
+        // After the work rows, which the seats reference.
+        client
+            .execute(
+                "INSERT INTO live_seats (player_id, match_id) \
+                 SELECT * FROM unnest($1::uuid[], $2::uuid[]) ON CONFLICT DO NOTHING",
+                &[&players, &matches],
+            )
+            .await?;
+    }
     Ok(())
+}
+
+/// The real-time matches `player` is seated in (`live_seats`), whatever started them.
+pub async fn seated_live(
+    client: &impl GenericClient,
+    player: PlayerId,
+) -> Result<Vec<MatchId>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT match_id FROM live_seats WHERE player_id = $1",
+            &[&player.as_uuid()],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| MatchId::from_uuid(r.get(0))).collect())
 }
 
 /// Work rows as `live_write_work`'s arrays: the upserted rows' columns and the deleted rows'

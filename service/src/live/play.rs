@@ -798,6 +798,12 @@ pub fn work_row(
                 .then(|| Guard::of_line(&m.position, &m.moves, app.play.public_plies.of(m.game)))
                 .flatten()
                 .map(|g| (g.key(), g.depth())),
+            players: m
+                .seats
+                .iter()
+                .filter_map(|s| s.player_id())
+                .map(|p| p.as_uuid())
+                .collect(),
         }),
     })
 }
