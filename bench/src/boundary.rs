@@ -4,7 +4,9 @@
 //! the live path publishes them; then
 //! - the publication's cost per move (`Guard::of`) beside the key it replaced (`canonical`);
 //! - the read of the guards from `match_work` (`service::analysis::boundary::guards`) with
-//!   every live row in the table, as each question pays it;
+//!   every live row in the table, as each question pays it (with `--correspondence`, an
+//!   instance's first read of the held guards, `service::live::guards::Held`, then a
+//!   question's read when none changed);
 //! - a check's cost: one asked position's images against every guard of its game;
 //! - the share of honest finished games' plies (`--finished` other CPU games of each game)
 //!   that the boundary withholds at that load, by phase of the game;
@@ -158,10 +160,30 @@ async fn main() -> Result<()> {
             .await?;
         let mut reads = Vec::new();
         let mut read = Vec::new();
-        for _ in 0..200 {
+        if cli.correspondence {
+            // An instance's first read takes every guard; the next ones, none changed, only
+            // the last number.
+            let held = service::live::guards::Held::default();
+            let now = time::OffsetDateTime::now_utc();
             let started = Instant::now();
-            read = service::analysis::boundary::guards(&client, game, 64).await?;
-            reads.push(started.elapsed());
+            read = held.current(&client, game, now).await?.to_vec();
+            println!(
+                "{game} first read rows={} ms={:.2}",
+                read.len(),
+                started.elapsed().as_secs_f64() * 1e3
+            );
+            for _ in 0..200 {
+                let started = Instant::now();
+                let again = held.current(&client, game, now).await?;
+                reads.push(started.elapsed());
+                assert_eq!(again.len(), read.len());
+            }
+        } else {
+            for _ in 0..200 {
+                let started = Instant::now();
+                read = service::analysis::boundary::guards(&client, game, 64).await?;
+                reads.push(started.elapsed());
+            }
         }
         reads.sort();
         println!(

@@ -255,6 +255,7 @@ fn app_state(
             config.core.search_queue,
             config.core.analyses_per_player as usize,
         )),
+        guards: Arc::default(),
     };
     Ok(AppState {
         projections: projections::Runner::new(eventlog::EventLog::new(path.pool.clone()))

@@ -294,6 +294,12 @@ pub async fn run_forever(app: AppState, interval: StdDuration) {
                 Ok(n) => tracing::info!(purged = n, "ended correspondence games' seats purged"),
                 Err(e) => tracing::warn!(error = %e, "the purge of correspondence seats failed"),
             }
+            let before = app.now() - crate::live::guards::DROPS_KEPT;
+            match crate::live::guards::purge_drops(&app, before).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(purged = n, "dropped correspondence guards purged"),
+                Err(e) => tracing::warn!(error = %e, "the purge of dropped guards failed"),
+            }
             match crate::challenges::purge(&app.challenges).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(purged = n, "closed challenges purged"),

@@ -417,3 +417,63 @@ async fn the_correspondence_pool_pairs_and_rates_on_its_own_ladder_and_seats_nob
     let res = app.analyse(&dee, asked, Some(50)).await;
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
 }
+
+#[tokio::test]
+async fn every_instance_holds_the_correspondence_guards_as_they_change_and_lets_them_go() {
+    use domain::games::GameId;
+    let app = spawn_app().await;
+    let other = spawn_on(&app.db_url, config(&app.db_url)).await;
+    let (ada, bob, dee) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Dee").await,
+    );
+    let pool = json!({"game": "four_in_a_row", "days_per_move": 2});
+    for p in [&ada, &bob] {
+        let res = app.post("/v1/queue", &p.token, pool.clone()).await;
+        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    }
+    app.clock.advance(Duration::seconds(60));
+    assert_eq!(app.wave().await, 1);
+    let view = app.latest_match(&bob).await;
+    let id = view["match_id"].as_str().expect("an id").to_owned();
+    let (first, second) = if view["seats"][0]["player_id"] == json!(ada.id) {
+        (&ada, &bob)
+    } else {
+        (&bob, &ada)
+    };
+    // The other instance reads the guards while there is none (the game in its public
+    // opening), then holds them.
+    let (line, _) = crate::boundary::live_line(GameId::FourInARow, 12, 3);
+    let at = |plies: usize| json!({"game": "four_in_a_row", "moves": line[..plies].concat()});
+    crate::boundary::play_line(&app, &id, first, second, &line[..7]).await;
+    for plies in [10, 12] {
+        let res = other.analyse(&dee, at(plies), Some(50)).await;
+        assert_eq!(res.status, StatusCode::OK, "{plies}: {:?}", res.body);
+    }
+    // Played on the first instance: the guard written reaches the other one's next question,
+    // as do the positions that can follow it.
+    crate::boundary::play_line(&app, &id, second, first, &line[7..10]).await;
+    for plies in [10, 12] {
+        let res = other.analyse(&dee, at(plies), Some(50)).await;
+        assert_eq!(res.code(), "in_ranked_match", "{plies}: {:?}", res.body);
+    }
+    // It ends: the guard is dropped under a number, and the other instance lets it go.
+    let res = app
+        .post(&format!("/v1/matches/{id}/resign"), &bob.token, json!({}))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    for plies in [10, 12] {
+        let res = other.analyse(&dee, at(plies), Some(50)).await;
+        assert_eq!(res.status, StatusCode::OK, "{plies}: {:?}", res.body);
+    }
+    let client = database::testing::raw_client(&app.db_url).await;
+    let drops: Vec<String> = client
+        .query("SELECT match_id::text FROM guard_drops", &[])
+        .await
+        .expect("the drops")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(drops, [id]);
+}

@@ -78,14 +78,27 @@ pub async fn keep_due(app: &LivePath, loaded: &Loaded) -> Result<(), Error> {
     let key = guard.as_ref().map(Guard::key);
     let depth = guard.map(|g| i16::try_from(g.depth()).unwrap_or(i16::MAX));
     match m.deadline() {
+        // A guard takes the next number (`live::guards::Held` reads the guards by it).
+        Some(due) if key.is_some() => {
+            client
+                .execute(
+                    "WITH numbered AS (UPDATE guard_epochs SET n = n + 1 RETURNING n) \
+                     INSERT INTO correspondence_games \
+                         (match_id, due, live_key, live_depth, guard_epoch) \
+                     SELECT $1, $2, $3, $4, n FROM numbered \
+                     ON CONFLICT (match_id) DO UPDATE \
+                     SET due = EXCLUDED.due, live_key = EXCLUDED.live_key, \
+                         live_depth = EXCLUDED.live_depth, guard_epoch = EXCLUDED.guard_epoch",
+                    &[&id, &due, &key, &depth],
+                )
+                .await
+        }
         Some(due) => {
             client
                 .execute(
-                    "INSERT INTO correspondence_games (match_id, due, live_key, live_depth) \
-                     VALUES ($1, $2, $3, $4) ON CONFLICT (match_id) DO UPDATE \
-                     SET due = EXCLUDED.due, live_key = EXCLUDED.live_key, \
-                         live_depth = EXCLUDED.live_depth",
-                    &[&id, &due, &key, &depth],
+                    "INSERT INTO correspondence_games (match_id, due) VALUES ($1, $2) \
+                     ON CONFLICT (match_id) DO UPDATE SET due = EXCLUDED.due",
+                    &[&id, &due],
                 )
                 .await
         }
@@ -175,12 +188,20 @@ pub async fn run_due(app: &LivePath) -> Result<usize, Error> {
     Ok(due.len())
 }
 
+/// Drops the due row of game `id`; a guard it held is dropped under the next number
+/// (`guard_drops`: what tells every instance to let it go).
 async fn forget(app: &LivePath, id: Uuid) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     client
         .execute(
-            "DELETE FROM correspondence_games WHERE match_id = $1",
-            &[&id],
+            "WITH gone AS (DELETE FROM correspondence_games WHERE match_id = $1 \
+                           RETURNING live_key), \
+                  numbered AS (UPDATE guard_epochs SET n = n + 1 \
+                                WHERE EXISTS (SELECT 1 FROM gone WHERE live_key IS NOT NULL) \
+                               RETURNING n) \
+             INSERT INTO guard_drops (epoch, match_id, dropped_at) \
+             SELECT n, $1, $2 FROM numbered",
+            &[&id, &app.now()],
         )
         .await
         .map_err(unexpected)?;

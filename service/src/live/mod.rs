@@ -23,7 +23,8 @@ use crate::config::PlayConfig;
 use crate::core::Core;
 
 /// What the live path uses: the core, the play settings, the match cache, the committer, the
-/// fan-out and the cap on concurrent searches (the CPU's moves). Cheap to clone.
+/// fan-out, the cap on concurrent searches (the CPU's moves) and the correspondence guards
+/// held. Cheap to clone.
 #[derive(Clone)]
 pub struct LivePath {
     pub core: Core,
@@ -36,6 +37,8 @@ pub struct LivePath {
     pub live: Arc<fanout::Live>,
     /// The cap on concurrent CPU searches (moves and analyses).
     pub searches: Arc<crate::searches::Searches>,
+    /// The open rated correspondence games' fair-play guards, as this instance holds them.
+    pub guards: Arc<guards::Held>,
 }
 
 impl Deref for LivePath {
