@@ -477,3 +477,54 @@ async fn every_instance_holds_the_correspondence_guards_as_they_change_and_lets_
         .collect();
     assert_eq!(drops, [id]);
 }
+
+#[tokio::test]
+async fn a_due_row_written_late_from_an_older_version_leaves_the_newer_one() {
+    use domain::games::GameId;
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let pool = json!({"game": "four_in_a_row", "days_per_move": 2});
+    for p in [&ada, &bob] {
+        let res = app.post("/v1/queue", &p.token, pool.clone()).await;
+        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    }
+    app.clock.advance(Duration::seconds(60));
+    assert_eq!(app.wave().await, 1);
+    let view = app.latest_match(&bob).await;
+    let id = view["match_id"].as_str().expect("an id").to_owned();
+    let (first, second) = if view["seats"][0]["player_id"] == json!(ada.id) {
+        (&ada, &bob)
+    } else {
+        (&bob, &ada)
+    };
+    let (line, _) = crate::boundary::live_line(GameId::FourInARow, 10, 5);
+    crate::boundary::play_line(&app, &id, first, second, &line[..9]).await;
+    let match_id: domain::ids::MatchId = id.parse().expect("a match id");
+    let older = service::live::play::load_fresh(&app.state, match_id)
+        .await
+        .expect("the match");
+    app.advance(3600).await;
+    crate::boundary::play_line(&app, &id, second, first, &line[9..10]).await;
+    let client = database::testing::raw_client(&app.db_url).await;
+    let row = async || -> (String, i64, OffsetDateTime) {
+        let r = client
+            .query_one(
+                "SELECT live_key, version, due FROM correspondence_games \
+                  WHERE match_id = $1::text::uuid",
+                &[&id],
+            )
+            .await
+            .expect("the due row");
+        (r.get(0), r.get(1), r.get(2))
+    };
+    let newer = row().await;
+    assert_eq!(
+        newer.1, 11,
+        "written from the version of its creation and ten moves"
+    );
+    // The ninth move's write, arriving late: nothing changes.
+    service::live::correspondence::keep_due(&app.state, &older)
+        .await
+        .expect("written");
+    assert_eq!(row().await, newer);
+}

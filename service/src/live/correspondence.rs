@@ -77,6 +77,9 @@ pub async fn keep_due(app: &LivePath, loaded: &Loaded) -> Result<(), Error> {
         .flatten();
     let key = guard.as_ref().map(Guard::key);
     let depth = guard.map(|g| i16::try_from(g.depth()).unwrap_or(i16::MAX));
+    let version = loaded.state.version() as i64;
+    // Written just after the commit: a write from an older version (two commands close
+    // together) leaves a newer one's row as it is.
     match m.deadline() {
         // A guard takes the next number (`live::guards::Held` reads the guards by it).
         Some(due) if key.is_some() => {
@@ -84,21 +87,26 @@ pub async fn keep_due(app: &LivePath, loaded: &Loaded) -> Result<(), Error> {
                 .execute(
                     "WITH numbered AS (UPDATE guard_epochs SET n = n + 1 RETURNING n) \
                      INSERT INTO correspondence_games \
-                         (match_id, due, live_key, live_depth, guard_epoch) \
-                     SELECT $1, $2, $3, $4, n FROM numbered \
+                         (match_id, due, live_key, live_depth, guard_epoch, version) \
+                     SELECT $1, $2, $3, $4, n, $5 FROM numbered \
                      ON CONFLICT (match_id) DO UPDATE \
                      SET due = EXCLUDED.due, live_key = EXCLUDED.live_key, \
-                         live_depth = EXCLUDED.live_depth, guard_epoch = EXCLUDED.guard_epoch",
-                    &[&id, &due, &key, &depth],
+                         live_depth = EXCLUDED.live_depth, guard_epoch = EXCLUDED.guard_epoch, \
+                         version = EXCLUDED.version \
+                     WHERE correspondence_games.version <= EXCLUDED.version",
+                    &[&id, &due, &key, &depth, &version],
                 )
                 .await
         }
         Some(due) => {
             client
                 .execute(
-                    "INSERT INTO correspondence_games (match_id, due) VALUES ($1, $2) \
-                     ON CONFLICT (match_id) DO UPDATE SET due = EXCLUDED.due",
-                    &[&id, &due],
+                    "INSERT INTO correspondence_games (match_id, due, version) \
+                     VALUES ($1, $2, $3) \
+                     ON CONFLICT (match_id) DO UPDATE \
+                     SET due = EXCLUDED.due, version = EXCLUDED.version \
+                     WHERE correspondence_games.version <= EXCLUDED.version",
+                    &[&id, &due, &version],
                 )
                 .await
         }
