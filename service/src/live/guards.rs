@@ -166,7 +166,7 @@ impl HeldState {
         self.epoch = Some(self.epoch.map_or(epoch, |held| held.max(epoch)));
         let mut by_game: HashMap<GameId, Vec<Guard>> = HashMap::new();
         for g in self.by_match.values() {
-            by_game.entry(g.game()).or_default().push(g.clone());
+            by_game.entry(g.game()).or_default().push(*g);
         }
         self.by_game = by_game
             .into_iter()
@@ -346,14 +346,14 @@ mod tests {
         let mut state = HeldState::default();
         state.apply(
             3,
-            [(id(1), Some(deep.clone())), (id(2), Some(shallow.clone()))],
+            [(id(1), Some(deep)), (id(2), Some(shallow))],
         );
         assert_eq!(
             state.by_game[&GameId::FourInARow].to_vec(),
-            [shallow.clone(), deep.clone()]
+            [shallow, deep]
         );
         // Game 2 moved on, game 1 ended: the move, then the drop, under later numbers.
-        state.apply(5, [(id(2), Some(later.clone())), (id(1), None)]);
+        state.apply(5, [(id(2), Some(later)), (id(1), None)]);
         assert_eq!(state.by_game[&GameId::FourInARow].to_vec(), [later]);
         assert_eq!(state.epoch, Some(5));
         // A number lower than the one held (a read that raced a newer one) never lowers it.
