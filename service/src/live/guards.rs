@@ -344,14 +344,8 @@ mod tests {
             guard("445336125511"),
         );
         let mut state = HeldState::default();
-        state.apply(
-            3,
-            [(id(1), Some(deep)), (id(2), Some(shallow))],
-        );
-        assert_eq!(
-            state.by_game[&GameId::FourInARow].to_vec(),
-            [shallow, deep]
-        );
+        state.apply(3, [(id(1), Some(deep)), (id(2), Some(shallow))]);
+        assert_eq!(state.by_game[&GameId::FourInARow].to_vec(), [shallow, deep]);
         // Game 2 moved on, game 1 ended: the move, then the drop, under later numbers.
         state.apply(5, [(id(2), Some(later)), (id(1), None)]);
         assert_eq!(state.by_game[&GameId::FourInARow].to_vec(), [later]);
