@@ -36,7 +36,7 @@ pub struct Closed {
 /// label; no event changes, so every chain and checkpoint still verifies. Refused while the
 /// player holds a queue ticket (`already_queued`) or sits in an unfinished ranked match
 /// (`in_ranked_match`); `not_found` for an unknown or already closed account. Its open
-/// challenges, both ways, are withdrawn after it.
+/// challenges, both ways, are withdrawn after it, and it resigns its open correspondence games.
 pub async fn close(
     app: &Challenges,
     history: &History,
@@ -69,6 +69,11 @@ pub async fn close(
     // One left open cannot start a match: an acceptance reads both players' closings.
     if let Err(e) = challenges::withdraw_all(app, player, Withdrawal::Closed).await {
         tracing::warn!(player = %player, error = %e, "a closed player's challenges stayed open");
+    }
+    // Nobody will move for them again: their games over days end now, not at their deadlines
+    // (which still end any that this leaves open).
+    if let Err(e) = crate::live::correspondence::resign_all(app, player).await {
+        tracing::warn!(player = %player, error = %e, "a closed player's correspondence games stayed open");
     }
     Ok(closed)
 }

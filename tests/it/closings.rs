@@ -1,6 +1,6 @@
 //! Closing an account whatever its name: other players' keyed retries answer their first bytes
-//! (the erased name aside), and every start of the server afterwards serves. A keyed retry is
-//! the first answer byte for byte, errors included.
+//! (the erased name aside), and every start of the server afterwards serves; its games over days
+//! end at once. A keyed retry is the first answer byte for byte, errors included.
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -177,4 +177,37 @@ async fn hostile_names_close_cleanly_leave_other_answers_whole_and_every_start_s
         let _ = stop.send(());
         serving.await.expect("joined").expect("stopped cleanly");
     }
+}
+
+#[tokio::test]
+async fn closing_an_account_resigns_its_correspondence_games_at_once() {
+    let app = spawn_app().await;
+    let (ada, bob, cy) = (
+        app.player("Ada").await,
+        app.player("Bob").await,
+        app.player("Cy").await,
+    );
+    // Ada plays two games over days: one where she is to move, one where Cy is.
+    let waiting = app
+        .room_match_with(&ada, &bob, "four_in_a_row", json!({"days_per_move": 3}))
+        .await;
+    let moved = app
+        .room_match_with(&ada, &cy, "reversi", json!({"days_per_move": 7}))
+        .await;
+    let res = app.play(&ada, &moved, "d3").await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    let mut bobs = crate::player_stream::Frames::open(&app, &bob, None).await;
+    close(&app, &ada).await;
+    // Both end now, won by the opponent, not days later on time.
+    for (id, opponent) in [(&waiting, &bob), (&moved, &cy)] {
+        let view = app.view(opponent, id).await;
+        assert_eq!(view["status"], "finished", "{view:?}");
+        assert_eq!(view["result"]["reason"], "resigned", "{view:?}");
+        assert_eq!(view["result"]["winner_seat"], 2, "{view:?}");
+    }
+    let frames = bobs.next(1).await;
+    assert_eq!(crate::player_stream::kinds(&frames), ["match_ended"]);
+    assert_eq!(frames[0].2["match_id"], json!(waiting));
+    let res = app.get("/v1/players/me/inbox", &bob.token).await;
+    assert_eq!(res.body["their_turn"], json!([]), "{:?}", res.body);
 }

@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use domain::boundary::Guard;
-use domain::ids::{MatchId, PlayerId};
+use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{Action, CreateMatch, Occupant};
 
 use crate::error::{Error, unexpected};
@@ -133,6 +133,41 @@ pub async fn of(app: &LivePath, player: PlayerId) -> Result<Vec<MatchId>, Error>
         .await
         .map_err(unexpected)?;
     Ok(rows.iter().map(|r| MatchId::from_uuid(r.get(0))).collect())
+}
+
+/// Resigns `player` from each of their open correspondence games (their account closed: nobody
+/// will move for them again, and an opponent should not wait days for the loss on time); how
+/// many. Each is one command, derived from the game and the closing, so a closing retried
+/// resigns nothing twice.
+pub async fn resign_all(app: &LivePath, player: PlayerId) -> Result<usize, Error> {
+    let mut resigned = 0;
+    for id in of(app, player).await? {
+        let loaded = play::load(app, id).await?;
+        let Some(seat) = loaded
+            .state
+            .get()
+            .filter(|m| !m.is_finished())
+            .and_then(|m| {
+                Seat::BOTH
+                    .into_iter()
+                    .find(|&s| m.seat(s).player_id() == Some(player))
+            })
+        else {
+            continue;
+        };
+        let cmd = play::MatchCommand {
+            id,
+            command_id: derived_id(id, "account_closed", 0),
+            action: Action::Resign { seat },
+            actor: Some(player),
+            expected: None,
+            seen: None,
+            answer: None,
+        };
+        play::execute(app, cmd).await?;
+        resigned += 1;
+    }
+    Ok(resigned)
 }
 
 /// One pass over the correspondence games whose due row has come (by the index on `due`):
