@@ -36,6 +36,11 @@
 # (autovacuum may be off on a bench machine: without statistics the server runs at half speed).
 set -euo pipefail
 
+# The tools it runs, before anything is built or prepared (Debian: apt-get install wrk).
+for tool in wrk psql pgbench; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "$0: needs $tool (Debian: apt-get install wrk postgresql-client)"; exit 1; }
+done
+
 SECONDS_PER_RUN="${1:-10}"
 ADMIN_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 LIVE_RATE="${LIVE_RATE:-2000}"

@@ -15,6 +15,11 @@
 # (and track_io_timing = on for read and write times); wrk; DATABASE_URL as in live-vs-pgbench.sh.
 set -euo pipefail
 
+# The tools it runs, before anything is built or prepared (Debian: apt-get install wrk).
+for tool in wrk psql; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "$0: needs $tool (Debian: apt-get install wrk postgresql-client)"; exit 1; }
+done
+
 SECONDS_PER_RUN="${1:-10}"
 CLIENTS="${2:-8}"
 ADMIN_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
