@@ -23,13 +23,14 @@ use domain::challenges::{
     FirstMover, LIFETIME, OPEN_MAX, PER_MINUTE, Status, Terms, Withdrawal,
 };
 use domain::ids::{ChallengeId, MatchId, PlayerId};
-use domain::matches::{Action, DaysPerMove, MatchState, TurnSeconds};
-use eventlog::{AppendOutcome, EventLog, RecordedEvent, StreamAppend};
+use domain::matches::{DaysPerMove, TurnSeconds};
+use eventlog::{AppendOutcome, EventLog, RecordedEvent};
 
 use crate::aggregates::{self, Kept};
 use crate::error::{Error, unexpected};
 use crate::live::LivePath;
-use crate::live::commit::{WorkRow, lost_to_another_writer, write_work};
+use crate::live::commit::lost_to_another_writer;
+use crate::live::created::{Created, write_beside};
 use crate::live::play;
 use crate::reasons::{Missing, Refused};
 
@@ -342,7 +343,6 @@ async fn start_match(
         }
     }
     let create = c.create_match(accepted, seed);
-    crate::live::correspondence::open_on(tx, accepted.match_id, &create, now).await?;
     if create.seats_players() {
         for p in [c.sent.challenger, c.sent.challenged] {
             if crate::standing::seated_in(tx, p).await?.is_some() {
@@ -350,42 +350,20 @@ async fn start_match(
             }
         }
     }
-    let events = domain::matches::decide(
-        &MatchState::default(),
-        &domain::matches::Command {
-            at: now,
-            action: Action::CreateMatch(create.clone()),
-        },
-    )?;
-    let append = StreamAppend {
-        stream: accepted.match_id.stream(),
-        expected_version: 0,
-        events: aggregates::new_events::<MatchState>(&events, None, now),
-    };
+    let created = Created::decide(accepted.match_id, create, now)?;
     let match_command = Uuid::new_v5(&command_id, b"challenge match");
-    let written = match EventLog::append_on(tx, match_command, vec![append])
+    let written = match EventLog::append_on(tx, match_command, vec![created.append()])
         .await
         .map_err(unexpected)?
     {
         AppendOutcome::Appended(written) => written,
         AppendOutcome::AlreadyApplied(_) => Vec::new(),
     };
-    let loaded = crate::ranked::waves::created(accepted.match_id, &events, now);
-    let work: Vec<WorkRow> = play::work_row(app, &loaded, None, now)
-        .into_iter()
-        .collect();
-    write_work(tx, &work.iter().collect::<Vec<_>>())
-        .await
-        .map_err(unexpected)?;
-    if create.seats_players() {
-        let matches = [accepted.match_id.as_uuid(); 2];
-        if let Err(e) = crate::standing::seat_on(tx, &players, &matches).await {
-            // Seated meanwhile by another road (a wave, a tournament): the database refuses.
-            if lost_to_another_writer(&e) {
-                return Err(Error::InRankedMatch);
-            }
-            return Err(unexpected(e));
-        }
+    match write_beside(app, tx, &[&created]).await? {
+        Ok(()) => {}
+        // Seated meanwhile by another road (a wave, a tournament): the database refuses.
+        Err(e) if lost_to_another_writer(&e) => return Err(Error::InRankedMatch),
+        Err(e) => return Err(unexpected(e)),
     }
     Ok(written)
 }

@@ -3,12 +3,13 @@
 //! (`guards`), and the instance's one reader of the log feeding the projections and every
 //! open stream (`fanout`), the registry of open streams and the rights they hold to
 //! (`streams`), what each kind of stream sends (`feeds`), correspondence games' players and
-//! deadlines as rows (`correspondence`); [`LivePath`], the context its
-//! functions take.
+//! deadlines as rows (`correspondence`), a match created beside another command (`created`);
+//! [`LivePath`], the context its functions take.
 
 pub mod cache;
 pub mod commit;
 pub mod correspondence;
+pub mod created;
 pub mod fanout;
 pub mod feeds;
 pub mod guards;

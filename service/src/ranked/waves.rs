@@ -23,10 +23,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use domain::ids::{MatchId, PlayerId, Seat, TicketId};
-use domain::matches::{
-    Action, Command, CreateMatch, FirstMoveRule, MatchEvent, MatchState, Occupant, Settings,
-    Stamped, decide, evolve,
-};
+use domain::matches::{CreateMatch, FirstMoveRule, Occupant, Settings};
 use domain::matches::{DaysPerMove, TurnSeconds};
 use domain::matchmaking::{self, Candidate, Rules};
 use domain::tickets::{Pool, TicketEvent, TicketMatched};
@@ -35,9 +32,9 @@ use eventlog::{AppendError, AppendOutcome, EventLog, StreamAppend};
 use super::new_event;
 use crate::error::Error;
 use crate::error::unexpected;
-use crate::live::LivePath;
-use crate::live::commit::{self, WorkRow, write_work};
-use crate::live::play::{self, Loaded};
+use crate::live::commit;
+use crate::live::created::{Created, write_beside};
+use crate::live::play;
 use crate::ranked::Ranked;
 
 /// What one wave over one pool did.
@@ -184,7 +181,7 @@ pub async fn run_wave(app: &Ranked, pool: Pool) -> Result<WaveReport, Error> {
             repeat,
             coin: by_coin.then_some(coin),
         };
-        planned.push(plan(app, pool, &pairing, now)?);
+        planned.push(plan(pool, &pairing, now)?);
     }
     let planned_in = started.elapsed();
     for chunk in planned.chunks(PAIRINGS_PER_WRITE) {
@@ -252,22 +249,14 @@ struct Planned {
     appends: Vec<StreamAppend>,
     players: [Uuid; 2],
     tickets: [Uuid; 2],
-    work: Option<WorkRow>,
-    /// A real-time match, whose players are seated in it.
-    seats: bool,
-    /// A correspondence game: its players and first deadline, for `live::correspondence`.
-    correspondence: Option<CreateMatch>,
+    /// The match, and what it commits with.
+    created: Created,
 }
 
 /// Decides one pairing's match (seat 1 to `first`, who moves first). Its command id (and so the
 /// match's id) derives from the two tickets, whichever got seat 1 (a coin may differ between
 /// instances): an instance that writes the same pairing again writes nothing.
-fn plan(
-    app: &LivePath,
-    pool: Pool,
-    pairing: &Pairing<'_>,
-    now: OffsetDateTime,
-) -> Result<Planned, Error> {
+fn plan(pool: Pool, pairing: &Pairing<'_>, now: OffsetDateTime) -> Result<Planned, Error> {
     let (a, b) = (pairing.first, pairing.second);
     let (lo, hi) = if a.ticket.as_uuid() < b.ticket.as_uuid() {
         (a.ticket.as_uuid(), b.ticket.as_uuid())
@@ -276,28 +265,14 @@ fn plan(
     };
     let command_id = Uuid::new_v5(&lo, hi.as_bytes());
     let id = MatchId::of_command(command_id);
-    let create = ranked_match(pool, pairing);
-    let seats = create.seats_players();
-    let correspondence = create.settings.is_correspondence().then(|| create.clone());
-    let events = decide(
-        &MatchState::default(),
-        &Command {
-            at: now,
-            action: Action::CreateMatch(create),
-        },
-    )
-    .map_err(Error::from)?;
+    let created = Created::decide(id, ranked_match(pool, pairing), now)?;
     Ok(Planned {
         command_id,
         id,
-        appends: pairing_appends(id, &events, pairing, now),
+        appends: pairing_appends(created.append(), id, pairing, now),
         players: [a.player.as_uuid(), b.player.as_uuid()],
         tickets: [a.ticket.as_uuid(), b.ticket.as_uuid()],
-        // The match's timers commit with it: no crash can leave it without them (a
-        // correspondence game has none: its deadline is a row of `live::correspondence`).
-        work: play::work_row(app, &created(id, &events, now), None, now),
-        seats,
-        correspondence,
+        created,
     })
 }
 
@@ -332,38 +307,27 @@ async fn write_pairings(app: &Ranked, chunk: &[Planned]) -> Result<Vec<bool>, Er
         return Err(unexpected(e));
     }
     let mut written = Vec::with_capacity(chunk.len());
-    let (mut players, mut tickets, mut matches, mut work) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut seated, mut seats) = (Vec::new(), Vec::new());
+    let (mut players, mut tickets, mut matches) = (Vec::new(), Vec::new(), Vec::new());
+    let mut made: Vec<&Created> = Vec::new();
     for (p, answer) in chunk.iter().zip(&answers) {
-        let made = matches!(answer, Ok(AppendOutcome::Appended(_)));
-        if made {
+        let went = matches!(answer, Ok(AppendOutcome::Appended(_)));
+        if went {
             players.extend(p.players);
             tickets.extend(p.tickets);
             matches.extend([p.id.as_uuid(); 2]);
-            work.extend(p.work.as_ref());
-            if p.seats {
-                seated.extend(p.players);
-                seats.extend([p.id.as_uuid(); 2]);
-            }
-            if let Some(create) = &p.correspondence {
-                crate::live::correspondence::open_on(&tx, p.id, create, app.now()).await?;
-            }
+            made.push(&p.created);
         }
-        written.push(made);
+        written.push(went);
     }
     if !players.is_empty() {
         let slot_params: [&(dyn ToSql + Sync); 3] = [&players, &tickets, &matches];
-        let (slots, works) = tokio::join!(
-            tx.execute(SLOTS_MATCHED, &slot_params),
-            write_work(&tx, &work)
-        );
-        slots.map_err(unexpected)?;
-        works.map_err(unexpected)?;
-        // The seats after the work rows they reference. A player seated meanwhile (a rated
-        // tournament's pairing) fails the whole transaction: a pairing alone is then lost, a
-        // chunk is written again pairing by pairing.
-        if let Err(e) = crate::standing::seat_on(&tx, &seated, &seats).await {
+        tx.execute(SLOTS_MATCHED, &slot_params)
+            .await
+            .map_err(unexpected)?;
+        // The matches' rows, their seats last. A player seated meanwhile (a rated tournament's
+        // pairing) fails the whole transaction: a pairing alone is then lost, a chunk is written
+        // again pairing by pairing.
+        if let Err(e) = write_beside(app, &tx, &made).await? {
             // Seated meanwhile, or a deadlock with the writer that seated them.
             if chunk.len() == 1 && commit::lost_to_another_writer(&e) {
                 tracing::info!(
@@ -428,8 +392,8 @@ fn ranked_match(pool: Pool, pairing: &Pairing<'_>) -> CreateMatch {
 /// What a pairing appends: the match's creation and each ticket's `ticket_matched`, at the
 /// versions a waiting ticket and a new match have.
 fn pairing_appends(
+    created: StreamAppend,
     id: MatchId,
-    events: &[MatchEvent],
     pairing: &Pairing<'_>,
     now: OffsetDateTime,
 ) -> Vec<StreamAppend> {
@@ -444,11 +408,7 @@ fn pairing_appends(
         })
     };
     vec![
-        StreamAppend {
-            stream: id.stream(),
-            expected_version: 0,
-            events: crate::aggregates::new_events::<MatchState>(events, None, now),
-        },
+        created,
         StreamAppend {
             stream: a.ticket.stream(),
             expected_version: 1,
@@ -460,26 +420,6 @@ fn pairing_appends(
             events: vec![new_event(&matched(b, a.player), None, now)],
         },
     ]
-}
-
-/// A match just created from `events`, as the command path knows it (for its work row).
-pub(crate) fn created(id: MatchId, events: &[MatchEvent], now: OffsetDateTime) -> Loaded {
-    let mut state = MatchState::default();
-    for e in events {
-        evolve(
-            &mut state,
-            &Stamped {
-                at: now,
-                event: e.clone(),
-            },
-        );
-    }
-    Loaded {
-        id,
-        state,
-        names: Default::default(),
-        head: None,
-    }
 }
 
 /// When an instance's wave loop runs ([`waves_forever`]).

@@ -34,9 +34,7 @@ use uuid::Uuid;
 
 use domain::aggregate::{Aggregate, fold};
 use domain::ids::{MatchId, PlayerId, Seat, TournamentId};
-use domain::matches::{
-    Action, Command as MatchCommand, CreateMatch, FirstMoveRule, MatchState, Occupant, Settings,
-};
+use domain::matches::{CreateMatch, FirstMoveRule, Occupant, Settings};
 use domain::tournaments::organiser::{next, next_with};
 use domain::tournaments::{
     Command, EntrantStatus, Format, PairingMade, Status, Tournament, TournamentEvent, decide,
@@ -46,7 +44,7 @@ use eventlog::{AppendError, AppendOutcome, Checkpoint, EventLog, StreamAppend};
 use super::{PAUSED_AFTER, Tournaments, load};
 use crate::aggregates;
 use crate::error::{Error, unexpected};
-use crate::live::commit::{WorkRow, write_work};
+use crate::live::created::{Created, write_beside};
 use crate::live::play;
 
 /// How often a pass runs at the latest; a result seen in the log or a command on this instance
@@ -428,31 +426,18 @@ async fn write(
         expected_version: t.version as i64,
         events: aggregates::new_events::<Tournament>(events, None, now),
     }];
-    let mut work: Vec<WorkRow> = Vec::new();
-    let mut matches: Vec<MatchId> = Vec::new();
-    let (mut seated, mut seated_in) = (Vec::new(), Vec::new());
+    let mut created: Vec<Created> = Vec::new();
     let mut paired: Vec<Uuid> = Vec::new();
     for e in events {
         let TournamentEvent::PairingMade(p) = e else {
             continue;
         };
         paired.extend(p.players.map(|player| player.as_uuid()));
-        let created = decide_match(id, t, p, now)?;
-        appends.push(StreamAppend {
-            stream: p.match_id.stream(),
-            expected_version: 0,
-            events: aggregates::new_events::<MatchState>(&created, None, now),
-        });
-        let loaded = crate::ranked::waves::created(p.match_id, &created, now);
-        work.extend(play::work_row(app, &loaded, None, now));
-        matches.push(p.match_id);
-        if t.created.rated {
-            for player in p.players {
-                seated.push(player.as_uuid());
-                seated_in.push(p.match_id.as_uuid());
-            }
-        }
+        let game = Created::decide(p.match_id, game_of(id, t, p), now)?;
+        appends.push(game.append());
+        created.push(game);
     }
+    let matches: Vec<MatchId> = created.iter().map(|c| c.id).collect();
     let ends = events.iter().any(|e| {
         matches!(
             e,
@@ -485,8 +470,6 @@ async fn write(
         Err(e) => return Err(unexpected(e)),
     };
     tracing::debug!(tournament = %id, events = events.len(), "tournament step appended");
-    let rows: Vec<&WorkRow> = work.iter().collect();
-    write_work(&tx, &rows).await.map_err(unexpected)?;
     // A player banned since the pass read its players fails the whole step (the ban and this
     // read take the player's standing lock: no ban commits between them and this commit).
     if !crate::standing::banned_under_lock(&tx, &paired)
@@ -497,9 +480,10 @@ async fn write(
         app.folds.kept.forget(id);
         return Ok(false);
     }
-    // A player seated meanwhile in another live ranked match (a queue wave, another
-    // tournament) fails the whole step: lost, decided again on the next pass.
-    if let Err(e) = crate::standing::seat_on(&tx, &seated, &seated_in).await {
+    // The games' rows, their seats last: a player seated meanwhile in another live ranked match
+    // (a queue wave, another tournament) fails the whole step: lost, decided again on the next
+    // pass.
+    if let Err(e) = write_beside(app, &tx, &created.iter().collect::<Vec<_>>()).await? {
         // Seated meanwhile, or a deadlock with the writer that seated them.
         if crate::live::commit::lost_to_another_writer(&e) {
             tracing::info!(tournament = %id, "tournament step lost: a player was seated meanwhile");
@@ -558,13 +542,8 @@ async fn write(
 
 /// The match of a pairing: `players[0]` in seat 1, moving first, in the tournament's game and
 /// turn limit, rated as the tournament is.
-fn decide_match(
-    id: TournamentId,
-    t: &Tournament,
-    p: &PairingMade,
-    now: OffsetDateTime,
-) -> Result<Vec<domain::matches::MatchEvent>, Error> {
-    let create = CreateMatch {
+fn game_of(id: TournamentId, t: &Tournament, p: &PairingMade) -> CreateMatch {
+    CreateMatch {
         game: t.created.game,
         seats: p.players.map(|player_id| Occupant::Human { player_id }),
         settings: Settings {
@@ -577,15 +556,7 @@ fn decide_match(
         room_id: None,
         tournament_id: Some(id),
         cpu_seed: play::fresh_seed(),
-    };
-    domain::matches::decide(
-        &MatchState::default(),
-        &MatchCommand {
-            at: now,
-            action: Action::CreateMatch(create),
-        },
-    )
-    .map_err(Error::from)
+    }
 }
 
 /// The background loop of `discs serve`: a pass every [`TICK`], sooner when this instance sees
