@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::events::{FirstMoveRule, LeaveReason, MovedBy, Occupant};
 use super::settings::Settings;
 use crate::games::GameId;
-use crate::ids::{Seat, TournamentId};
+use crate::ids::{PlayerId, Seat, TournamentId};
 
 /// A command with the time it happens; the events it causes carry that time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,5 +74,10 @@ impl CreateMatch {
     /// game seats nobody (a player may have many open at once).
     pub fn seats_players(&self) -> bool {
         self.ranked && !self.settings.is_correspondence()
+    }
+
+    /// Its human players, seat 1's first.
+    pub fn players(&self) -> Vec<PlayerId> {
+        self.seats.iter().filter_map(|o| o.player_id()).collect()
     }
 }

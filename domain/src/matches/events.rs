@@ -24,6 +24,16 @@ pub enum Occupant {
     Cpu { level: u8 },
 }
 
+impl Occupant {
+    /// The player in the seat, if a human.
+    pub fn player_id(self) -> Option<PlayerId> {
+        match self {
+            Occupant::Human { player_id } => Some(player_id),
+            Occupant::Cpu { .. } => None,
+        }
+    }
+}
+
 /// Why the seat that moves first was chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "rule", rename_all = "snake_case")]

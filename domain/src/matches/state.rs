@@ -62,10 +62,7 @@ pub struct SeatState {
 
 impl SeatState {
     pub fn player_id(&self) -> Option<PlayerId> {
-        match self.occupant {
-            Occupant::Human { player_id } => Some(player_id),
-            Occupant::Cpu { .. } => None,
-        }
+        self.occupant.player_id()
     }
 
     pub fn controller(&self) -> Controller {

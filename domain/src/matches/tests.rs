@@ -1002,3 +1002,17 @@ fn the_cpu_never_plays_a_correspondence_game_and_one_clock_is_enough() {
     );
     assert_eq!(refused, Err(DomainError::TwoClocks));
 }
+
+#[test]
+fn a_match_to_create_names_its_human_players_seat_one_first() {
+    assert_eq!(humans(GameId::Reversi).players(), [ALICE, BOB]);
+    let solo = create(
+        GameId::FourInARow,
+        [
+            Occupant::Cpu { level: 3 },
+            Occupant::Human { player_id: BOB },
+        ],
+    );
+    assert_eq!(solo.players(), [BOB]);
+    assert_eq!(Occupant::Cpu { level: 1 }.player_id(), None);
+}

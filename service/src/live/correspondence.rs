@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use domain::boundary::Guard;
 use domain::ids::{MatchId, PlayerId, Seat};
-use domain::matches::{Action, CreateMatch, Occupant};
+use domain::matches::{Action, CreateMatch};
 
 use crate::error::{Error, unexpected};
 use crate::live::LivePath;
@@ -32,14 +32,7 @@ pub async fn open_on(
     let Some(days) = create.settings.days_per_move else {
         return Ok(());
     };
-    let players: Vec<Uuid> = create
-        .seats
-        .iter()
-        .filter_map(|s| match s {
-            Occupant::Human { player_id } => Some(player_id.as_uuid()),
-            Occupant::Cpu { .. } => None,
-        })
-        .collect();
+    let players: Vec<Uuid> = create.players().iter().map(|p| p.as_uuid()).collect();
     client
         .execute(
             "INSERT INTO correspondence_seats (player_id, match_id, seated_at) \

@@ -8,7 +8,6 @@
 
 use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 use domain::ids::MatchId;
 use domain::matches::{Action, Command, CreateMatch, MatchEvent, MatchState, Stamped, evolve};
@@ -75,23 +74,6 @@ impl Created {
             head: None,
         }
     }
-
-    /// Its two players, when the match seats them (a ranked real-time match).
-    fn seated(&self) -> Option<[Uuid; 2]> {
-        if !self.create.seats_players() {
-            return None;
-        }
-        let players: Vec<Uuid> = self
-            .create
-            .seats
-            .iter()
-            .filter_map(|o| match o {
-                domain::matches::Occupant::Human { player_id } => Some(player_id.as_uuid()),
-                domain::matches::Occupant::Cpu { .. } => None,
-            })
-            .collect();
-        players.try_into().ok()
-    }
 }
 
 /// Writes what `created` (appended in `tx` just before) commit with: a correspondence game's
@@ -108,9 +90,11 @@ pub async fn write_beside(
     for c in created {
         crate::live::correspondence::open_on(tx, c.id, &c.create, c.at).await?;
         work.extend(play::work_row(app, &c.loaded(), None, c.at));
-        if let Some(seated) = c.seated() {
-            players.extend(seated);
-            matches.extend([c.id.as_uuid(); 2]);
+        if c.create.seats_players() {
+            for p in c.create.players() {
+                players.push(p.as_uuid());
+                matches.push(c.id.as_uuid());
+            }
         }
     }
     write_work(tx, &work.iter().collect::<Vec<_>>())

@@ -404,10 +404,7 @@ async fn refuse_seated_searching_cpu(app: &LivePath, seats: &[Occupant; 2]) -> R
         return Ok(());
     }
     let client = app.pool.get().await.map_err(unexpected)?;
-    for player in seats.iter().filter_map(|s| match s {
-        Occupant::Human { player_id } => Some(*player_id),
-        _ => None,
-    }) {
+    for player in seats.iter().filter_map(|s| s.player_id()) {
         if crate::standing::seated_in(&client, player).await?.is_some() {
             return Err(Error::InRankedMatch);
         }
@@ -505,14 +502,7 @@ impl Drop for StrongSoloTurn {
 
 /// The empty match a `CreateMatch` is decided on, with its players' names.
 async fn created(app: &LivePath, id: MatchId, create: &CreateMatch) -> Result<Loaded, Error> {
-    let players: Vec<PlayerId> = create
-        .seats
-        .iter()
-        .filter_map(|s| match s {
-            Occupant::Human { player_id } => Some(*player_id),
-            Occupant::Cpu { .. } => None,
-        })
-        .collect();
+    let players = create.players();
     let client = app.pool.get().await.map_err(unexpected)?;
     Ok(Loaded {
         id,
