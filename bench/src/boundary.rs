@@ -144,17 +144,26 @@ async fn main() -> Result<()> {
         let ids: Vec<uuid::Uuid> = guards.iter().map(|_| uuid::Uuid::new_v4()).collect();
         let stored: Vec<String> = guards.iter().map(Guard::key).collect();
         let depths: Vec<i16> = guards.iter().map(|g| g.depth() as i16).collect();
-        let insert = if cli.correspondence {
-            "INSERT INTO correspondence_games (match_id, due, live_key, live_depth) \
-             SELECT id, now() + interval '3 days', k, d \
-             FROM unnest($1::uuid[], $2::text[], $3::int2[]) AS u(id, k, d)"
+        if cli.correspondence {
+            client
+                .execute(
+                    "INSERT INTO correspondence_games (match_id, due, live_key) \
+                     SELECT id, now() + interval '3 days', k \
+                     FROM unnest($1::uuid[], $2::text[]) AS u(id, k)",
+                    &[&ids, &stored],
+                )
+                .await?;
         } else {
-            "INSERT INTO match_work (match_id, watch1, watch2, seen1, seen2, version, \
-                                     live_key, live_depth) \
-             SELECT id, true, true, now(), now(), 1, k, d \
-             FROM unnest($1::uuid[], $2::text[], $3::int2[]) AS u(id, k, d)"
-        };
-        client.execute(insert, &[&ids, &stored, &depths]).await?;
+            client
+                .execute(
+                    "INSERT INTO match_work (match_id, watch1, watch2, seen1, seen2, version, \
+                                             live_key, live_depth) \
+                     SELECT id, true, true, now(), now(), 1, k, d \
+                     FROM unnest($1::uuid[], $2::text[], $3::int2[]) AS u(id, k, d)",
+                    &[&ids, &stored, &depths],
+                )
+                .await?;
+        }
         client
             .batch_execute("ANALYZE match_work; ANALYZE correspondence_games")
             .await?;

@@ -69,7 +69,6 @@ pub async fn keep_due(app: &LivePath, loaded: &Loaded) -> Result<(), Error> {
         .then(|| Guard::of_line(&m.position, &m.moves, app.play.public_plies.of(m.game)))
         .flatten();
     let key = guard.as_ref().map(Guard::key);
-    let depth = guard.map(|g| i16::try_from(g.depth()).unwrap_or(i16::MAX));
     let version = loaded.state.version() as i64;
     // Written just after the commit: a write from an older version (two commands close
     // together) leaves a newer one's row as it is.
@@ -80,14 +79,13 @@ pub async fn keep_due(app: &LivePath, loaded: &Loaded) -> Result<(), Error> {
                 .execute(
                     "WITH numbered AS (UPDATE guard_epochs SET n = n + 1 RETURNING n) \
                      INSERT INTO correspondence_games \
-                         (match_id, due, live_key, live_depth, guard_epoch, version) \
-                     SELECT $1, $2, $3, $4, n, $5 FROM numbered \
+                         (match_id, due, live_key, guard_epoch, version) \
+                     SELECT $1, $2, $3, n, $4 FROM numbered \
                      ON CONFLICT (match_id) DO UPDATE \
                      SET due = EXCLUDED.due, live_key = EXCLUDED.live_key, \
-                         live_depth = EXCLUDED.live_depth, guard_epoch = EXCLUDED.guard_epoch, \
-                         version = EXCLUDED.version \
+                         guard_epoch = EXCLUDED.guard_epoch, version = EXCLUDED.version \
                      WHERE correspondence_games.version <= EXCLUDED.version",
-                    &[&id, &due, &key, &depth, &version],
+                    &[&id, &due, &key, &version],
                 )
                 .await
         }
