@@ -418,6 +418,29 @@ async fn the_correspondence_pool_pairs_and_rates_on_its_own_ladder_and_seats_nob
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
 }
 
+/// A rated Four in a Row correspondence game (2 days a move) of `a` and `b`, paired by the
+/// pool: its id, and its players in the order they move.
+async fn rated_four_in_a_row<'p>(
+    app: &TestApp,
+    a: &'p Player,
+    b: &'p Player,
+) -> (String, &'p Player, &'p Player) {
+    let pool = json!({"game": "four_in_a_row", "days_per_move": 2});
+    for p in [a, b] {
+        let res = app.post("/v1/queue", &p.token, pool.clone()).await;
+        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    }
+    app.clock.advance(Duration::seconds(60));
+    assert_eq!(app.wave().await, 1);
+    let view = app.latest_match(b).await;
+    let id = view["match_id"].as_str().expect("an id").to_owned();
+    if view["seats"][0]["player_id"] == json!(a.id) {
+        (id, a, b)
+    } else {
+        (id, b, a)
+    }
+}
+
 #[tokio::test]
 async fn every_instance_holds_the_correspondence_guards_as_they_change_and_lets_them_go() {
     use domain::games::GameId;
@@ -428,20 +451,7 @@ async fn every_instance_holds_the_correspondence_guards_as_they_change_and_lets_
         app.player("Bob").await,
         app.player("Dee").await,
     );
-    let pool = json!({"game": "four_in_a_row", "days_per_move": 2});
-    for p in [&ada, &bob] {
-        let res = app.post("/v1/queue", &p.token, pool.clone()).await;
-        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
-    }
-    app.clock.advance(Duration::seconds(60));
-    assert_eq!(app.wave().await, 1);
-    let view = app.latest_match(&bob).await;
-    let id = view["match_id"].as_str().expect("an id").to_owned();
-    let (first, second) = if view["seats"][0]["player_id"] == json!(ada.id) {
-        (&ada, &bob)
-    } else {
-        (&bob, &ada)
-    };
+    let (id, first, second) = rated_four_in_a_row(&app, &ada, &bob).await;
     // The other instance reads the guards while there is none (the game in its public
     // opening), then holds them.
     let (line, _) = crate::boundary::live_line(GameId::FourInARow, 12, 3);
@@ -483,20 +493,7 @@ async fn a_due_row_written_late_from_an_older_version_leaves_the_newer_one() {
     use domain::games::GameId;
     let app = spawn_app().await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
-    let pool = json!({"game": "four_in_a_row", "days_per_move": 2});
-    for p in [&ada, &bob] {
-        let res = app.post("/v1/queue", &p.token, pool.clone()).await;
-        assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
-    }
-    app.clock.advance(Duration::seconds(60));
-    assert_eq!(app.wave().await, 1);
-    let view = app.latest_match(&bob).await;
-    let id = view["match_id"].as_str().expect("an id").to_owned();
-    let (first, second) = if view["seats"][0]["player_id"] == json!(ada.id) {
-        (&ada, &bob)
-    } else {
-        (&bob, &ada)
-    };
+    let (id, first, second) = rated_four_in_a_row(&app, &ada, &bob).await;
     let (line, _) = crate::boundary::live_line(GameId::FourInARow, 10, 5);
     crate::boundary::play_line(&app, &id, first, second, &line[..9]).await;
     let match_id: domain::ids::MatchId = id.parse().expect("a match id");
