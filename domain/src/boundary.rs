@@ -521,9 +521,11 @@ pub const REACH_BUDGET: u32 = 4_000;
 
 /// Whether legal moves lead from the live discs `from` (`side` to move) to the discs `to`
 /// (masks of the same image of the board), the game going on until then: a search over the
-/// cells `to` fills, each move on one of them, pruned where a disc that can no longer change
-/// (Reversi: no cell left to fill on any of its lines) has not its final colour, or a cell is
-/// not the mover's (Four in a Row). Cut short after [`REACH_BUDGET`] positions, as reachable.
+/// cells `to` fills, each move on one of them, pruned where a disc that has not its final colour
+/// can no longer change (Reversi: no cell left to fill on one of its lines uncut by a cell `to`
+/// leaves empty, [`flippers`]), or two such discs can each change only by the same cell placed in
+/// two colours, or a cell is not the mover's (Four in a Row). Cut short after [`REACH_BUDGET`]
+/// positions, as reachable.
 fn reachable(game: GameId, from: [u64; 2], side: Side, to: [u64; 2]) -> bool {
     let mut search = Reach {
         to,
@@ -562,15 +564,25 @@ impl Reach {
         if let Some(answer) = self.visit(at, side) {
             return answer;
         }
-        let remaining = (self.to[0] | self.to[1]) & !(at[0] | at[1]);
-        let mut open = 0u64;
-        let mut cells = remaining;
-        while cells != 0 {
-            open |= REVERSI_LINES[cells.trailing_zeros() as usize];
-            cells &= cells - 1;
+        let filled = self.to[0] | self.to[1];
+        let remaining = filled & !(at[0] | at[1]);
+        // Every disc not in its final colour flips again later, from a square still to fill;
+        // where only one square can, that square's disc is placed in the final colour, so two
+        // discs that need it for two colours cannot both be turned.
+        let mut wrong = (at[0] ^ self.to[0]) & (at[0] | at[1]);
+        let mut placed_by = [0u64; 2];
+        while wrong != 0 {
+            let sq = wrong.trailing_zeros();
+            wrong &= wrong - 1;
+            let from = flippers(sq, filled, remaining);
+            if from == 0 {
+                return false;
+            }
+            if from & (from - 1) == 0 {
+                placed_by[usize::from(self.to[0] & 1 << sq == 0)] |= from;
+            }
         }
-        let settled = (at[0] | at[1]) & !open;
-        if (at[0] ^ self.to[0]) & settled != 0 {
+        if placed_by[0] & placed_by[1] != 0 {
             return false;
         }
         let mover = side.index();
@@ -625,26 +637,37 @@ impl Reach {
     }
 }
 
-/// The cells of the row, the column and the two diagonals through each square of the Reversi
-/// board (bit `row * 8 + column`): a disc can change colour only while one of its lines has an
-/// empty cell left to fill.
-const REVERSI_LINES: [u64; 64] = {
-    let mut lines = [0u64; 64];
-    let mut sq = 0;
-    while sq < 64 {
-        let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
-        let mut other = 0usize;
-        while other < 64 {
-            let (r2, c2) = ((other / 8) as i32, (other % 8) as i32);
-            if r == r2 || c == c2 || r - c == r2 - c2 || r + c == r2 + c2 {
-                lines[sq] |= 1u64 << other;
-            }
-            other += 1;
+/// The squares still to fill (`remaining`, on the way to a board whose occupied squares are
+/// `filled`) from which a placed disc can flip the Reversi disc on `sq`: a disc flips only
+/// between a disc placed on a square still to fill and a disc beyond it on the same line, every
+/// square between them occupied at that moment, and a square the board leaves empty stays empty
+/// on the way there, so it cuts the line.
+fn flippers(sq: u32, filled: u64, remaining: u64) -> u64 {
+    use crate::games::reversi::RAYS;
+    // A ray's squares up to the first one left empty: towards higher bits, below its lowest
+    // empty square; towards lower bits, above its highest.
+    let up = |ray: u64| {
+        let block = ray & !filled;
+        ray & (block & block.wrapping_neg()).wrapping_sub(1)
+    };
+    let down = |ray: u64| {
+        let block = ray & !filled;
+        let top = (1u64 << 63).wrapping_shr(block.leading_zeros()) & block;
+        ray & !top.wrapping_shl(1).wrapping_sub(u64::from(top != 0))
+    };
+    let rays = &RAYS[sq as usize & 63];
+    let mut from = 0u64;
+    for d in 0..4 {
+        let (ahead, behind) = (up(rays[d]), down(rays[d + 4]));
+        if behind != 0 {
+            from |= ahead & remaining;
         }
-        sq += 1;
+        if ahead != 0 {
+            from |= behind & remaining;
+        }
     }
-    lines
-};
+    from
+}
 
 /// The cells reached from `from` along the eight directions through `occupied` cells (the
 /// cells a disc placed on `from` can have flipped, with every later flip's line).
@@ -1143,6 +1166,34 @@ mod tests {
                 });
             }
         }
+    }
+
+    #[test]
+    fn a_reversi_disc_is_flipped_only_from_a_square_to_fill_on_its_line_uncut() {
+        let bit = |name: &str| {
+            1u64 << name
+                .parse::<crate::games::Square>()
+                .expect("a square")
+                .index()
+        };
+        // The first row: a1 and b1 occupied, d1 still to fill, c1 left empty by the board asked.
+        let (a1, b1, c1, d1) = (bit("a1"), bit("b1"), bit("c1"), bit("d1"));
+        let sq = |m: u64| m.trailing_zeros();
+        assert_eq!(
+            flippers(sq(b1), a1 | b1 | d1, d1),
+            0,
+            "c1 left empty cuts the row"
+        );
+        // c1 filled on the way: d1 flips b1 against a1.
+        assert_eq!(flippers(sq(b1), a1 | b1 | c1 | d1, d1), d1);
+        // Nothing beyond a1 on the row, the column or a diagonal: nothing flips it.
+        assert_eq!(flippers(sq(a1), a1 | b1 | c1 | d1, c1 | d1), 0);
+        // b2 below b1 and b3 to fill: b1 has nothing above it on its column to bracket it.
+        let (b2, b3) = (bit("b2"), bit("b3"));
+        assert_eq!(flippers(sq(b1), b1 | b2 | b3, b3), 0);
+        // b2 has b1 above it: b3 flips it against b1, and so does b1 when it is still to fill.
+        assert_eq!(flippers(sq(b2), b1 | b2 | b3, b3), b3);
+        assert_eq!(flippers(sq(b2), b1 | b2 | b3, b1 | b3), b1 | b3);
     }
 
     #[test]

@@ -61,7 +61,7 @@ const fn ray(sq: usize, dr: i32, dc: i32) -> u64 {
 
 /// Rays per square: the first four run towards higher bits (east, south-west, south,
 /// south-east), the last four towards lower bits (west, north-east, north, north-west).
-const RAYS: [[u64; 8]; 64] = {
+pub(crate) const RAYS: [[u64; 8]; 64] = {
     let mut rays = [[0u64; 8]; 64];
     let dirs: [(i32, i32); 8] = [
         (0, 1),
