@@ -23,6 +23,7 @@ use api::ratelimit::RateLimiter;
 use api::state::ApiState;
 use api::tokens::Generations;
 use api::{requests, routes};
+use service::aggregates::Kept;
 use service::analysis::Analyses;
 use service::analysis::queue::Jobs;
 use service::clock::{Clock, SystemClock};
@@ -256,6 +257,8 @@ fn app_state(
             config.core.analyses_per_player as usize,
         )),
         guards: Arc::default(),
+        tickets: Arc::new(Kept::turns_only()),
+        standings: Arc::new(Kept::turns_only()),
     };
     Ok(AppState {
         projections: projections::Runner::new(eventlog::EventLog::new(path.pool.clone()))

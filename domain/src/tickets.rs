@@ -152,9 +152,11 @@ pub struct Ticket {
     pub version: u64,
 }
 
-/// What can be asked of a ticket once it is open.
+/// What can be asked of a ticket.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
+    /// Its player opens it.
+    Open(TicketOpened),
     /// Its owner cancels it.
     Cancel,
     /// A wave matches it.
@@ -168,6 +170,8 @@ pub enum TicketError {
     Closed,
     #[error("the ticket does not exist")]
     Missing,
+    #[error("the ticket is open already")]
+    Opened,
 }
 
 impl Ticket {
@@ -227,10 +231,12 @@ impl Aggregate for Ticket {
     }
 
     fn decide(state: &Option<Ticket>, command: &Command) -> Result<Vec<TicketEvent>, TicketError> {
-        let ticket = state.as_ref().ok_or(TicketError::Missing)?;
-        match command {
-            Command::Cancel => ticket.cancel(),
-            Command::Match(event) => ticket.matched(event.clone()),
+        match (command, state) {
+            (Command::Open(opened), None) => Ok(TicketEvent::TicketOpened(opened.clone())),
+            (Command::Open(_), Some(_)) => Err(TicketError::Opened),
+            (_, None) => Err(TicketError::Missing),
+            (Command::Cancel, Some(ticket)) => ticket.cancel(),
+            (Command::Match(event), Some(ticket)) => ticket.matched(event.clone()),
         }
         .map(|e| vec![e])
     }
@@ -328,6 +334,17 @@ mod tests {
 
     fn at() -> OffsetDateTime {
         OffsetDateTime::UNIX_EPOCH
+    }
+
+    #[test]
+    fn a_ticket_is_opened_once() {
+        let TicketEvent::TicketOpened(o) = opened() else {
+            unreachable!("opened() opens");
+        };
+        let open = Command::Open(o);
+        assert_eq!(Ticket::decide(&None, &open), Ok(vec![opened()]));
+        let t = fold::<Ticket>(None, [(at(), &opened())]);
+        assert_eq!(Ticket::decide(&t, &open), Err(TicketError::Opened));
     }
 
     #[test]

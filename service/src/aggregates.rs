@@ -1,10 +1,13 @@
 //! One way to run an aggregate (`domain::aggregate::Aggregate`): its stored events decoded and
 //! folded ([`decode`], [`fold`], [`read`]), the folds an instance keeps and catches up with the
-//! log ([`Kept`], [`load`]), and a command ([`command`]): this instance's writers of a stream
-//! take turns, the command is decided against the fold, appended at its version with what it
-//! writes beside the log in the same transaction, and decided again after a race lost to
-//! another instance. A match's moves go through the live path's group commit instead (many
-//! streams in one statement), on the same fold.
+//! log ([`Kept`], [`load`]), and a command ([`command`], [`command_with`]): this instance's
+//! writers of a stream take turns, the command is decided against the fold, appended at its
+//! version (with any appends to other streams it decided on them, [`Asked::also`]) and what it
+//! writes beside the log in the same transaction, and decided again after a race lost on any of
+//! those streams. Tournaments, challenges, queue tickets and players' standings run here; a
+//! match's moves go through the live path's group commit instead (many streams in one
+//! statement), on the same fold, and a wave's or an organiser's pass appends many aggregates'
+//! commands at once (`live::created` makes their matches).
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -78,6 +81,9 @@ pub fn new_events<A: Aggregate>(
 pub struct Kept<A: Aggregate> {
     folds: Mutex<HashMap<A::Id, A::State>>,
     writers: Mutex<HashMap<A::Id, Arc<tokio::sync::Mutex<()>>>>,
+    /// Whether folds are kept at all: streams of a few events (a ticket, a player's standing)
+    /// are read whole each time, and only their writers' turns are kept here.
+    keeps: bool,
 }
 
 impl<A: Aggregate> Default for Kept<A> {
@@ -85,6 +91,7 @@ impl<A: Aggregate> Default for Kept<A> {
         Kept {
             folds: Mutex::default(),
             writers: Mutex::default(),
+            keeps: true,
         }
     }
 }
@@ -102,8 +109,19 @@ where
         self.lock().get(&id).cloned()
     }
 
+    /// Only the writers' turns: every load reads its stream whole.
+    pub fn turns_only() -> Self {
+        Kept {
+            keeps: false,
+            ..Kept::default()
+        }
+    }
+
     /// Keeps `state` unless a fold at a later version is kept already.
     pub fn keep(&self, id: A::Id, state: A::State) {
+        if !self.keeps {
+            return;
+        }
         let mut folds = self.lock();
         match folds.get(&id) {
             Some(kept) if A::version(kept) >= A::version(&state) => {}
@@ -138,6 +156,15 @@ where
         };
         lock.lock_owned().await
     }
+
+    /// Ends a writer's `turn` on `id`, dropping the turn when nobody else waits for it.
+    fn release(&self, id: A::Id, turn: tokio::sync::OwnedMutexGuard<()>) {
+        drop(turn);
+        let mut writers = self.writers.lock().unwrap_or_else(|p| p.into_inner());
+        if writers.get(&id).is_some_and(|t| Arc::strong_count(t) == 1) {
+            writers.remove(&id);
+        }
+    }
 }
 
 /// The stream of `id` as the log has it now: the fold kept, caught up with the events after it
@@ -166,18 +193,28 @@ where
     }
 }
 
+/// What a command asks the runner to write: the command on the aggregate's own stream, what the
+/// caller keeps of it (for `beside` and its answer), and appends to other streams the caller
+/// decided on those streams as it read them (a ban's cancel of the player's waiting ticket): a
+/// conflict on one of them decides the whole command again.
+pub struct Asked<A: Aggregate, C> {
+    pub command: A::Command,
+    pub context: C,
+    pub also: Vec<StreamAppend>,
+}
+
 /// Runs a command on the stream of `id`, once per `command_id`: waits for this instance's turn,
 /// then asks `ask` for the command on the fold (it may refuse), decides it, appends its events
 /// at the fold's version with `beside`'s writes in the same transaction, and keeps the new fold.
 /// A race lost to another instance reads the stream again and asks again; a retried
-/// `command_id` answers the stream as it is. `what` names the command when it gives up.
+/// `command_id` answers the stream as it is.
 pub async fn command<A, C>(
     core: &Core,
     kept: &Kept<A>,
     id: A::Id,
     actor: Option<PlayerId>,
     command_id: Uuid,
-    mut ask: impl FnMut(&A::State, OffsetDateTime) -> Result<(A::Command, C), Error>,
+    ask: impl FnMut(&A::State, OffsetDateTime) -> Result<(A::Command, C), Error>,
     beside: impl AsyncFn(&Transaction<'_>, &A::State, &C, OffsetDateTime) -> Result<(), Error>,
 ) -> Result<(A::State, C), Error>
 where
@@ -185,20 +222,123 @@ where
     A::Id: Hash,
     Error: From<A::Error>,
 {
-    let _turn = kept.writer(id).await;
+    let turn = kept.writer(id).await;
+    let done = attempts(core, kept, id, actor, command_id, &mut AtOnce(ask), &beside).await;
+    kept.release(id, turn);
+    done
+}
+
+/// [`command`], with `ask` reading what it needs (it may read other streams and decide appends
+/// to them, [`Asked::also`]), and a conflict on any stream of the append deciding it again.
+pub async fn command_with<A, C>(
+    core: &Core,
+    kept: &Kept<A>,
+    id: A::Id,
+    actor: Option<PlayerId>,
+    command_id: Uuid,
+    ask: impl AsyncFnMut(&A::State, OffsetDateTime) -> Result<Asked<A, C>, Error>,
+    beside: impl AsyncFn(&Transaction<'_>, &A::State, &C, OffsetDateTime) -> Result<(), Error>,
+) -> Result<(A::State, C), Error>
+where
+    A: Aggregate,
+    A::Id: Hash,
+    Error: From<A::Error>,
+{
+    let turn = kept.writer(id).await;
+    let done = attempts(
+        core,
+        kept,
+        id,
+        actor,
+        command_id,
+        &mut Reading(ask),
+        &beside,
+    )
+    .await;
+    kept.release(id, turn);
+    done
+}
+
+/// How a command is asked for on the fold: at once ([`command`]), or after reads of its own
+/// ([`command_with`]).
+trait Ask<A: Aggregate, C> {
+    fn ask(
+        &mut self,
+        state: &A::State,
+        now: OffsetDateTime,
+    ) -> impl Future<Output = Result<Asked<A, C>, Error>>;
+}
+
+struct AtOnce<F>(F);
+
+impl<A, C, F> Ask<A, C> for AtOnce<F>
+where
+    A: Aggregate,
+    F: FnMut(&A::State, OffsetDateTime) -> Result<(A::Command, C), Error>,
+{
+    fn ask(
+        &mut self,
+        state: &A::State,
+        now: OffsetDateTime,
+    ) -> impl Future<Output = Result<Asked<A, C>, Error>> {
+        std::future::ready((self.0)(state, now).map(|(command, context)| Asked {
+            command,
+            context,
+            also: Vec::new(),
+        }))
+    }
+}
+
+struct Reading<F>(F);
+
+impl<A, C, F> Ask<A, C> for Reading<F>
+where
+    A: Aggregate,
+    F: AsyncFnMut(&A::State, OffsetDateTime) -> Result<Asked<A, C>, Error>,
+{
+    fn ask(
+        &mut self,
+        state: &A::State,
+        now: OffsetDateTime,
+    ) -> impl Future<Output = Result<Asked<A, C>, Error>> {
+        (self.0)(state, now)
+    }
+}
+
+/// The attempts of [`command_with`], during this instance's turn.
+async fn attempts<A, C>(
+    core: &Core,
+    kept: &Kept<A>,
+    id: A::Id,
+    actor: Option<PlayerId>,
+    command_id: Uuid,
+    ask: &mut impl Ask<A, C>,
+    beside: &impl AsyncFn(&Transaction<'_>, &A::State, &C, OffsetDateTime) -> Result<(), Error>,
+) -> Result<(A::State, C), Error>
+where
+    A: Aggregate,
+    A::Id: Hash,
+    Error: From<A::Error>,
+{
+    let own = A::stream(id);
     for _ in 0..ATTEMPTS {
         let state = load(core, kept, id).await?;
         let now = core.now();
-        let (command, context) = ask(&state, now)?;
+        let Asked {
+            command,
+            context,
+            also,
+        } = ask.ask(&state, now).await?;
         let events = A::decide(&state, &command)?;
-        let append = StreamAppend {
-            stream: A::stream(id),
+        let mut appends = vec![StreamAppend {
+            stream: own.clone(),
             expected_version: A::version(&state) as i64,
             events: new_events::<A>(&events, actor, now),
-        };
+        }];
+        appends.extend(also);
         let mut client = core.pool.get().await.map_err(unexpected)?;
         let tx = client.transaction().await.map_err(unexpected)?;
-        let written = match EventLog::append_on(&tx, command_id, vec![append]).await {
+        let written = match EventLog::append_on(&tx, command_id, appends).await {
             Ok(AppendOutcome::Appended(written)) => {
                 beside(&tx, &state, &context, now).await?;
                 tx.commit().await.map_err(unexpected)?;
@@ -208,15 +348,19 @@ where
                 drop(tx);
                 return Ok((load(core, kept, id).await?, context));
             }
-            Err(AppendError::Conflict { .. }) => {
+            Err(AppendError::Conflict { stream, .. }) => {
                 // Another instance wrote first, or the fold is ahead of the log (a commit a
-                // failover lost): read it again from the log.
-                kept.forget(id);
+                // failover lost): read it again from the log. Another stream of the append
+                // moved: `ask` reads it again.
+                if stream == own {
+                    kept.forget(id);
+                }
                 continue;
             }
             Err(e) => return Err(unexpected(e)),
         };
-        let next = fold::<A>(state, &written)?;
+        let mine: Vec<RecordedEvent> = written.into_iter().filter(|e| e.stream == own).collect();
+        let next = fold::<A>(state, &mine)?;
         kept.keep(id, next.clone());
         return Ok((next, context));
     }

@@ -17,21 +17,20 @@
 
 use domain::challenges::Withdrawal;
 use domain::ids::PlayerId;
-use domain::standing::{Decision, Standing};
-use eventlog::{AppendError, AppendOutcome, EventLog};
+use domain::standing::{self as rules, Decision, Standing};
 use uuid::Uuid;
 
+use crate::aggregates::{self, Asked};
 use crate::challenges::{self, Challenges};
 use crate::error::{Error, unexpected};
+use crate::players;
 use crate::ranked;
 use crate::standing;
 use crate::tournaments::{Tournaments, commands};
 
-/// How many times a ban is decided again after a wave matched the player's ticket meanwhile.
-const ATTEMPTS: usize = 8;
-
 /// Records `admin`'s decision on `player` as command `command_id` (a retry writes nothing
-/// twice), with its reach (above); the standing after it.
+/// twice), with its reach (above); the standing after it. `not_found` for no such player; a ban
+/// needs a reason, read through [`crate::checks::reason`].
 pub async fn decide(
     app: &Tournaments,
     challenged: &Challenges,
@@ -41,52 +40,51 @@ pub async fn decide(
     decision: Decision,
     reason: &str,
 ) -> Result<Standing, Error> {
-    let mut after = None;
-    for _ in 0..ATTEMPTS {
-        let now = app.now();
-        let decided = standing::prepare(app, admin, player, decision, reason, now).await?;
-        let (ticket, cancel) = match decision {
-            Decision::Banned | Decision::Bot => {
-                ranked::cancel_waiting(app, player, admin, now).await?
-            }
-            Decision::Cleared | Decision::Human => None,
-        }
-        .unzip();
-        let mut appends = vec![decided.append];
-        appends.extend(cancel);
-        let mut client = app.pool.get().await.map_err(unexpected)?;
-        let tx = client.transaction().await.map_err(unexpected)?;
-        match EventLog::append_on(&tx, command_id, appends).await {
-            Ok(AppendOutcome::Appended(_)) => {
-                standing::record_on(&tx, player, &decided.event, now).await?;
-                if let Some(id) = ticket {
-                    ranked::free_slot_on(&tx, player, id).await?;
-                }
-                tx.commit().await.map_err(unexpected)?;
-                app.wake_projections();
-                // This instance's streams of a banned player end before the ban is answered.
-                if let Err(e) = crate::live::streams::enforce(app, player).await {
-                    tracing::warn!(error = %e, "a banned player's streams were not checked");
-                }
-                after = Some(decided.after);
-                break;
-            }
-            // The same command again: the standing it left.
-            Ok(AppendOutcome::AlreadyApplied(_)) => {
-                drop(tx);
-                after = Some(standing::of(app, player).await?.0);
-                break;
-            }
-            // The ticket was matched or cancelled meanwhile: decided again.
-            Err(AppendError::Conflict { stream, .. }) if stream != standing::stream(player) => {
-                continue;
-            }
-            Err(e) => return Err(standing::conflict(e)),
-        }
+    let reason = crate::checks::reason(reason)?;
+    {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        players::exists(&client, player).await?;
     }
-    let after = after.ok_or_else(|| {
-        Error::Unavailable("the player's ticket changed too often under this decision".into())
-    })?;
+    let (after, _) = aggregates::command_with(
+        app,
+        &app.standings,
+        player,
+        Some(admin),
+        command_id,
+        // A ban or a declaration also cancels the player's waiting ticket, at the version read
+        // here: a wave that matches it first makes the append conflict, and this is asked again.
+        async |_: &Standing, now| {
+            let (ticket, cancel) = match decision {
+                Decision::Banned | Decision::Bot => {
+                    ranked::cancel_waiting(app, player, admin, now).await?
+                }
+                Decision::Cleared | Decision::Human => None,
+            }
+            .unzip();
+            Ok(Asked {
+                command: rules::Command {
+                    admin,
+                    decision,
+                    reason: reason.clone(),
+                },
+                context: ticket,
+                also: cancel.into_iter().collect(),
+            })
+        },
+        async |tx, _, ticket, now| {
+            standing::record_on(tx, player, decision, now).await?;
+            if let Some(id) = ticket {
+                ranked::free_slot_on(tx, player, *id).await?;
+            }
+            Ok(())
+        },
+    )
+    .await?;
+    app.wake_projections();
+    // This instance's streams of a banned player end before the ban is answered.
+    if let Err(e) = crate::live::streams::enforce(app, player).await {
+        tracing::warn!(error = %e, "a banned player's streams were not checked");
+    }
     if after.banned() || after.bot() {
         commands::pause_everywhere(app, player, admin, command_id).await?;
     }

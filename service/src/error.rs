@@ -193,6 +193,31 @@ impl From<domain::challenges::ChallengeError> for Error {
     }
 }
 
+impl From<domain::tickets::TicketError> for Error {
+    fn from(e: domain::tickets::TicketError) -> Error {
+        match e {
+            domain::tickets::TicketError::Closed => Error::TicketClosed,
+            domain::tickets::TicketError::Missing => Error::NotFound(Missing::Ticket),
+            domain::tickets::TicketError::Opened => Error::AlreadyQueued,
+        }
+    }
+}
+
+impl From<domain::standing::StandingError> for Error {
+    fn from(e: domain::standing::StandingError) -> Error {
+        match e {
+            domain::standing::StandingError::ReasonRequired => {
+                Error::InvalidRequest(Invalid::BanReason)
+            }
+            domain::standing::StandingError::ReasonTooLong => {
+                Error::InvalidRequest(Invalid::ReasonLength {
+                    max: domain::standing::MAX_REASON,
+                })
+            }
+        }
+    }
+}
+
 impl From<domain::tournaments::TournamentError> for Error {
     fn from(e: domain::tournaments::TournamentError) -> Error {
         Error::Tournament(e)

@@ -15,16 +15,14 @@ use deadpool_postgres::GenericClient;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use domain::aggregate::{Aggregate, decided};
+use domain::aggregate::Aggregate;
 use domain::ids::{MatchId, PlayerId};
-use domain::standing::{self, Decision, Standing, StandingEvent};
-use eventlog::{AppendError, StreamAppend};
+use domain::standing::{Decision, Standing};
 
 use crate::aggregates;
 use crate::core::Core;
 use crate::error::{Error, unexpected};
-use crate::players;
-use crate::reasons::{Invalid, Refused};
+use crate::reasons::Refused;
 
 /// The stream of a player's standing.
 pub fn stream(player: PlayerId) -> String {
@@ -86,80 +84,15 @@ pub async fn banned(client: &impl GenericClient, player: PlayerId) -> Result<boo
     Ok(row.get(0))
 }
 
-/// An admin's decision decided on the player's standing as read: its event, the append that
-/// records it, and the standing after it.
-pub struct Decided {
-    pub event: StandingEvent,
-    pub append: StreamAppend,
-    pub after: Standing,
-}
-
-/// Decides `admin`'s decision on `player` (`not_found` for no such player; a ban needs a
-/// reason, read through [`crate::checks::reason`]) on their standing as the log has it now;
-/// [`record_on`] writes its row beside the append.
-pub async fn prepare(
-    app: &Core,
-    admin: PlayerId,
-    player: PlayerId,
-    decision: Decision,
-    reason: &str,
-    at: OffsetDateTime,
-) -> Result<Decided, Error> {
-    let reason = crate::checks::reason(reason)?;
-    {
-        let client = app.pool.get().await.map_err(unexpected)?;
-        players::exists(&client, player).await?;
-    }
-    let (before, _) = of(app, player).await?;
-    let command = standing::Command {
-        admin,
-        decision,
-        reason,
-    };
-    let (events, after) = decided::<Standing>(&before, &command, at).map_err(|e| match e {
-        standing::StandingError::ReasonRequired => Invalid::BanReason,
-        standing::StandingError::ReasonTooLong => Invalid::ReasonLength {
-            max: standing::MAX_REASON,
-        },
-    })?;
-    let append = StreamAppend {
-        stream: stream(player),
-        expected_version: before.version,
-        events: aggregates::new_events::<Standing>(&events, Some(admin), at),
-    };
-    let event = events
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::Unexpected(anyhow::anyhow!("a decision without its event")))?;
-    Ok(Decided {
-        event,
-        append,
-        after,
-    })
-}
-
-/// A lost race on the player's own stream: another decision was recorded first.
-pub fn conflict(e: AppendError) -> Error {
-    match e {
-        AppendError::Conflict {
-            expected, actual, ..
-        } => Error::VersionConflict {
-            expected: u64::try_from(expected).unwrap_or(0),
-            actual: u64::try_from(actual).unwrap_or(0),
-        },
-        e => unexpected(e),
-    }
-}
-
-/// Writes `player`'s row of `player_bans` (or `player_bots`) as `event` leaves it, in the
-/// transaction that appends the event, and tells every instance on the tokens channel.
+/// Writes `player`'s row of `player_bans` (or `player_bots`) as `decision` leaves it, in the
+/// transaction that appends it, and tells every instance on the tokens channel.
 pub async fn record_on(
     tx: &impl GenericClient,
     player: PlayerId,
-    event: &StandingEvent,
+    decision: Decision,
     at: OffsetDateTime,
 ) -> Result<(), Error> {
-    let done = match event.decision() {
+    let done = match decision {
         Decision::Banned => {
             lock(tx, &[player.as_uuid()]).await?;
             tx.execute(

@@ -152,3 +152,73 @@ async fn instances_starting_together_create_their_database_once_and_all_start() 
         .await
         .expect("dropped");
 }
+
+/// The one runner of aggregates (`service::aggregates`): a command that also appends to another
+/// stream, decided on that stream as read, is decided again when the other stream moves before
+/// the append (a ban's cancel of a ticket that its owner cancels meanwhile), and writes once.
+#[tokio::test]
+async fn a_command_whose_other_stream_moves_under_it_is_decided_again_and_writes_once() {
+    use domain::ids::{PlayerId, TicketId};
+    use domain::standing::{Command, Decision, Standing};
+    use service::aggregates::{self, Asked};
+
+    let app = spawn_app().await;
+    let (admin, ada) = (app.admin("Arbiter").await, app.player("Ada").await);
+    let queued = app
+        .post("/v1/queue", &ada.token, json!({"game": "reversi"}))
+        .await;
+    assert_eq!(queued.status, StatusCode::CREATED, "{:?}", queued.body);
+    let ticket: TicketId = queued.body["ticket_id"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("a ticket");
+    let (player, by): (PlayerId, PlayerId) = (
+        ada.id.parse().expect("an id"),
+        admin.id.parse().expect("an id"),
+    );
+    let path = &app.state.ranked.path;
+    let asked = std::cell::Cell::new(0);
+    let (after, cancelled) = aggregates::command_with(
+        path,
+        &path.standings,
+        player,
+        Some(by),
+        uuid::Uuid::new_v4(),
+        async |_: &Standing, now| {
+            asked.set(asked.get() + 1);
+            let cancel = service::ranked::cancel_waiting(path, player, by, now).await?;
+            if asked.get() == 1 {
+                // Ada cancels the ticket herself after it was read: the append conflicts.
+                service::ranked::cancel_ticket(path, player, ticket).await?;
+            }
+            let (id, cancel) = cancel.unzip();
+            Ok(Asked {
+                command: Command {
+                    admin: by,
+                    decision: Decision::Banned,
+                    reason: "relayed an engine".into(),
+                },
+                context: id,
+                also: cancel.into_iter().collect(),
+            })
+        },
+        async |_, _, _, _| Ok(()),
+    )
+    .await
+    .expect("decided again");
+    assert_eq!(asked.get(), 2, "asked again after the conflict");
+    assert!(after.banned());
+    assert_eq!(cancelled, None, "the second ask found no ticket waiting");
+    let log = |stream: String| {
+        let log = app.state.log.clone();
+        async move { log.read_stream(&stream).await.expect("reads") }
+    };
+    let standing = log(format!("player-{player}")).await;
+    assert_eq!(standing.len(), 1, "one decision written");
+    let types: Vec<String> = log(format!("ticket-{ticket}"))
+        .await
+        .into_iter()
+        .map(|e| e.event_type)
+        .collect();
+    assert_eq!(types, ["ticket_opened", "ticket_cancelled"]);
+}

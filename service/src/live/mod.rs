@@ -20,12 +20,16 @@ pub mod streams;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use domain::standing::Standing;
+use domain::tickets::Ticket;
+
+use crate::aggregates::Kept;
 use crate::config::PlayConfig;
 use crate::core::Core;
 
 /// What the live path uses: the core, the play settings, the match cache, the committer, the
-/// fan-out, the cap on concurrent searches (the CPU's moves) and the correspondence guards
-/// held. Cheap to clone.
+/// fan-out, the cap on concurrent searches (the CPU's moves), the correspondence guards held and
+/// the writers' turns of tickets and standings. Cheap to clone.
 #[derive(Clone)]
 pub struct LivePath {
     pub core: Core,
@@ -40,6 +44,10 @@ pub struct LivePath {
     pub searches: Arc<crate::searches::Searches>,
     /// The open rated correspondence games' fair-play guards, as this instance holds them.
     pub guards: Arc<guards::Held>,
+    /// The turns of this instance's writers of queue tickets and of players' standings (streams
+    /// of a few events, read whole by each command: `aggregates::Kept::turns_only`).
+    pub tickets: Arc<Kept<Ticket>>,
+    pub standings: Arc<Kept<Standing>>,
 }
 
 impl Deref for LivePath {

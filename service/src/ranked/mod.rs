@@ -18,15 +18,8 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use deadpool_postgres::Pool;
-use time::OffsetDateTime;
 use tokio::sync::Notify;
-use uuid::Uuid;
 
-use domain::ids::PlayerId;
-use domain::tickets::TicketEvent;
-use eventlog::{AppendError, AppendOutcome, EventLog, NewEvent, StreamAppend};
-
-use crate::error::{Error, unexpected};
 use crate::live::LivePath;
 
 pub mod tickets;
@@ -34,38 +27,6 @@ pub mod waves;
 
 pub use tickets::*;
 pub use waves::*;
-
-fn new_event(e: &TicketEvent, actor: Option<PlayerId>, at: OffsetDateTime) -> NewEvent {
-    NewEvent {
-        event_type: e.event_type().to_owned(),
-        schema_version: TicketEvent::SCHEMA_VERSION,
-        data: e.data(),
-        actor: actor.map(|p| p.as_uuid()),
-        recorded_at: at,
-    }
-}
-
-/// Appends a queue command and changes the players' `queue_slots` rows in `tx`: both commit or
-/// neither. The inner result is the log's answer; a conflict rolls the transaction back.
-async fn append_with_slot(
-    tx: deadpool_postgres::Transaction<'_>,
-    command_id: Uuid,
-    appends: Vec<StreamAppend>,
-    slot_sql: &str,
-    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<Result<AppendOutcome, AppendError>, Error> {
-    match EventLog::append_on(&tx, command_id, appends).await {
-        Ok(AppendOutcome::Appended(written)) => {
-            tx.execute(slot_sql, params).await.map_err(unexpected)?;
-            tx.commit().await.map_err(unexpected)?;
-            Ok(Ok(AppendOutcome::Appended(written)))
-        }
-        // Written before by this very command: nothing to change.
-        Ok(already) => Ok(Ok(already)),
-        Err(conflict @ AppendError::Conflict { .. }) => Ok(Err(conflict)),
-        Err(e) => Err(unexpected(e)),
-    }
-}
 
 /// What ranked play uses: the live path (matches are created there), the waves' own
 /// connections, their schedule and their wake-up. Cheap to clone.

@@ -6,17 +6,15 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use domain::aggregate::fold;
 use domain::games::GameId;
 use domain::ids::{MatchId, PlayerId, TicketId};
 use domain::matches::{DaysPerMove, TurnSeconds};
 use domain::matchmaking::{Candidate, Rules};
 use domain::ratings::{Ladder, Rating, decay, idle_days};
-use domain::tickets::{Pool, Status, Ticket, TicketEvent, TicketOpened};
-use eventlog::{AppendOutcome, StreamAppend};
+use domain::tickets::{Command, Pool, Status, Ticket, TicketOpened};
+use eventlog::StreamAppend;
 
-use super::{append_with_slot, new_event};
-use crate::aggregates;
+use crate::aggregates::{self, Asked};
 use crate::core::Core;
 use crate::error::Error;
 use crate::error::unexpected;
@@ -125,76 +123,72 @@ pub async fn open_ticket(
     command_id: Uuid,
 ) -> Result<TicketView, Error> {
     crate::standing::refuse_outside_human_play(app, player).await?;
-    let now = app.now();
     let id = TicketId::from_uuid(Uuid::new_v5(&command_id, b"ticket"));
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    // One round trip for both: the player's rating, and their slot, created if missing and
-    // locked either way (the upsert's update takes the row lock `FOR UPDATE` would).
-    let (rating, slot) =
-        tokio::try_join!(current_rating(&tx, player, pool.ladder(), now), async {
-            tx.query_one(
-                "INSERT INTO queue_slots (player_id) VALUES ($1) \
-                 ON CONFLICT (player_id) DO UPDATE SET player_id = EXCLUDED.player_id \
-                 RETURNING ticket_id",
-                &[&player.as_uuid()],
+    let (ticket, _) = aggregates::command_with(
+        app,
+        &app.tickets,
+        id,
+        Some(player),
+        command_id,
+        async |_: &Option<Ticket>, now| {
+            let client = app.pool.get().await.map_err(unexpected)?;
+            let rating = current_rating(&client, player, pool.ladder(), now).await?;
+            Ok(Asked {
+                command: Command::Open(TicketOpened {
+                    player_id: player,
+                    game: pool.game,
+                    turn_seconds: pool.turn_seconds,
+                    days_per_move: pool.days_per_move,
+                    rating: rating.rating,
+                    deviation: rating.deviation,
+                }),
+                context: rating,
+                also: Vec::new(),
+            })
+        },
+        // The player's slot, created if missing and locked either way (the upsert's update
+        // takes the row lock `FOR UPDATE` would): one open ticket per player.
+        async |tx, _, rating, now| {
+            let slot = tx
+                .query_one(
+                    "INSERT INTO queue_slots (player_id) VALUES ($1) \
+                     ON CONFLICT (player_id) DO UPDATE SET player_id = EXCLUDED.player_id \
+                     RETURNING ticket_id",
+                    &[&player.as_uuid()],
+                )
+                .await
+                .map_err(unexpected)?;
+            if slot.get::<_, Option<Uuid>>(0).is_some() {
+                return Err(Error::AlreadyQueued);
+            }
+            if pool.days_per_move.is_none() {
+                refuse_seated(tx, player, now).await?;
+            }
+            tx.execute(
+                "UPDATE queue_slots SET ticket_id = $2, match_id = NULL, game = $3, \
+                 turn_seconds = $4, rating = $5, deviation = $6, opened_at = $7, \
+                 days_per_move = $8 WHERE player_id = $1",
+                &[
+                    &player.as_uuid(),
+                    &id.as_uuid(),
+                    &pool.game.as_str(),
+                    &TurnSeconds::code(pool.turn_seconds),
+                    &rating.rating,
+                    &rating.deviation,
+                    &now,
+                    &DaysPerMove::code(pool.days_per_move),
+                ],
             )
             .await
-            .map_err(unexpected)
-        })?;
-    let opened = TicketOpened {
-        player_id: player,
-        game: pool.game,
-        turn_seconds: pool.turn_seconds,
-        days_per_move: pool.days_per_move,
-        rating: rating.rating,
-        deviation: rating.deviation,
-    };
-    let ticket: Option<Uuid> = slot.get(0);
-    if let Some(t) = ticket {
-        // The same request again (same command): its ticket, as it is now.
-        if t == id.as_uuid() {
-            drop(tx);
-            return own_ticket(app, player, id).await;
-        }
-        return Err(Error::AlreadyQueued);
-    }
-    if pool.days_per_move.is_none() {
-        refuse_seated(&tx, player, now).await?;
-    }
-    let event = TicketEvent::TicketOpened(opened);
-    let append = StreamAppend {
-        stream: id.stream(),
-        expected_version: 0,
-        events: vec![new_event(&event, Some(player), now)],
-    };
-    let outcome = append_with_slot(
-        tx,
-        command_id,
-        vec![append],
-        "UPDATE queue_slots SET ticket_id = $2, match_id = NULL, game = $3, turn_seconds = $4, \
-         rating = $5, deviation = $6, opened_at = $7, days_per_move = $8 WHERE player_id = $1",
-        &[
-            &player.as_uuid(),
-            &id.as_uuid(),
-            &pool.game.as_str(),
-            &TurnSeconds::code(pool.turn_seconds),
-            &rating.rating,
-            &rating.deviation,
-            &now,
-            &DaysPerMove::code(pool.days_per_move),
-        ],
+            .map_err(unexpected)?;
+            Ok(())
+        },
     )
     .await?;
-    match outcome {
-        Ok(AppendOutcome::Appended(_)) => {}
-        Ok(AppendOutcome::AlreadyApplied(_)) => return own_ticket(app, player, id).await,
-        Err(_) => return Err(Error::AlreadyQueued),
-    }
+    let t = ticket.ok_or(Error::NotFound(Missing::Ticket))?;
     app.wake_projections();
     app.waves.notify_one();
-    let t = fold::<Ticket>(None, [(now, &event)]).ok_or(Error::NotFound(Missing::Ticket))?;
-    Ok(TicketView::new(id, &t, now))
+    Ok(TicketView::new(id, &t, app.now()))
 }
 
 /// A real-time ticket's refusals: a player in a tournament that has started (`in_tournament`)
@@ -229,33 +223,26 @@ pub async fn cancel_ticket(
     player: PlayerId,
     id: TicketId,
 ) -> Result<TicketView, Error> {
-    let t = load_own_ticket(app, player, id).await?;
-    let event = t.cancel().map_err(|_| Error::TicketClosed)?;
-    let now = app.now();
-    let append = StreamAppend {
-        stream: id.stream(),
-        expected_version: t.version as i64,
-        events: vec![new_event(&event, Some(player), now)],
-    };
-    let command_id = Uuid::new_v5(&id.as_uuid(), b"cancel");
-    let mut client = app.pool.get().await.map_err(unexpected)?;
-    let tx = client.transaction().await.map_err(unexpected)?;
-    let outcome = append_with_slot(
-        tx,
-        command_id,
-        vec![append],
-        SLOT_FREED,
-        &[&player.as_uuid(), &id.as_uuid()],
+    let (ticket, ()) = aggregates::command(
+        app,
+        &app.tickets,
+        id,
+        Some(player),
+        Uuid::new_v5(&id.as_uuid(), b"cancel"),
+        |state, _| match state {
+            Some(t) if t.opened.player_id == player && t.status == Status::Waiting => {
+                Ok((Command::Cancel, ()))
+            }
+            Some(t) if t.opened.player_id == player => Err(Error::TicketClosed),
+            // Tickets are private: anyone else's is not found.
+            _ => Err(Error::NotFound(Missing::Ticket)),
+        },
+        async |tx, _, (), _| free_slot_on(tx, player, id).await,
     )
     .await?;
-    if !matches!(outcome, Ok(AppendOutcome::Appended(_))) {
-        return Err(Error::TicketClosed);
-    }
+    let t = ticket.ok_or(Error::NotFound(Missing::Ticket))?;
     app.wake_projections();
-    let mut view = TicketView::new(id, &t, now);
-    view.status = Status::Cancelled;
-    view.allowed_gap = None;
-    Ok(view)
+    Ok(TicketView::new(id, &t, app.now()))
 }
 
 /// Frees a player's slot from a ticket closed in the same transaction.
@@ -293,7 +280,7 @@ pub async fn cancel_waiting(
         StreamAppend {
             stream: id.stream(),
             expected_version: t.version as i64,
-            events: vec![new_event(&event, Some(actor), now)],
+            events: aggregates::new_events::<Ticket>(&[event], Some(actor), now),
         },
     )))
 }

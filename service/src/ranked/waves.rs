@@ -26,10 +26,10 @@ use domain::ids::{MatchId, PlayerId, Seat, TicketId};
 use domain::matches::{CreateMatch, FirstMoveRule, Occupant, Settings};
 use domain::matches::{DaysPerMove, TurnSeconds};
 use domain::matchmaking::{self, Candidate, Rules};
-use domain::tickets::{Pool, TicketEvent, TicketMatched};
+use domain::tickets::{Pool, Ticket, TicketEvent, TicketMatched};
 use eventlog::{AppendError, AppendOutcome, EventLog, StreamAppend};
 
-use super::new_event;
+use crate::aggregates;
 use crate::error::Error;
 use crate::error::unexpected;
 use crate::live::commit;
@@ -412,12 +412,12 @@ fn pairing_appends(
         StreamAppend {
             stream: a.ticket.stream(),
             expected_version: 1,
-            events: vec![new_event(&matched(a, b.player), None, now)],
+            events: aggregates::new_events::<Ticket>(&[matched(a, b.player)], None, now),
         },
         StreamAppend {
             stream: b.ticket.stream(),
             expected_version: 1,
-            events: vec![new_event(&matched(b, a.player), None, now)],
+            events: aggregates::new_events::<Ticket>(&[matched(b, a.player)], None, now),
         },
     ]
 }
