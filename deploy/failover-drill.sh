@@ -21,7 +21,13 @@ profile="${DISCS_DRILL_PROFILE:-release}"
 bin="target/$([ "$profile" = dev ] && echo debug || echo "$profile")"
 export DISCS_BIN="${DISCS_BIN:-$PWD/$bin/discs}"
 if [ -z "${DISCS_DRILL_NO_BUILD:-}" ]; then
-    cargo build --profile "$profile" -q -p discs -p bench --bin discs --bin failover-drill
+    if [ "$profile" = dev ]; then
+        # As `cargo test` builds (its features, the dev-dependencies' included): after the tests
+        # only the bench's binaries are compiled, not the server a second time.
+        cargo build -q --workspace --bins --tests
+    else
+        cargo build --profile "$profile" -q -p discs -p bench --bin discs --bin failover-drill
+    fi
 fi
 $cluster stop >/dev/null 2>&1 || true
 # The drill's players play as fast as the server answers: no per-player rate limit in the way.

@@ -28,7 +28,13 @@ discs="${DISCS_BIN:-$PWD/$bin/discs}"
 export DISCS_BIN="$discs"
 trap '$cluster stop >/dev/null 2>&1 || true' EXIT
 if [ -z "${DISCS_DRILL_NO_BUILD:-}" ]; then
-    cargo build --profile "$profile" -q -p discs -p bench --bin discs --bin restore-drill
+    if [ "$profile" = dev ]; then
+        # As `cargo test` builds (its features, the dev-dependencies' included): after the tests
+        # only the bench's binaries are compiled, not the server a second time.
+        cargo build -q --workspace --bins --tests
+    else
+        cargo build --profile "$profile" -q -p discs -p bench --bin discs --bin restore-drill
+    fi
 fi
 $cluster stop >/dev/null 2>&1 || true
 # The players play as fast as the server answers; the instances sign a checkpoint of the log
