@@ -222,10 +222,7 @@ where
     A::Id: Hash,
     Error: From<A::Error>,
 {
-    let turn = kept.writer(id).await;
-    let done = attempts(core, kept, id, actor, command_id, &mut AtOnce(ask), &beside).await;
-    kept.release(id, turn);
-    done
+    run(core, kept, id, actor, command_id, &mut AtOnce(ask), &beside).await
 }
 
 /// [`command`], with `ask` reading what it needs (it may read other streams and decide appends
@@ -244,8 +241,7 @@ where
     A::Id: Hash,
     Error: From<A::Error>,
 {
-    let turn = kept.writer(id).await;
-    let done = attempts(
+    run(
         core,
         kept,
         id,
@@ -254,9 +250,7 @@ where
         &mut Reading(ask),
         &beside,
     )
-    .await;
-    kept.release(id, turn);
-    done
+    .await
 }
 
 /// How a command is asked for on the fold: at once ([`command`]), or after reads of its own
@@ -269,6 +263,7 @@ trait Ask<A: Aggregate, C> {
     ) -> impl Future<Output = Result<Asked<A, C>, Error>>;
 }
 
+/// A synchronous ask, answered at once.
 struct AtOnce<F>(F);
 
 impl<A, C, F> Ask<A, C> for AtOnce<F>
@@ -289,6 +284,7 @@ where
     }
 }
 
+/// An ask that reads before it answers.
 struct Reading<F>(F);
 
 impl<A, C, F> Ask<A, C> for Reading<F>
@@ -305,8 +301,8 @@ where
     }
 }
 
-/// The attempts of [`command_with`], during this instance's turn.
-async fn attempts<A, C>(
+/// The one loop of [`command`] and [`command_with`]: this instance's turn, then the attempts.
+async fn run<A, C>(
     core: &Core,
     kept: &Kept<A>,
     id: A::Id,
@@ -320,52 +316,59 @@ where
     A::Id: Hash,
     Error: From<A::Error>,
 {
-    let own = A::stream(id);
-    for _ in 0..ATTEMPTS {
-        let state = load(core, kept, id).await?;
-        let now = core.now();
-        let Asked {
-            command,
-            context,
-            also,
-        } = ask.ask(&state, now).await?;
-        let events = A::decide(&state, &command)?;
-        let mut appends = vec![StreamAppend {
-            stream: own.clone(),
-            expected_version: A::version(&state) as i64,
-            events: new_events::<A>(&events, actor, now),
-        }];
-        appends.extend(also);
-        let mut client = core.pool.get().await.map_err(unexpected)?;
-        let tx = client.transaction().await.map_err(unexpected)?;
-        let written = match EventLog::append_on(&tx, command_id, appends).await {
-            Ok(AppendOutcome::Appended(written)) => {
-                beside(&tx, &state, &context, now).await?;
-                tx.commit().await.map_err(unexpected)?;
-                written
-            }
-            Ok(AppendOutcome::AlreadyApplied(_)) => {
-                drop(tx);
-                return Ok((load(core, kept, id).await?, context));
-            }
-            Err(AppendError::Conflict { stream, .. }) => {
-                // Another instance wrote first, or the fold is ahead of the log (a commit a
-                // failover lost): read it again from the log. Another stream of the append
-                // moved: `ask` reads it again.
-                if stream == own {
-                    kept.forget(id);
+    let turn = kept.writer(id).await;
+    let done = async {
+        let own = A::stream(id);
+        for _ in 0..ATTEMPTS {
+            let state = load(core, kept, id).await?;
+            let now = core.now();
+            let Asked {
+                command,
+                context,
+                also,
+            } = ask.ask(&state, now).await?;
+            let events = A::decide(&state, &command)?;
+            let mut appends = vec![StreamAppend {
+                stream: own.clone(),
+                expected_version: A::version(&state) as i64,
+                events: new_events::<A>(&events, actor, now),
+            }];
+            appends.extend(also);
+            let mut client = core.pool.get().await.map_err(unexpected)?;
+            let tx = client.transaction().await.map_err(unexpected)?;
+            let written = match EventLog::append_on(&tx, command_id, appends).await {
+                Ok(AppendOutcome::Appended(written)) => {
+                    beside(&tx, &state, &context, now).await?;
+                    tx.commit().await.map_err(unexpected)?;
+                    written
                 }
-                continue;
-            }
-            Err(e) => return Err(unexpected(e)),
-        };
-        let mine: Vec<RecordedEvent> = written.into_iter().filter(|e| e.stream == own).collect();
-        let next = fold::<A>(state, &mine)?;
-        kept.keep(id, next.clone());
-        return Ok((next, context));
+                Ok(AppendOutcome::AlreadyApplied(_)) => {
+                    drop(tx);
+                    return Ok((load(core, kept, id).await?, context));
+                }
+                Err(AppendError::Conflict { stream, .. }) => {
+                    // Another instance wrote first, or the fold is ahead of the log (a commit a
+                    // failover lost): read it again from the log. Another stream of the append
+                    // moved: `ask` reads it again.
+                    if stream == own {
+                        kept.forget(id);
+                    }
+                    continue;
+                }
+                Err(e) => return Err(unexpected(e)),
+            };
+            let mine: Vec<RecordedEvent> =
+                written.into_iter().filter(|e| e.stream == own).collect();
+            let next = fold::<A>(state, &mine)?;
+            kept.keep(id, next.clone());
+            return Ok((next, context));
+        }
+        Err(Error::Unavailable(format!(
+            "the {} changed too often under this command",
+            A::KIND
+        )))
     }
-    Err(Error::Unavailable(format!(
-        "the {} changed too often under this command",
-        A::KIND
-    )))
+    .await;
+    kept.release(id, turn);
+    done
 }
