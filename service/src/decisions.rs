@@ -6,7 +6,9 @@
 //! it commits, the ban pauses the player in each tournament of theirs that has not ended,
 //! through the tournaments' own command path (a `player_paused` each). A wave that matched the
 //! ticket first makes the ban's append conflict on the ticket: the ban is decided again, on a
-//! ticket no longer waiting. A pause that does not happen (the instance stops) is made up for
+//! ticket no longer waiting. A ticket whose opening committed after the ban read the slot is
+//! closed under the player's standing lock, which an opening takes before its slot's (so one that
+//! commits later sees the ban). A pause that does not happen (the instance stops) is made up for
 //! by the organiser, which leaves banned players out of every pass that starts after the ban
 //! commits, and by a retry of the request. Then it withdraws the player's open challenges, both
 //! ways (a `challenge_withdrawn` each; one left open cannot start a match anyway). A pass that read its players just before the ban
@@ -18,6 +20,7 @@
 use domain::challenges::Withdrawal;
 use domain::ids::PlayerId;
 use domain::standing::{self as rules, Decision, Standing};
+use eventlog::{AppendError, AppendOutcome, EventLog};
 use uuid::Uuid;
 
 use crate::aggregates::{self, Asked};
@@ -56,7 +59,8 @@ pub async fn decide(
         async |_: &Standing, now| {
             let (ticket, cancel) = match decision {
                 Decision::Banned | Decision::Bot => {
-                    ranked::cancel_waiting(app, player, admin, now).await?
+                    let client = app.pool.get().await.map_err(unexpected)?;
+                    ranked::cancel_waiting(app, &client, player, admin, now).await?
                 }
                 Decision::Cleared | Decision::Human => None,
             }
@@ -75,6 +79,31 @@ pub async fn decide(
             standing::record_on(tx, player, decision, now).await?;
             if let Some(id) = ticket {
                 ranked::free_slot_on(tx, player, *id).await?;
+            } else if matches!(decision, Decision::Banned | Decision::Bot) {
+                // A ticket opened after `ask` read the slot, committed before the standing
+                // lock `record_on` took (an opening takes it too, so a later one sees this
+                // decision): cancelled here as well, unless a wave matched it meanwhile.
+                if let Some((late, cancel)) =
+                    ranked::cancel_waiting(app, tx, player, admin, now).await?
+                {
+                    // A conflict is an error of the statement: the savepoint keeps the rest.
+                    tx.batch_execute("SAVEPOINT late_ticket")
+                        .await
+                        .map_err(unexpected)?;
+                    let late_command = Uuid::new_v5(&command_id, b"late ticket");
+                    match EventLog::append_on(tx, late_command, vec![cancel]).await {
+                        Ok(AppendOutcome::Appended(_)) => {
+                            ranked::free_slot_on(tx, player, late).await?;
+                        }
+                        Ok(AppendOutcome::AlreadyApplied(_)) => {}
+                        Err(AppendError::Conflict { .. }) => {
+                            tx.batch_execute("ROLLBACK TO SAVEPOINT late_ticket")
+                                .await
+                                .map_err(unexpected)?;
+                        }
+                        Err(e) => return Err(unexpected(e)),
+                    }
+                }
             }
             Ok(())
         },

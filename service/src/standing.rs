@@ -57,6 +57,21 @@ pub async fn refuse_banned(app: &Core, player: PlayerId) -> Result<(), Error> {
 /// one check of the ranked queue and the tournaments, which are human play.
 pub async fn refuse_outside_human_play(app: &Core, player: PlayerId) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
+    refuse_on(&client, player).await
+}
+
+/// [`refuse_outside_human_play`] under the player's standing lock, held until `tx` ends: a ban
+/// or a declaration commits before this read sees it, or waits for `tx` and then reaches what
+/// `tx` wrote (a ticket's opening: `crate::decisions`).
+pub async fn refuse_outside_human_play_on(
+    tx: &impl GenericClient,
+    player: PlayerId,
+) -> Result<(), Error> {
+    lock(tx, &[player.as_uuid()]).await?;
+    refuse_on(tx, player).await
+}
+
+async fn refuse_on(client: &impl GenericClient, player: PlayerId) -> Result<(), Error> {
     let row = client
         .query_one(
             "SELECT EXISTS (SELECT 1 FROM player_bans WHERE player_id = $1),                     EXISTS (SELECT 1 FROM player_bots WHERE player_id = $1)",

@@ -186,7 +186,8 @@ async fn a_command_whose_other_stream_moves_under_it_is_decided_again_and_writes
         uuid::Uuid::new_v4(),
         async |_: &Standing, now| {
             asked.set(asked.get() + 1);
-            let cancel = service::ranked::cancel_waiting(path, player, by, now).await?;
+            let client = path.pool.get().await.expect("a connection");
+            let cancel = service::ranked::cancel_waiting(path, &client, player, by, now).await?;
             if asked.get() == 1 {
                 // Ada cancels the ticket herself after it was read: the append conflicts.
                 service::ranked::cancel_ticket(path, player, ticket).await?;

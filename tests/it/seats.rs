@@ -2,8 +2,9 @@
 //! over HTTP on the manual clock: a tournament never pairs a player seated elsewhere (a round
 //! robin pauses them, an arena waits until they are free) and nothing done in it frees their
 //! seat; a queue wave and a tournament's pairing that race for the same players seat each
-//! player once; a ban closes the waiting ticket, pauses the tournament entries and refuses solo
-//! matches, room starts and resumes, and the waves and the organiser leave a banned player out;
+//! player once; a ban closes the waiting ticket (one opened while it commits too), pauses the
+//! tournament entries and refuses solo matches, room starts and resumes, and the waves and the
+//! organiser leave a banned player out;
 //! the migration's backfill finds the same seats and bans in the log.
 
 use reqwest::StatusCode;
@@ -699,4 +700,89 @@ async fn the_migrations_backfill_seats_the_live_ranked_matches_and_the_banned_pl
     client.batch_execute(backfill).await.expect("the backfill");
     assert_eq!(rows(SEATS).await, seats);
     assert_eq!(rows(BANS).await, bans);
+}
+
+/// A ban and a ticket's opening that race: the opening takes the player's standing lock before
+/// their slot's, so it waits for a ban committing meanwhile and is refused; and a ticket that
+/// committed after the ban read the player's slot, before the ban took that lock, is closed by
+/// the ban. Either way no banned player keeps a waiting ticket.
+#[tokio::test]
+async fn a_ticket_opened_while_a_ban_commits_is_refused_or_closed_by_the_ban() {
+    let app = spawn_app().await;
+    let admin = app.admin("Arbiter").await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+
+    // A transaction holding Ada's standing lock with her ban written, as a decision's does
+    // between `record_on` and its commit: her ticket's opening waits for it, then is refused.
+    let holder = database::testing::raw_client(&app.db_url).await;
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('standing:{0}', 0)); \
+             INSERT INTO player_bans (player_id, banned_at) VALUES ('{0}', now())",
+            ada.id
+        ))
+        .await
+        .expect("the lock taken");
+    let answered = std::cell::Cell::new(false);
+    let open = async {
+        let res = app
+            .post("/v1/queue", &ada.token, json!({"game": "reversi"}))
+            .await;
+        answered.set(true);
+        res
+    };
+    let release = async {
+        waiting_for_locks(&app.db_url, "locktype = 'advisory'", 1, || answered.get()).await;
+        holder.batch_execute("COMMIT").await.expect("committed");
+    };
+    let (opened, ()) = tokio::join!(open, release);
+    assert_eq!(
+        (opened.status, opened.code()),
+        (StatusCode::FORBIDDEN, "forbidden"),
+        "{:?}",
+        opened.body
+    );
+
+    // Bob's ban reads his slot (empty) and stops on his standing stream's row, held here; his
+    // ticket opens and commits meanwhile; the ban, let go, closes it under his standing lock.
+    app.decide_on(&admin, &bob, json!({"decision": "cleared", "reason": ""}))
+        .await;
+    let holder = database::testing::raw_client(&app.db_url).await;
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM streams WHERE stream_id = 'player-{}' FOR UPDATE",
+            bob.id
+        ))
+        .await
+        .expect("the row locked");
+    let decisions = format!("/v1/admin/players/{}/decisions", bob.id);
+    let ban = app.post(
+        &decisions,
+        &admin.token,
+        json!({"decision": "banned", "reason": "relayed an engine"}),
+    );
+    let meanwhile = async {
+        // The ban waits for the holder's transaction (a row lock's wait).
+        waiting_for_locks(&app.db_url, "locktype = 'transactionid'", 1, || false).await;
+        let opened = app
+            .post("/v1/queue", &bob.token, json!({"game": "reversi"}))
+            .await;
+        holder.batch_execute("ROLLBACK").await.expect("let go");
+        opened
+    };
+    let (banned, opened) = tokio::join!(ban, meanwhile);
+    assert_eq!(banned.status, StatusCode::CREATED, "{:?}", banned.body);
+    assert_eq!(opened.status, StatusCode::CREATED, "{:?}", opened.body);
+    let ticket = opened.body["ticket_id"].as_str().expect("a ticket");
+    let now = app.get(&format!("/v1/queue/{ticket}"), &bob.token).await;
+    assert_eq!(now.body["status"], "cancelled", "{:?}", now.body);
+    let events = app
+        .state
+        .log
+        .read_stream(&format!("ticket-{ticket}"))
+        .await
+        .expect("the ticket reads");
+    let last = events.last().expect("its events");
+    assert_eq!(last.event_type, "ticket_cancelled");
+    assert_eq!(last.actor.map(|a| a.to_string()), Some(admin.id.clone()));
 }

@@ -146,9 +146,13 @@ pub async fn open_ticket(
                 also: Vec::new(),
             })
         },
-        // The player's slot, created if missing and locked either way (the upsert's update
-        // takes the row lock `FOR UPDATE` would): one open ticket per player.
+        // Under the player's standing lock, taken before the slot's as a decision takes them
+        // (`crate::decisions`): a ban or a declaration committing meanwhile is seen here, or
+        // sees this ticket. Then the player's slot, created if missing and locked either way
+        // (the upsert's update takes the row lock `FOR UPDATE` would): one open ticket per
+        // player.
         async |tx, _, rating, now| {
+            crate::standing::refuse_outside_human_play_on(tx, player).await?;
             let slot = tx
                 .query_one(
                     "INSERT INTO queue_slots (player_id) VALUES ($1) \
@@ -249,25 +253,23 @@ pub async fn cancel_ticket(
 const SLOT_FREED: &str =
     "UPDATE queue_slots SET ticket_id = NULL WHERE player_id = $1 AND ticket_id = $2";
 
-/// `player`'s waiting ticket, if any, with the append that cancels it by `actor` at `now`, at
-/// the version it was read at (an admin's ban closes it so; a wave that matched it meanwhile
-/// makes that append conflict).
+/// `player`'s waiting ticket, if any (its slot read on `client`), with the append that cancels
+/// it by `actor` at `now`, at the version it was read at (an admin's ban closes it so; a wave
+/// that matched it meanwhile makes that append conflict).
 pub async fn cancel_waiting(
     app: &LivePath,
+    client: &impl deadpool_postgres::GenericClient,
     player: PlayerId,
     actor: PlayerId,
     now: OffsetDateTime,
 ) -> Result<Option<(TicketId, StreamAppend)>, Error> {
-    let row = {
-        let client = app.pool.get().await.map_err(unexpected)?;
-        client
-            .query_opt(
-                "SELECT ticket_id FROM queue_slots WHERE player_id = $1 AND ticket_id IS NOT NULL",
-                &[&player.as_uuid()],
-            )
-            .await
-            .map_err(unexpected)?
-    };
+    let row = client
+        .query_opt(
+            "SELECT ticket_id FROM queue_slots WHERE player_id = $1 AND ticket_id IS NOT NULL",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
     let Some(id) = row.map(|r| TicketId::from_uuid(r.get(0))) else {
         return Ok(None);
     };
