@@ -1,10 +1,9 @@
 //! One way to run an aggregate (`domain::aggregate::Aggregate`): its stored events decoded and
 //! folded ([`decode`], [`fold`], [`read`]), the folds an instance keeps and catches up with the
-//! log ([`Kept`], [`load`]), and a command ([`command`], [`command_with`]): this instance's
-//! writers of a stream take turns, the command is decided against the fold, appended at its
-//! version (with any appends to other streams it decided on them, [`Asked::also`]) and what it
-//! writes beside the log in the same transaction, and decided again after a race lost on any of
-//! those streams. Tournaments, challenges, queue tickets and players' standings run here; a
+//! log ([`Kept`], [`load`]), and a command ([`command`]): this instance's writers of a stream
+//! take turns, the command is decided against the fold, appended at its version with what it
+//! writes beside the log in the same transaction, and decided again after a race lost to
+//! another instance. Tournaments, challenges, queue tickets and players' standings run here; a
 //! match's moves go through the live path's group commit instead (many streams in one
 //! statement), on the same fold, and a wave's or an organiser's pass appends many aggregates'
 //! commands at once (`live::created` makes their matches).
@@ -193,16 +192,6 @@ where
     }
 }
 
-/// What a command asks the runner to write: the command on the aggregate's own stream, what the
-/// caller keeps of it (for `beside` and its answer), and appends to other streams the caller
-/// decided on those streams as it read them (a ban's cancel of the player's waiting ticket): a
-/// conflict on one of them decides the whole command again.
-pub struct Asked<A: Aggregate, C> {
-    pub command: A::Command,
-    pub context: C,
-    pub also: Vec<StreamAppend>,
-}
-
 /// Runs a command on the stream of `id`, once per `command_id`: waits for this instance's turn,
 /// then asks `ask` for the command on the fold (it may refuse), decides it, appends its events
 /// at the fold's version with `beside`'s writes in the same transaction, and keeps the new fold.
@@ -214,102 +203,8 @@ pub async fn command<A, C>(
     id: A::Id,
     actor: Option<PlayerId>,
     command_id: Uuid,
-    ask: impl FnMut(&A::State, OffsetDateTime) -> Result<(A::Command, C), Error>,
+    mut ask: impl FnMut(&A::State, OffsetDateTime) -> Result<(A::Command, C), Error>,
     beside: impl AsyncFn(&Transaction<'_>, &A::State, &C, OffsetDateTime) -> Result<(), Error>,
-) -> Result<(A::State, C), Error>
-where
-    A: Aggregate,
-    A::Id: Hash,
-    Error: From<A::Error>,
-{
-    run(core, kept, id, actor, command_id, &mut AtOnce(ask), &beside).await
-}
-
-/// [`command`], with `ask` reading what it needs (it may read other streams and decide appends
-/// to them, [`Asked::also`]), and a conflict on any stream of the append deciding it again.
-pub async fn command_with<A, C>(
-    core: &Core,
-    kept: &Kept<A>,
-    id: A::Id,
-    actor: Option<PlayerId>,
-    command_id: Uuid,
-    ask: impl AsyncFnMut(&A::State, OffsetDateTime) -> Result<Asked<A, C>, Error>,
-    beside: impl AsyncFn(&Transaction<'_>, &A::State, &C, OffsetDateTime) -> Result<(), Error>,
-) -> Result<(A::State, C), Error>
-where
-    A: Aggregate,
-    A::Id: Hash,
-    Error: From<A::Error>,
-{
-    run(
-        core,
-        kept,
-        id,
-        actor,
-        command_id,
-        &mut Reading(ask),
-        &beside,
-    )
-    .await
-}
-
-/// How a command is asked for on the fold: at once ([`command`]), or after reads of its own
-/// ([`command_with`]).
-trait Ask<A: Aggregate, C> {
-    fn ask(
-        &mut self,
-        state: &A::State,
-        now: OffsetDateTime,
-    ) -> impl Future<Output = Result<Asked<A, C>, Error>>;
-}
-
-/// A synchronous ask, answered at once.
-struct AtOnce<F>(F);
-
-impl<A, C, F> Ask<A, C> for AtOnce<F>
-where
-    A: Aggregate,
-    F: FnMut(&A::State, OffsetDateTime) -> Result<(A::Command, C), Error>,
-{
-    fn ask(
-        &mut self,
-        state: &A::State,
-        now: OffsetDateTime,
-    ) -> impl Future<Output = Result<Asked<A, C>, Error>> {
-        std::future::ready((self.0)(state, now).map(|(command, context)| Asked {
-            command,
-            context,
-            also: Vec::new(),
-        }))
-    }
-}
-
-/// An ask that reads before it answers.
-struct Reading<F>(F);
-
-impl<A, C, F> Ask<A, C> for Reading<F>
-where
-    A: Aggregate,
-    F: AsyncFnMut(&A::State, OffsetDateTime) -> Result<Asked<A, C>, Error>,
-{
-    fn ask(
-        &mut self,
-        state: &A::State,
-        now: OffsetDateTime,
-    ) -> impl Future<Output = Result<Asked<A, C>, Error>> {
-        (self.0)(state, now)
-    }
-}
-
-/// The one loop of [`command`] and [`command_with`]: this instance's turn, then the attempts.
-async fn run<A, C>(
-    core: &Core,
-    kept: &Kept<A>,
-    id: A::Id,
-    actor: Option<PlayerId>,
-    command_id: Uuid,
-    ask: &mut impl Ask<A, C>,
-    beside: &impl AsyncFn(&Transaction<'_>, &A::State, &C, OffsetDateTime) -> Result<(), Error>,
 ) -> Result<(A::State, C), Error>
 where
     A: Aggregate,
@@ -318,25 +213,19 @@ where
 {
     let turn = kept.writer(id).await;
     let done = async {
-        let own = A::stream(id);
         for _ in 0..ATTEMPTS {
             let state = load(core, kept, id).await?;
             let now = core.now();
-            let Asked {
-                command,
-                context,
-                also,
-            } = ask.ask(&state, now).await?;
+            let (command, context) = ask(&state, now)?;
             let events = A::decide(&state, &command)?;
-            let mut appends = vec![StreamAppend {
-                stream: own.clone(),
+            let append = StreamAppend {
+                stream: A::stream(id),
                 expected_version: A::version(&state) as i64,
                 events: new_events::<A>(&events, actor, now),
-            }];
-            appends.extend(also);
+            };
             let mut client = core.pool.get().await.map_err(unexpected)?;
             let tx = client.transaction().await.map_err(unexpected)?;
-            let written = match EventLog::append_on(&tx, command_id, appends).await {
+            let written = match EventLog::append_on(&tx, command_id, vec![append]).await {
                 Ok(AppendOutcome::Appended(written)) => {
                     beside(&tx, &state, &context, now).await?;
                     tx.commit().await.map_err(unexpected)?;
@@ -346,20 +235,15 @@ where
                     drop(tx);
                     return Ok((load(core, kept, id).await?, context));
                 }
-                Err(AppendError::Conflict { stream, .. }) => {
+                Err(AppendError::Conflict { .. }) => {
                     // Another instance wrote first, or the fold is ahead of the log (a commit a
-                    // failover lost): read it again from the log. Another stream of the append
-                    // moved: `ask` reads it again.
-                    if stream == own {
-                        kept.forget(id);
-                    }
+                    // failover lost): read it again from the log.
+                    kept.forget(id);
                     continue;
                 }
                 Err(e) => return Err(unexpected(e)),
             };
-            let mine: Vec<RecordedEvent> =
-                written.into_iter().filter(|e| e.stream == own).collect();
-            let next = fold::<A>(state, &mine)?;
+            let next = fold::<A>(state, &written)?;
             kept.keep(id, next.clone());
             return Ok((next, context));
         }

@@ -1,18 +1,17 @@
 //! An admin's decision on a player's standing, and how far a ban reaches. The decision is an
-//! event of the player's stream (`crate::standing`); a ban, in the same transaction, also
-//! cancels the player's waiting queue ticket (a `ticket_cancelled` of the ticket's stream, at
-//! the version it was read at, and its `queue_slots` row) and marks the player in
-//! `player_bans`, which the waves and the tournaments' organiser read to leave them out. After
-//! it commits, the ban pauses the player in each tournament of theirs that has not ended,
-//! through the tournaments' own command path (a `player_paused` each). A wave that matched the
-//! ticket first makes the ban's append conflict on the ticket: the ban is decided again, on a
-//! ticket no longer waiting. A ticket whose opening committed after the ban read the slot is
-//! closed under the player's standing lock, which an opening takes before its slot's (so one that
-//! commits later sees the ban). A pause that does not happen (the instance stops) is made up for
-//! by the organiser, which leaves banned players out of every pass that starts after the ban
-//! commits, and by a retry of the request. Then it withdraws the player's open challenges, both
-//! ways (a `challenge_withdrawn` each; one left open cannot start a match anyway). A pass that read its players just before the ban
-//! committed pairs nobody it bans: the ban and the pass's step take the player's standing lock
+//! event of the player's stream (`crate::standing`); a ban, in the same transaction and under
+//! the player's standing lock, also cancels their waiting queue ticket (a `ticket_cancelled` of
+//! the ticket's stream and its `queue_slots` row: `ranked::cancel_waiting_on`) and marks the
+//! player in `player_bans`, which the waves and the tournaments' organiser read to leave them
+//! out. A ticket's opening takes the same lock before its slot's, so the ban sees it or it sees
+//! the ban; a wave that matched the ticket first makes the cancel conflict, and the match
+//! stands. After it commits, the ban pauses the player in each tournament of theirs that has not
+//! ended, through the tournaments' own command path (a `player_paused` each). A pause that does
+//! not happen (the instance stops) is made up for by the organiser, which leaves banned players
+//! out of every pass that starts after the ban commits, and by a retry of the request. Then it
+//! withdraws the player's open challenges, both ways (a `challenge_withdrawn` each; one left open
+//! cannot start a match anyway). A pass that read its players just before the ban committed
+//! pairs nobody it bans: the ban and the pass's step take the player's standing lock
 //! (`standing::banned_under_lock`), so the step sees the ban and is lost, or commits first and
 //! the ban follows the pairing. A bot's declaration reaches as far as a ban into human play (its
 //! waiting ticket, its tournament entries), and no further: a bot keeps its challenges.
@@ -20,10 +19,9 @@
 use domain::challenges::Withdrawal;
 use domain::ids::PlayerId;
 use domain::standing::{self as rules, Decision, Standing};
-use eventlog::{AppendError, AppendOutcome, EventLog};
 use uuid::Uuid;
 
-use crate::aggregates::{self, Asked};
+use crate::aggregates;
 use crate::challenges::{self, Challenges};
 use crate::error::{Error, unexpected};
 use crate::players;
@@ -48,64 +46,31 @@ pub async fn decide(
         let client = app.pool.get().await.map_err(unexpected)?;
         players::exists(&client, player).await?;
     }
-    let (after, _) = aggregates::command_with(
+    let (after, ()) = aggregates::command(
         app,
         &app.standings,
         player,
         Some(admin),
         command_id,
-        // A ban or a declaration also cancels the player's waiting ticket, at the version read
-        // here: a wave that matches it first makes the append conflict, and this is asked again.
-        async |_: &Standing, now| {
-            let (ticket, cancel) = match decision {
-                Decision::Banned | Decision::Bot => {
-                    let client = app.pool.get().await.map_err(unexpected)?;
-                    ranked::cancel_waiting(app, &client, player, admin, now).await?
-                }
-                Decision::Cleared | Decision::Human => None,
-            }
-            .unzip();
-            Ok(Asked {
-                command: rules::Command {
+        |_, _| {
+            Ok((
+                rules::Command {
                     admin,
                     decision,
                     reason: reason.clone(),
                 },
-                context: ticket,
-                also: cancel.into_iter().collect(),
-            })
+                (),
+            ))
         },
-        async |tx, _, ticket, now| {
+        async |tx, _, (), now| {
+            // `record_on` takes the player's standing lock: a ticket opening meanwhile waits.
             standing::record_on(tx, player, decision, now).await?;
-            if let Some(id) = ticket {
-                ranked::free_slot_on(tx, player, *id).await?;
-            } else if matches!(decision, Decision::Banned | Decision::Bot) {
-                // A ticket opened after `ask` read the slot, committed before the standing
-                // lock `record_on` took (an opening takes it too, so a later one sees this
-                // decision): cancelled here as well, unless a wave matched it meanwhile.
-                if let Some((late, cancel)) =
-                    ranked::cancel_waiting(app, tx, player, admin, now).await?
-                {
-                    // A conflict is an error of the statement: the savepoint keeps the rest.
-                    tx.batch_execute("SAVEPOINT late_ticket")
-                        .await
-                        .map_err(unexpected)?;
-                    let late_command = Uuid::new_v5(&command_id, b"late ticket");
-                    match EventLog::append_on(tx, late_command, vec![cancel]).await {
-                        Ok(AppendOutcome::Appended(_)) => {
-                            ranked::free_slot_on(tx, player, late).await?;
-                        }
-                        Ok(AppendOutcome::AlreadyApplied(_)) => {}
-                        Err(AppendError::Conflict { .. }) => {
-                            tx.batch_execute("ROLLBACK TO SAVEPOINT late_ticket")
-                                .await
-                                .map_err(unexpected)?;
-                        }
-                        Err(e) => return Err(unexpected(e)),
-                    }
+            match decision {
+                Decision::Banned | Decision::Bot => {
+                    ranked::cancel_waiting_on(app, tx, player, admin, command_id, now).await
                 }
+                Decision::Cleared | Decision::Human => Ok(()),
             }
-            Ok(())
         },
     )
     .await?;

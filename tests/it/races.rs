@@ -3,7 +3,7 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use crate::helpers::{spawn_app, waiting_for_locks};
 
 #[tokio::test]
 async fn twenty_racing_moves_give_one_success_and_an_intact_log() {
@@ -153,73 +153,65 @@ async fn instances_starting_together_create_their_database_once_and_all_start() 
         .expect("dropped");
 }
 
-/// The one runner of aggregates (`service::aggregates`): a command that also appends to another
-/// stream, decided on that stream as read, is decided again when the other stream moves before
-/// the append (a ban's cancel of a ticket that its owner cancels meanwhile), and writes once.
+/// A ban and its player's own cancel of their waiting ticket, racing on the ticket's stream: the
+/// ban's cancel goes first (it waits first) and the player's is refused as closed; the ban is
+/// written once and the ticket cancelled once, by the ban.
 #[tokio::test]
-async fn a_command_whose_other_stream_moves_under_it_is_decided_again_and_writes_once() {
-    use domain::ids::{PlayerId, TicketId};
-    use domain::standing::{Command, Decision, Standing};
-    use service::aggregates::{self, Asked};
-
+async fn a_ban_and_the_players_own_cancel_of_the_ticket_cancel_it_once() {
     let app = spawn_app().await;
     let (admin, ada) = (app.admin("Arbiter").await, app.player("Ada").await);
     let queued = app
         .post("/v1/queue", &ada.token, json!({"game": "reversi"}))
         .await;
     assert_eq!(queued.status, StatusCode::CREATED, "{:?}", queued.body);
-    let ticket: TicketId = queued.body["ticket_id"]
+    let ticket = queued.body["ticket_id"]
         .as_str()
-        .and_then(|t| t.parse().ok())
-        .expect("a ticket");
-    let (player, by): (PlayerId, PlayerId) = (
-        ada.id.parse().expect("an id"),
-        admin.id.parse().expect("an id"),
+        .expect("a ticket")
+        .to_owned();
+    // The ticket's stream row held here: both cancels wait for it, the ban's first.
+    let holder = database::testing::raw_client(&app.db_url).await;
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM streams WHERE stream_id = 'ticket-{ticket}' FOR UPDATE"
+        ))
+        .await
+        .expect("the row locked");
+    let waiting = "locktype IN ('transactionid', 'tuple')";
+    let decisions = format!("/v1/admin/players/{}/decisions", ada.id);
+    let ban = app.post(
+        &decisions,
+        &admin.token,
+        json!({"decision": "banned", "reason": "relayed an engine"}),
     );
-    let path = &app.state.ranked.path;
-    let asked = std::cell::Cell::new(0);
-    let (after, cancelled) = aggregates::command_with(
-        path,
-        &path.standings,
-        player,
-        Some(by),
-        uuid::Uuid::new_v4(),
-        async |_: &Standing, now| {
-            asked.set(asked.get() + 1);
-            let client = path.pool.get().await.expect("a connection");
-            let cancel = service::ranked::cancel_waiting(path, &client, player, by, now).await?;
-            if asked.get() == 1 {
-                // Ada cancels the ticket herself after it was read: the append conflicts.
-                service::ranked::cancel_ticket(path, player, ticket).await?;
-            }
-            let (id, cancel) = cancel.unzip();
-            Ok(Asked {
-                command: Command {
-                    admin: by,
-                    decision: Decision::Banned,
-                    reason: "relayed an engine".into(),
-                },
-                context: id,
-                also: cancel.into_iter().collect(),
-            })
-        },
-        async |_, _, _, _| Ok(()),
-    )
-    .await
-    .expect("decided again");
-    assert_eq!(asked.get(), 2, "asked again after the conflict");
-    assert!(after.banned());
-    assert_eq!(cancelled, None, "the second ask found no ticket waiting");
+    let own = format!("/v1/queue/{ticket}");
+    let meanwhile = async {
+        waiting_for_locks(&app.db_url, waiting, 1, || false).await;
+        let cancel = app.delete(&own, &ada.token);
+        let release = async {
+            waiting_for_locks(&app.db_url, waiting, 2, || false).await;
+            holder.batch_execute("ROLLBACK").await.expect("let go");
+        };
+        tokio::join!(cancel, release).0
+    };
+    let (banned, cancelled) = tokio::join!(ban, meanwhile);
+    assert_eq!(banned.status, StatusCode::CREATED, "{:?}", banned.body);
+    assert_eq!(
+        (cancelled.status, cancelled.code()),
+        (StatusCode::CONFLICT, "ticket_closed"),
+        "{:?}",
+        cancelled.body
+    );
     let log = |stream: String| {
         let log = app.state.log.clone();
         async move { log.read_stream(&stream).await.expect("reads") }
     };
-    let standing = log(format!("player-{player}")).await;
+    let standing = log(format!("player-{}", ada.id)).await;
     assert_eq!(standing.len(), 1, "one decision written");
-    let types: Vec<String> = log(format!("ticket-{ticket}"))
-        .await
-        .into_iter()
-        .map(|e| e.event_type)
-        .collect();
+    let events = log(format!("ticket-{ticket}")).await;
+    let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     assert_eq!(types, ["ticket_opened", "ticket_cancelled"]);
+    assert_eq!(
+        events[1].actor.map(|a| a.to_string()),
+        Some(admin.id.clone())
+    );
 }

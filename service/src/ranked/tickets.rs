@@ -12,9 +12,9 @@ use domain::matches::{DaysPerMove, TurnSeconds};
 use domain::matchmaking::{Candidate, Rules};
 use domain::ratings::{Ladder, Rating, decay, idle_days};
 use domain::tickets::{Command, Pool, Status, Ticket, TicketOpened};
-use eventlog::StreamAppend;
+use eventlog::{AppendError, AppendOutcome, EventLog, StreamAppend};
 
-use crate::aggregates::{self, Asked};
+use crate::aggregates;
 use crate::core::Core;
 use crate::error::Error;
 use crate::error::unexpected;
@@ -124,17 +124,19 @@ pub async fn open_ticket(
 ) -> Result<TicketView, Error> {
     crate::standing::refuse_outside_human_play(app, player).await?;
     let id = TicketId::from_uuid(Uuid::new_v5(&command_id, b"ticket"));
-    let (ticket, _) = aggregates::command_with(
+    let rating = {
+        let client = app.pool.get().await.map_err(unexpected)?;
+        current_rating(&client, player, pool.ladder(), app.now()).await?
+    };
+    let (ticket, ()) = aggregates::command(
         app,
         &app.tickets,
         id,
         Some(player),
         command_id,
-        async |_: &Option<Ticket>, now| {
-            let client = app.pool.get().await.map_err(unexpected)?;
-            let rating = current_rating(&client, player, pool.ladder(), now).await?;
-            Ok(Asked {
-                command: Command::Open(TicketOpened {
+        |_, _| {
+            Ok((
+                Command::Open(TicketOpened {
                     player_id: player,
                     game: pool.game,
                     turn_seconds: pool.turn_seconds,
@@ -142,16 +144,15 @@ pub async fn open_ticket(
                     rating: rating.rating,
                     deviation: rating.deviation,
                 }),
-                context: rating,
-                also: Vec::new(),
-            })
+                (),
+            ))
         },
         // Under the player's standing lock, taken before the slot's as a decision takes them
         // (`crate::decisions`): a ban or a declaration committing meanwhile is seen here, or
         // sees this ticket. Then the player's slot, created if missing and locked either way
         // (the upsert's update takes the row lock `FOR UPDATE` would): one open ticket per
         // player.
-        async |tx, _, rating, now| {
+        async |tx, _, (), now| {
             crate::standing::refuse_outside_human_play_on(tx, player).await?;
             let slot = tx
                 .query_one(
@@ -253,17 +254,20 @@ pub async fn cancel_ticket(
 const SLOT_FREED: &str =
     "UPDATE queue_slots SET ticket_id = NULL WHERE player_id = $1 AND ticket_id = $2";
 
-/// `player`'s waiting ticket, if any (its slot read on `client`), with the append that cancels
-/// it by `actor` at `now`, at the version it was read at (an admin's ban closes it so; a wave
-/// that matched it meanwhile makes that append conflict).
-pub async fn cancel_waiting(
+/// Cancels `player`'s waiting ticket, if any, by `actor` at `now`, in `tx` (an admin's ban or
+/// bot declaration, under the player's standing lock, which a ticket's opening also takes before
+/// its slot's: a ticket is either seen here or opens after the decision and is refused). A wave
+/// that matched the ticket meanwhile makes the cancel conflict: the match stands, and the rest
+/// of `tx` with it (the cancel runs under a savepoint). `command_id` is the caller's.
+pub async fn cancel_waiting_on(
     app: &LivePath,
-    client: &impl deadpool_postgres::GenericClient,
+    tx: &impl deadpool_postgres::GenericClient,
     player: PlayerId,
     actor: PlayerId,
+    command_id: Uuid,
     now: OffsetDateTime,
-) -> Result<Option<(TicketId, StreamAppend)>, Error> {
-    let row = client
+) -> Result<(), Error> {
+    let row = tx
         .query_opt(
             "SELECT ticket_id FROM queue_slots WHERE player_id = $1 AND ticket_id IS NOT NULL",
             &[&player.as_uuid()],
@@ -271,24 +275,37 @@ pub async fn cancel_waiting(
         .await
         .map_err(unexpected)?;
     let Some(id) = row.map(|r| TicketId::from_uuid(r.get(0))) else {
-        return Ok(None);
+        return Ok(());
     };
     let t = load_ticket(app, id).await?;
     let Ok(event) = t.cancel() else {
-        return Ok(None);
+        return Ok(());
     };
-    Ok(Some((
-        id,
-        StreamAppend {
-            stream: id.stream(),
-            expected_version: t.version as i64,
-            events: aggregates::new_events::<Ticket>(&[event], Some(actor), now),
-        },
-    )))
+    let cancel = StreamAppend {
+        stream: id.stream(),
+        expected_version: t.version as i64,
+        events: aggregates::new_events::<Ticket>(&[event], Some(actor), now),
+    };
+    // A conflict is an error of its statement, which would end `tx`: a savepoint keeps the rest.
+    tx.batch_execute("SAVEPOINT ticket_cancel")
+        .await
+        .map_err(unexpected)?;
+    let cancelled = Uuid::new_v5(&command_id, b"ticket cancel");
+    match EventLog::append_on(tx, cancelled, vec![cancel]).await {
+        Ok(AppendOutcome::Appended(_)) => free_slot_on(tx, player, id).await?,
+        Ok(AppendOutcome::AlreadyApplied(_)) => {}
+        Err(AppendError::Conflict { .. }) => {
+            tx.batch_execute("ROLLBACK TO SAVEPOINT ticket_cancel")
+                .await
+                .map_err(unexpected)?;
+        }
+        Err(e) => return Err(unexpected(e)),
+    }
+    Ok(())
 }
 
 /// Frees `player`'s slot from `ticket`, in the transaction that appended the ticket's cancel.
-pub async fn free_slot_on(
+async fn free_slot_on(
     tx: &impl deadpool_postgres::GenericClient,
     player: PlayerId,
     ticket: TicketId,
