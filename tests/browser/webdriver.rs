@@ -172,15 +172,37 @@ impl Session {
         )
     }
 
-    /// A real click (pointer events at the element's centre).
+    /// A real click (pointer events at the element's centre). A page still laying itself out
+    /// can have another element at that point for a moment ("element click intercepted"): then
+    /// the element is found again and clicked after the page's next two frames, until [`WAIT`]
+    /// runs out.
     pub async fn click(&self, css: &str) {
-        let e = self.find(css).await;
-        self.call(
-            reqwest::Method::POST,
-            &format!("/element/{}/click", e.0),
-            Some(json!({})),
-        )
-        .await;
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let e = self.find(css).await;
+            let res = answer(
+                self.http
+                    .post(format!("{}/element/{}/click", self.base, e.0))
+                    .json(&json!({})),
+            )
+            .await;
+            match res["value"]["error"].as_str() {
+                None => return,
+                Some("element click intercepted") if tokio::time::Instant::now() < deadline => {
+                    self.call(
+                        reqwest::Method::POST,
+                        "/execute/async",
+                        Some(json!({
+                            "script": "const done = arguments[arguments.length - 1]; \
+                                       requestAnimationFrame(() => requestAnimationFrame(() => done(true)));",
+                            "args": [],
+                        })),
+                    )
+                    .await;
+                }
+                Some(_) => panic!("WebDriver click `{css}`: {}", res["value"]),
+            }
+        }
     }
 
     /// Types `text` into the element (WebDriver key codes for special keys).
