@@ -26,6 +26,7 @@ use api::{requests, routes};
 use service::aggregates::Kept;
 use service::analysis::Analyses;
 use service::analysis::queue::Jobs;
+use service::chance::{Chance, SystemChance};
 use service::clock::{Clock, SystemClock};
 use service::core::Core;
 use service::history::History;
@@ -54,16 +55,18 @@ pub struct Application {
 }
 
 impl Application {
-    /// Builds the application on the system clock.
+    /// Builds the application on the system clock and the operating system's chance.
     pub async fn build(config: ServeConfig) -> anyhow::Result<Application> {
-        Self::build_with_clock(config, Arc::new(SystemClock)).await
+        Self::build_with(config, Arc::new(SystemClock), Arc::new(SystemChance)).await
     }
 
-    /// Builds the application with a given clock (tests move a manual one): the database, the
-    /// shared state, the HTTP server on its listener, then the background work.
-    pub async fn build_with_clock(
+    /// Builds the application with a given clock and chance (tests move a manual clock and draw
+    /// from a seed): the database, the shared state, the HTTP server on its listener, then the
+    /// background work.
+    pub async fn build_with(
         config: ServeConfig,
         clock: Arc<dyn Clock>,
+        chance: Arc<dyn Chance>,
     ) -> anyhow::Result<Application> {
         // The catalogue's texts are data files: a build with one that does not parse never serves.
         api::texts::check()?;
@@ -83,7 +86,14 @@ impl Application {
             eventlog::EventLog::new(pool.clone()).identity().await?,
         )?;
         let (stop, stopping) = watch::channel(false);
-        let state = app_state(&config, &url, pool.clone(), clock, stopping, history)?;
+        let state = app_state(
+            &config,
+            &url,
+            pool.clone(),
+            (clock, chance),
+            stopping,
+            history,
+        )?;
         // A restore from a backup older than a closing brings the account back: close it again
         // (tried until it succeeds; the instance serves meanwhile).
         tokio::spawn(service::closing::keep_closed(
@@ -228,7 +238,7 @@ fn app_state(
     config: &ServeConfig,
     url: &str,
     pool: deadpool_postgres::Pool,
-    clock: Arc<dyn Clock>,
+    (clock, chance): (Arc<dyn Clock>, Arc<dyn Chance>),
     stopping: watch::Receiver<bool>,
     history: History,
 ) -> anyhow::Result<AppState> {
@@ -241,6 +251,7 @@ fn app_state(
         log: eventlog::EventLog::new(pool.clone()),
         pool,
         clock,
+        chance,
         metrics: Arc::new(Metrics::default()),
         replicas: Replicas::from_config(&config.core.replicas)?.map(Arc::new),
         stopping,

@@ -272,9 +272,10 @@ pub async fn accept(
 ) -> Result<Seen, Error> {
     let id: ChallengeId = crate::checks::id(raw_id)?;
     let match_id = MatchId::of_command(command_id);
-    // From the operating system's random source, as a room's first coin is.
-    let coin = Uuid::new_v4().as_bytes()[15] & 1 == 1;
-    let seed = play::fresh_seed();
+    // From the instance's chance (the operating system's random source), as a room's first
+    // coin is.
+    let coin = app.chance.coin();
+    let seed = app.chance.bits();
     let made: Mutex<Vec<RecordedEvent>> = Mutex::default();
     aggregates::command(
         app,

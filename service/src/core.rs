@@ -1,5 +1,5 @@
 //! `Core`: what every service shares — the requests' pool, the event log, the clock, the
-//! metrics, the standbys reads may go to, and the signal that the instance is stopping. The
+//! chance, the metrics, the standbys reads may go to, and the signal that the instance is stopping. The
 //! services' own contexts build on it ([`crate::live::LivePath`], [`crate::analysis::Analyses`],
 //! [`crate::ranked::Ranked`]); `state::AppState` composes them all.
 
@@ -9,6 +9,7 @@ use deadpool_postgres::Pool;
 use eventlog::EventLog;
 use tokio::sync::watch;
 
+use crate::chance::Chance;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::metrics::Metrics;
@@ -20,6 +21,8 @@ pub struct Core {
     pub pool: Pool,
     pub log: EventLog,
     pub clock: Arc<dyn Clock>,
+    /// Where coins and the CPU's seeds are drawn.
+    pub chance: Arc<dyn Chance>,
     pub metrics: Arc<Metrics>,
     /// The standbys reads may go to (`DATABASE_READ_URL`), if any.
     pub replicas: Option<Arc<Replicas>>,

@@ -25,6 +25,7 @@ pub mod analysis;
 pub mod answers;
 pub mod audits;
 pub mod challenges;
+pub mod chance;
 pub mod checks;
 pub mod clock;
 pub mod closing;

@@ -231,7 +231,7 @@ pub async fn start(
     if match_active(app, &room).await? {
         return Err(Error::MatchActive(Active::RoomPlaying));
     }
-    let (first_seat, first_rule) = first_move(&room);
+    let (first_seat, first_rule) = first_move(&room, app.chance.coin());
     let id = MatchId::of_command(command_id);
     // Reserve the room for this match first, so that two members starting at once cannot both
     // create one.
@@ -272,7 +272,7 @@ pub async fn start(
         ranked: false,
         room_id: Some(room.room_id),
         tournament_id: None,
-        cpu_seed: play::fresh_seed(),
+        cpu_seed: app.chance.bits(),
     };
     let (view, _) = play::start(app, id, command_id, create, player, None).await?;
     Ok(view)
@@ -280,7 +280,7 @@ pub async fn start(
 
 /// Who moves first in the room's next match, and by which rule: the other seat than last time
 /// when starts alternate, the same otherwise; the room's setting for its first match.
-fn first_move(room: &Room) -> (Seat, FirstMoveRule) {
+fn first_move(room: &Room, coin: bool) -> (Seat, FirstMoveRule) {
     match room.last_first_seat {
         Some(last) if room.settings.alternate_first => (last.other(), FirstMoveRule::Alternated),
         Some(last) => (last, FirstMoveRule::Setting),
@@ -288,9 +288,9 @@ fn first_move(room: &Room) -> (Seat, FirstMoveRule) {
             FirstSetting::Seat1 => (Seat::ONE, FirstMoveRule::Setting),
             FirstSetting::Seat2 => (Seat::TWO, FirstMoveRule::Setting),
             FirstSetting::Random => {
-                // From the operating system's random source, not from anything a member could
-                // choose (the Idempotency-Key) or know (the player ids).
-                let heads = Uuid::new_v4().as_bytes()[15] & 1 == 1;
+                // From the instance's chance (the operating system's random source), not from
+                // anything a member could choose (the Idempotency-Key) or know (the player ids).
+                let heads = coin;
                 let seat = if heads { Seat::ONE } else { Seat::TWO };
                 (seat, FirstMoveRule::CoinFlip { heads })
             }

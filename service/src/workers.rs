@@ -25,7 +25,7 @@ use crate::analysis::{jobs, solved};
 use crate::error::Error;
 use crate::error::unexpected;
 use crate::live::LivePath;
-use crate::live::play::{self, Loaded, STAND_IN_LEVEL, derived_id};
+use crate::live::play::{self, Loaded, STAND_IN_LEVEL};
 use crate::state::AppState;
 
 /// How long a claimed match stays with the instance that claimed it.
@@ -330,21 +330,7 @@ async fn work_on(
         let Some(action) = due_action(app, &loaded, seen, presence, now).await? else {
             break;
         };
-        let version = loaded.state.version();
-        let cmd = play::MatchCommand {
-            id,
-            command_id: derived_id(id, action_name(&action), version),
-            action,
-            actor: None,
-            expected: Some(version),
-            seen: None,
-            answer: None,
-        };
-        loaded = match play::execute(app, cmd).await {
-            Ok(done) => done.last,
-            Err(Error::VersionConflict { .. }) => play::load_fresh(app, id).await?,
-            Err(e) => return Err(e),
-        };
+        loaded = play::step(app, &loaded, action_name(&action), action, None).await?;
     }
     release(app, &loaded, now).await
 }

@@ -184,7 +184,9 @@ async fn serve(
     // ten minutes each: a core busy until the test ends, for answers no page here asks for.
     config.core.analysis_job_seconds = 1;
     let app = match clock {
-        Some(clock) => Application::build_with_clock(config, clock).await,
+        Some(clock) => {
+            Application::build_with(config, clock, Arc::new(service::chance::SystemChance)).await
+        }
         None => Application::build(config).await,
     }
     .expect("the application builds");

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use discs::startup::Application;
 
-use crate::helpers::{Player, TestApp, config, spawn_app};
+use crate::helpers::{Player, TestApp, chance, config, spawn_app};
 
 /// An answer as sent: status, content type and body bytes.
 #[derive(Debug, PartialEq)]
@@ -145,7 +145,7 @@ async fn hostile_names_close_cleanly_leave_other_answers_whole_and_every_start_s
 
         // A start of the server after the closing serves, has nothing left to re-apply, and
         // answers the retry as the first instance does; then it stops.
-        let again = Application::build_with_clock(config(&app.db_url), app.clock.clone())
+        let again = Application::build_with(config(&app.db_url), app.clock.clone(), chance())
             .await
             .expect("the server starts");
         let base = format!("http://127.0.0.1:{}", again.port());

@@ -133,9 +133,10 @@ fn pick(pos: &AnyPosition, plays: Plays, rng: &mut SplitMix64, engine: &mut Anal
 
 /// The cheater's engine budget per move (the assessor gets the same: what it proves, the
 /// engine found). A quarter of the million it was, in a quarter of the time (13 s, against 45 s:
-/// the longest test). Over 20 runs (who moves first is a coin when both started equally often):
-/// the relay's z 5.99 to 8.18, every critical position optimal; the honest players' at most 4.24,
-/// under the flag's 4.75 but not by much.
+/// the longest test). The games are the same on every run (the test's instance draws who moves
+/// first from a seed, `helpers::chance`): the relay's z 8.02, every critical position optimal;
+/// the honest players' at most 2.35, under the flag's 4.75. When the coins drew from the
+/// operating system, 20 runs gave the relay 5.99 to 9.18 and the honest players up to 4.24.
 const ENGINE_NODES: u64 = 250_000;
 
 /// Plays a ranked Four in a Row game between `a` and `b` to its end.

@@ -334,7 +334,7 @@ fn the_service_layers_stand_as_documented() {
         );
     }
     for below in [
-        "core", "error", "reasons", "clock", "config", "metrics", "replicas",
+        "core", "error", "reasons", "clock", "chance", "config", "metrics", "replicas",
     ] {
         for service in ["live", "analysis", "ranked", "rooms", "players", "standing"] {
             assert!(

@@ -10,9 +10,7 @@ use service::checks;
 use domain::cpu;
 use domain::games::GameId;
 use domain::ids::{MatchId, Seat};
-use domain::matches::{
-    Action, CreateMatch, FirstMoveRule, LeaveReason, MovedBy, Occupant, Presence, Settings, replay,
-};
+use domain::matches::{Action, LeaveReason, MovedBy, Presence, Settings, replay};
 
 use crate::auth::Auth;
 use crate::error::ApiError;
@@ -67,33 +65,17 @@ pub async fn create_solo(
     let (app, auth) = (&app, &auth);
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let solo: NewSolo = input::json(&body)?;
-        checks::cpu_level(solo.cpu_level)?;
-        service::standing::refuse_banned(app, auth.player).await?;
-        let command_id = key.command_id;
-        let id = MatchId::of_command(command_id);
-        let create = CreateMatch {
+        let solo = play::Solo {
             game: solo.game,
-            seats: [
-                Occupant::Human {
-                    player_id: auth.player,
-                },
-                Occupant::Cpu {
-                    level: solo.cpu_level,
-                },
-            ],
+            cpu_level: solo.cpu_level,
             settings: solo.settings,
-            first_seat: match solo.first {
+            first: match solo.first {
                 FirstChoice::Me => Seat::ONE,
                 FirstChoice::Cpu => Seat::TWO,
             },
-            first_rule: FirstMoveRule::Setting,
-            ranked: false,
-            room_id: None,
-            tournament_id: None,
-            cpu_seed: play::fresh_seed(),
         };
         let (view, stored) =
-            play::start(app, id, command_id, create, auth.player, key.record).await?;
+            play::start_solo(app, auth.player, key.command_id, solo, key.record).await?;
         Ok((StatusCode::CREATED, Body::of(&view)?, stored))
     })
     .await

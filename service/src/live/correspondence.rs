@@ -196,21 +196,7 @@ pub async fn run_due(app: &LivePath) -> Result<usize, Error> {
             && let (Some(deadline), Some(seat)) = (m.deadline(), m.to_move())
             && deadline <= now
         {
-            let version = last.state.version();
-            let cmd = play::MatchCommand {
-                id,
-                command_id: derived_id(id, "out_of_time", version),
-                action: Action::LoseOnTime { seat },
-                actor: None,
-                expected: Some(version),
-                seen: None,
-                answer: None,
-            };
-            last = match play::execute(app, cmd).await {
-                Ok(done) => done.last,
-                Err(Error::VersionConflict { .. }) => play::load_fresh(app, id).await?,
-                Err(e) => return Err(e),
-            };
+            last = play::step(app, &last, "out_of_time", Action::LoseOnTime { seat }, None).await?;
         }
         match last.state.get() {
             Some(m) if m.is_correspondence() && !m.is_finished() => {

@@ -17,11 +17,11 @@ use uuid::Uuid;
 
 use domain::boundary::Guard;
 use domain::cpu;
-use domain::games::AnyPosition;
+use domain::games::{AnyPosition, GameId};
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
-    Action, Command, CreateMatch, Match, MatchState, MovedBy, Occupant, Presence, Stamped, decide,
-    evolve, strong_solo_player,
+    Action, Command, CreateMatch, FirstMoveRule, Match, MatchState, MovedBy, Occupant, Presence,
+    Settings, Stamped, decide, evolve, strong_solo_player,
 };
 use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
@@ -620,30 +620,102 @@ pub async fn run_cpu(app: &LivePath, mut loaded: Loaded) -> Result<Loaded, Error
         let Some(mv) = cpu_move(app, m.position, level, m.cpu_seed).await? else {
             break;
         };
-        let version = loaded.state.version();
-        let cmd = MatchCommand {
-            id: loaded.id,
-            command_id: derived_id(loaded.id, "cpu", version),
-            action: Action::PlayMove {
-                seat,
-                mv,
-                by: MovedBy::Cpu,
-            },
-            actor: None,
-            expected: Some(version),
-            seen: None,
-            answer: None,
+        let action = Action::PlayMove {
+            seat,
+            mv,
+            by: MovedBy::Cpu,
         };
-        loaded = match execute(app, cmd).await {
-            Ok(done) => done.last,
-            // Another instance moved first: carry on from the fresh state.
-            Err(Error::VersionConflict { .. } | Error::NotYourTurn) => {
-                load_fresh(app, loaded.id).await?
-            }
-            Err(e) => return Err(e),
-        };
+        // Another instance moved first: carry on from the state it left.
+        loaded = step(app, &loaded, "cpu", action, None).await?;
     }
     Ok(loaded)
+}
+
+/// A step taken in a match on its own account — a turn or a game out of time, the CPU's move,
+/// a player back — as command `what` on the match at `loaded`'s version, its id derived from
+/// both ([`derived_id`]) so that every instance taking the same step writes it once. A step of
+/// the server's (`by` none) is written only on the state it was decided on; a player's own
+/// (`by`: the player and their seat) is decided again on the fresh state, as their commands
+/// without `expected_version` are. A step another writer got to first (the match has moved
+/// on and the step no longer applies) answers the match as that writer left it; a step refused
+/// on the state it was decided on is the caller's error.
+pub async fn step(
+    app: &LivePath,
+    loaded: &Loaded,
+    what: &str,
+    action: Action,
+    by: Option<(PlayerId, Seat)>,
+) -> Result<Loaded, Error> {
+    let version = loaded.state.version();
+    let cmd = MatchCommand {
+        id: loaded.id,
+        command_id: derived_id(loaded.id, what, version),
+        action,
+        actor: by.map(|(player, _)| player),
+        expected: by.is_none().then_some(version),
+        seen: by.map(|(_, seat)| seat),
+        answer: None,
+    };
+    match execute(app, cmd).await {
+        Ok(done) => Ok(done.last),
+        Err(e @ (Error::VersionConflict { .. } | Error::NotYourTurn | Error::Conflict(_))) => {
+            let fresh = load_fresh(app, loaded.id).await?;
+            if fresh.state.version() > version {
+                Ok(fresh)
+            } else {
+                Err(e)
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A solo match as its player asks for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solo {
+    pub game: GameId,
+    pub cpu_level: u8,
+    pub settings: Settings,
+    /// The seat that moves first: the player's (1) or the CPU's (2).
+    pub first: Seat,
+}
+
+/// Starts `player`'s solo match against the CPU as command `command_id`; not for a banned
+/// player (`forbidden`). Answers as [`start`] does.
+pub async fn start_solo(
+    app: &LivePath,
+    player: PlayerId,
+    command_id: Uuid,
+    solo: Solo,
+    answer: Option<KeyRecord>,
+) -> Result<(MatchView, bool), Error> {
+    crate::checks::cpu_level(solo.cpu_level)?;
+    crate::standing::refuse_banned(app, player).await?;
+    let create = CreateMatch {
+        game: solo.game,
+        seats: [
+            Occupant::Human { player_id: player },
+            Occupant::Cpu {
+                level: solo.cpu_level,
+            },
+        ],
+        settings: solo.settings,
+        first_seat: solo.first,
+        first_rule: FirstMoveRule::Setting,
+        ranked: false,
+        room_id: None,
+        tournament_id: None,
+        cpu_seed: app.chance.bits(),
+    };
+    start(
+        app,
+        MatchId::of_command(command_id),
+        command_id,
+        create,
+        player,
+        answer,
+    )
+    .await
 }
 
 /// Creates a match for `player` (solo or in a room); the CPU opens in the same commit when it
@@ -703,23 +775,14 @@ pub async fn presence(app: &LivePath, loaded: Loaded, player: PlayerId) -> Resul
         return Ok(loaded);
     }
     if m.seat(seat).presence != Presence::Here {
-        let version = loaded.state.version();
-        let cmd = MatchCommand {
-            id: loaded.id,
-            command_id: derived_id(loaded.id, "return", version),
-            action: Action::Return { seat },
-            actor: Some(player),
-            expected: None,
-            seen: Some(seat),
-            answer: None,
-        };
-        return match execute(app, cmd).await {
-            Ok(done) => Ok(done.last),
-            Err(Error::VersionConflict { .. } | Error::Conflict(_)) => {
-                load_fresh(app, loaded.id).await
-            }
-            Err(e) => Err(e),
-        };
+        return step(
+            app,
+            &loaded,
+            "return",
+            Action::Return { seat },
+            Some((player, seat)),
+        )
+        .await;
     }
     mark_seen(app, loaded.id, seat).await?;
     Ok(loaded)
@@ -889,25 +952,4 @@ async fn replica_names(
     let players: Vec<PlayerId> = m.seats.iter().filter_map(|s| s.player_id()).collect();
     let client = node.log().pool().get().await.map_err(unexpected)?;
     crate::players::names(&client, &players).await
-}
-
-/// A seed for the CPU's choices in a new match (recorded in `match_created`, hidden until the
-/// match ends): 64 random bits, the bytes of a version-4 UUID that hold no version or variant
-/// bits, so that the CPU moves a player sees cannot reveal it by brute force.
-pub fn fresh_seed() -> u64 {
-    let b = Uuid::new_v4().into_bytes();
-    u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[10], b[11]])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fresh_seeds_take_64_bits() {
-        // Sixteen seeds all below 2^32 would come once in 2^512 draws of 64 random bits.
-        let seeds: Vec<u64> = (0..16).map(|_| fresh_seed()).collect();
-        assert!(seeds.iter().any(|&s| s > u64::from(u32::MAX)), "{seeds:?}");
-        assert!(seeds.iter().any(|&s| s & 0xFFFF_FFFF != 0));
-    }
 }

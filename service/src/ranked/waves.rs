@@ -34,7 +34,6 @@ use crate::error::Error;
 use crate::error::unexpected;
 use crate::live::commit;
 use crate::live::created::{Created, write_beside};
-use crate::live::play;
 use crate::ranked::Ranked;
 
 /// What one wave over one pool did.
@@ -81,7 +80,9 @@ async fn open_tickets(
     // does one seated in a live ranked match (a rated tournament's game taken after the ticket
     // opened). Neither holds for a correspondence pool (`$4` its days): a correspondence game
     // seats nobody. A banned player's ticket is closed by the ban, a bot's by its declaration;
-    // one read before it is left out.
+    // one read before it is left out. Tickets opened at the same time are taken in their
+    // players' order (a player has one open ticket), so that a wave's pairs and the order its
+    // coins apply in follow from the queue alone.
     let rows = client
         .query(
             "SELECT s.ticket_id, s.player_id, s.rating, s.deviation, s.opened_at \
@@ -93,7 +94,7 @@ async fn open_tickets(
                 AND NOT EXISTS (SELECT 1 FROM ranked_seats r WHERE r.player_id = s.player_id))) \
                 AND NOT EXISTS (SELECT 1 FROM player_bans b WHERE b.player_id = s.player_id) \
                 AND NOT EXISTS (SELECT 1 FROM player_bots b WHERE b.player_id = s.player_id) \
-              ORDER BY s.opened_at, s.ticket_id",
+              ORDER BY s.opened_at, s.player_id",
             &[
                 &pool.game.as_str(),
                 &TurnSeconds::code(pool.turn_seconds),
@@ -171,7 +172,7 @@ pub async fn run_wave(app: &Ranked, pool: Pool) -> Result<WaveReport, Error> {
         };
         let repeat = candidates[i].previous_opponent == Some(candidates[j].player)
             || candidates[j].previous_opponent == Some(candidates[i].player);
-        let coin = Uuid::new_v4().as_bytes()[0] & 1 == 1;
+        let coin = app.chance.coin();
         let (first, by_coin) = matchmaking::first_seat([starts(i), starts(j)], coin);
         let (a, b) = if first == 0 { (i, j) } else { (j, i) };
         let pairing = Pairing {
@@ -180,6 +181,7 @@ pub async fn run_wave(app: &Ranked, pool: Pool) -> Result<WaveReport, Error> {
             gap: (candidates[a].rating - candidates[b].rating).abs(),
             repeat,
             coin: by_coin.then_some(coin),
+            seed: app.chance.bits(),
         };
         planned.push(plan(pool, &pairing, now)?);
     }
@@ -234,6 +236,8 @@ struct Pairing<'a> {
     repeat: bool,
     /// The coin flip that chose `first`, when the rule had to flip one.
     coin: Option<bool>,
+    /// The seed of the CPU's choices in the match (a stand-in's).
+    seed: u64,
 }
 
 /// Pairings written in one transaction at most: a wave's pairings are written in a few
@@ -385,7 +389,7 @@ fn ranked_match(pool: Pool, pairing: &Pairing<'_>) -> CreateMatch {
         ranked: true,
         room_id: None,
         tournament_id: None,
-        cpu_seed: play::fresh_seed(),
+        cpu_seed: pairing.seed,
     }
 }
 

@@ -45,7 +45,6 @@ use super::{PAUSED_AFTER, Tournaments, load};
 use crate::aggregates;
 use crate::error::{Error, unexpected};
 use crate::live::created::{Created, write_beside};
-use crate::live::play;
 
 /// How often a pass runs at the latest; a result seen in the log or a command on this instance
 /// runs one sooner.
@@ -433,7 +432,7 @@ async fn write(
             continue;
         };
         paired.extend(p.players.map(|player| player.as_uuid()));
-        let game = Created::decide(p.match_id, game_of(id, t, p), now)?;
+        let game = Created::decide(p.match_id, game_of(id, t, p, app.chance.bits()), now)?;
         appends.push(game.append());
         created.push(game);
     }
@@ -542,7 +541,7 @@ async fn write(
 
 /// The match of a pairing: `players[0]` in seat 1, moving first, in the tournament's game and
 /// turn limit, rated as the tournament is.
-fn game_of(id: TournamentId, t: &Tournament, p: &PairingMade) -> CreateMatch {
+fn game_of(id: TournamentId, t: &Tournament, p: &PairingMade, seed: u64) -> CreateMatch {
     CreateMatch {
         game: t.created.game,
         seats: p.players.map(|player_id| Occupant::Human { player_id }),
@@ -555,7 +554,7 @@ fn game_of(id: TournamentId, t: &Tournament, p: &PairingMade) -> CreateMatch {
         ranked: t.created.rated,
         room_id: None,
         tournament_id: Some(id),
-        cpu_seed: play::fresh_seed(),
+        cpu_seed: seed,
     }
 }
 
