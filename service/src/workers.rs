@@ -409,7 +409,8 @@ async fn due_action(
         let s = m.seat(seat);
         if matches!(s.occupant, Occupant::Human { .. })
             && s.presence == Presence::Here
-            && seen[seat.index()] + presence <= now
+            // The row's time seen lags the player's last act when moves left the row alone.
+            && seen[seat.index()].max(s.acted_at) + presence <= now
         {
             return Ok(Some(Action::Leave {
                 seat,

@@ -8,7 +8,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use service::live::commit::Stage;
 
-use crate::helpers::{Player, TestApp, config, spawn_app, spawn_on, types};
+use crate::helpers::{Player, TestApp, config, spawn_app, spawn_app_with, spawn_on, types};
 
 /// A Four in a Row room match of `a` (moves first) and `b` with a 30-second turn limit.
 async fn timed_match(app: &TestApp, a: &Player, b: &Player) -> String {
@@ -80,7 +80,8 @@ async fn a_crash_before_the_commit_leaves_nothing_and_the_retry_goes_through() {
     let (status, body, replayed) = keyed_move(&app, &ada, &id, "4", "m1").await;
     assert_eq!((status, replayed), (StatusCode::OK, false), "{body:?}");
     assert_eq!(body["version"], 2);
-    assert_eq!(work_row(&app, &id).await, Some((true, 2)));
+    // Bob's deadline is no earlier than the one the row holds: the row still serves, untouched.
+    assert_eq!(work_row(&app, &id).await, before.1);
     assert_eq!(stored_answers(&app).await, answers + 1);
 }
 
@@ -94,12 +95,13 @@ async fn a_crash_after_the_commit_keeps_all_of_it_and_the_timeout_still_fires() 
     let (status, _, _) = keyed_move(&app, &ada, &id, "4", "m1").await;
     app.state.committer.set_hook(None);
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
-    // The move, Bob's new deadline and the answer committed together.
+    // The move and the answer committed together; the row, whose deadline is no later than
+    // Bob's new one, still serves (version 1).
     assert_eq!(
         types(&app.events(&ada, &id).await),
         ["match_created", "move_played"]
     );
-    assert_eq!(work_row(&app, &id).await, Some((true, 2)));
+    assert_eq!(work_row(&app, &id).await, Some((true, 1)));
 
     // The retry gets the stored answer and writes nothing.
     let (status, body, replayed) = keyed_move(&app, &ada, &id, "4", "m1").await;
@@ -107,7 +109,7 @@ async fn a_crash_after_the_commit_keeps_all_of_it_and_the_timeout_still_fires() 
     assert_eq!(body["version"], 2);
     assert_eq!(app.events(&ada, &id).await.len(), 2);
 
-    // Bob's turn runs out: the deadline written with the crashed command fires.
+    // Bob's turn runs out: the deadline the row kept brings the workers, which fire it.
     app.advance(31).await;
     let events = app.events(&ada, &id).await;
     let t = types(&events);
@@ -141,7 +143,8 @@ async fn the_cpu_reply_commits_with_the_move_in_one_transaction() {
     assert_eq!(txs.len(), 3);
     assert_ne!(txs[0], txs[1], "creation and move are two commands");
     assert_eq!(txs[1], txs[2], "the move and the CPU's reply are one");
-    assert_eq!(work_row(&app, &id).await.map(|w| w.1), Some(3));
+    // No turn limit, the same seats watched: the creation's row still serves.
+    assert_eq!(work_row(&app, &id).await.map(|w| w.1), Some(1));
 }
 
 #[tokio::test]
@@ -314,23 +317,89 @@ async fn a_command_that_loses_its_race_leaves_no_work_row_and_no_answer_behind()
 async fn a_keyed_move_on_a_cached_match_commits_its_answer_and_work_row_in_its_statement() {
     let app = spawn_app().await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
-    let id = timed_match(&app, &ada, &bob).await;
-    // Two moves through this instance: it holds the match's head, so the next command takes
-    // the one-statement path.
-    assert_eq!(app.play(&ada, &id, "4").await.status, StatusCode::OK);
-    assert_eq!(app.play(&bob, &id, "3").await.status, StatusCode::OK);
+    // A ranked match past its public opening (8 plies): each move publishes the match's new
+    // fair-play guard in its work row. The opening's moves go through this instance, which then
+    // holds the match's head, so the next command takes the one-statement path.
+    let (id, first, second) = app.ranked_with(&ada, &bob, "four_in_a_row").await;
+    for (i, mv) in ["1", "2", "1", "2", "3", "4", "3", "4"]
+        .into_iter()
+        .enumerate()
+    {
+        let p = if i % 2 == 0 { &first } else { &second };
+        assert_eq!(app.play(p, &id, mv).await.status, StatusCode::OK);
+    }
     let answers = stored_answers(&app).await;
 
-    let (status, body, replayed) = keyed_move(&app, &ada, &id, "4", "k1").await;
+    let (status, body, replayed) = keyed_move(&app, &first, &id, "5", "k1").await;
     assert_eq!((status, replayed), (StatusCode::OK, false), "{body:?}");
-    assert_eq!(body["version"], 4);
-    assert_eq!(work_row(&app, &id).await, Some((true, 4)));
+    assert_eq!(body["version"], 10);
+    assert_eq!(work_row(&app, &id).await, Some((false, 10)));
     assert_eq!(stored_answers(&app).await, answers + 1);
 
-    let (status, again, replayed) = keyed_move(&app, &ada, &id, "4", "k1").await;
+    let (status, again, replayed) = keyed_move(&app, &first, &id, "5", "k1").await;
     assert_eq!((status, replayed), (StatusCode::OK, true));
     assert_eq!(again, body);
-    assert_eq!(app.events(&ada, &id).await.len(), 4);
+    assert_eq!(app.events(&first, &id).await.len(), 10);
+}
+
+#[tokio::test]
+async fn moves_leave_a_row_that_still_serves_and_the_workers_come_early_and_fire_on_time() {
+    // Presence aside: nobody is away within the test's 41 s.
+    let app = spawn_app_with(|c| c.core.play.presence_seconds = 300).await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = timed_match(&app, &ada, &bob).await;
+    // Ada moves 10 s in: Bob's deadline (40 s) is later than the row's (Ada's, 30 s), so the
+    // move leaves the row as it is.
+    app.advance(10).await;
+    assert_eq!(app.play(&ada, &id, "4").await.status, StatusCode::OK);
+    assert_eq!(work_row(&app, &id).await, Some((true, 1)));
+    // At 31 s the workers come for the row's deadline, find Bob's turn still running, and write
+    // the row the match asks for; nothing fires.
+    app.advance(21).await;
+    assert_eq!(work_row(&app, &id).await, Some((true, 2)));
+    assert_eq!(
+        types(&app.events(&ada, &id).await),
+        ["match_created", "move_played"]
+    );
+    // At 41 s Bob's turn has run out.
+    app.advance(10).await;
+    let events = app.events(&ada, &id).await;
+    assert_eq!(types(&events)[2..4], ["turn_timed_out", "move_played"]);
+    assert_eq!(events[2]["data"], json!({"seat": 2}));
+}
+
+#[tokio::test]
+async fn players_who_keep_moving_stay_present_though_their_moves_leave_the_row_alone() {
+    let app = spawn_app().await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    // No turn limit: nothing is due, and every move leaves the creation's row (seen at the
+    // creation) as it is. Presence: away after 30 s without a sign.
+    let id = app
+        .room_match_with(&ada, &bob, "four_in_a_row", json!({}))
+        .await;
+    for (i, mv) in ["1", "2", "1", "2", "3", "4"].into_iter().enumerate() {
+        let p = if i % 2 == 0 { &ada } else { &bob };
+        app.advance(10).await;
+        assert_eq!(app.play(p, &id, mv).await.status, StatusCode::OK);
+    }
+    // Each has moved within the last 20 s. The row's times seen are older (the moves left it
+    // alone): the workers it brings take each player's last move from the match and mark
+    // nobody away.
+    // (Bob reads the events: a look at the match counts as being there.)
+    app.advance(5).await;
+    let events = app.events(&bob, &id).await;
+    let t = types(&events);
+    assert!(!t.contains(&"player_left"), "{t:?}");
+    assert_eq!(t.len(), 7);
+    // Silent from here, Ada (last move at 50 s) is away at 80 s.
+    app.advance(20).await;
+    let events = app.events(&bob, &id).await;
+    let left: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "player_left")
+        .collect();
+    assert_eq!(left.len(), 1, "{events:?}");
+    assert_eq!(left[0]["data"], json!({"seat": 1, "reason": "absent"}));
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use super::commands::Command;
 use super::decide::DomainError;
-use super::events::{LeaveReason, MatchEnded, MatchEvent, Occupant, Stamped};
+use super::events::{LeaveReason, MatchEnded, MatchEvent, MovedBy, Occupant, Stamped};
 use super::settings::Settings;
 use crate::aggregate::Aggregate;
 use crate::games::{AnyPosition, GameId, Side};
@@ -58,6 +58,9 @@ pub struct SeatState {
     pub presence: Presence,
     /// How many times the seat's player left on their own (`player_left`, reason `left`).
     pub leaves: u32,
+    /// When the seat's player last acted in the log: their last move or return, else the
+    /// match's creation. (Being seen without acting, a look at the match, is not an event.)
+    pub acted_at: OffsetDateTime,
 }
 
 impl SeatState {
@@ -218,6 +221,7 @@ fn evolve_at(state: &mut MatchState, at: OffsetDateTime, event: &MatchEvent) {
                 occupant,
                 presence: Presence::Here,
                 leaves: 0,
+                acted_at: at,
             }),
             settings: c.settings,
             first_seat: c.first_seat,
@@ -245,6 +249,9 @@ fn evolve_at(state: &mut MatchState, at: OffsetDateTime, event: &MatchEvent) {
                 m.moves.push(p.mv.clone());
             }
             m.turn_started_at = at;
+            if p.by == MovedBy::Human {
+                m.seats[p.seat.index()].acted_at = at;
+            }
         }
         MatchEvent::Passed(_) => {
             m.position.pass();
@@ -261,7 +268,9 @@ fn evolve_at(state: &mut MatchState, at: OffsetDateTime, event: &MatchEvent) {
             }
         }
         MatchEvent::PlayerReturned(r) => {
-            m.seats[r.seat.index()].presence = Presence::Here;
+            let seat = &mut m.seats[r.seat.index()];
+            seat.presence = Presence::Here;
+            seat.acted_at = at;
         }
         MatchEvent::CpuTookOver(t) => {
             let since = match m.seats[t.seat.index()].presence {

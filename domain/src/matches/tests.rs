@@ -513,6 +513,34 @@ fn the_cpu_moves_only_for_the_seats_it_controls() {
 
 // --- leaving and returning ------------------------------------------------------------------
 
+#[test]
+fn a_seat_last_acts_with_its_players_moves_and_returns_not_the_cpus_moves_or_a_leave() {
+    // At 0 s the creation, then one event a second.
+    let state = given([
+        created(humans(GameId::FourInARow)),
+        moved(1, "4"),
+        moved(2, "4"),
+        left(1, LeaveReason::Left),
+        MatchEvent::MovePlayed(MovePlayed {
+            seat: Seat::ONE,
+            mv: "3".to_owned(),
+            by: MovedBy::Cpu,
+        }),
+        MatchEvent::PlayerReturned(PlayerReturned { seat: Seat::ONE }),
+        moved(2, "3"),
+    ])
+    .state();
+    let m = state.get().expect("created");
+    assert_eq!(m.seat(Seat::ONE).acted_at, at(5));
+    assert_eq!(m.seat(Seat::TWO).acted_at, at(6));
+    let fresh = game(GameId::FourInARow, &["4"]).state();
+    let m = fresh.get().expect("created");
+    assert_eq!(
+        (m.seat(Seat::ONE).acted_at, m.seat(Seat::TWO).acted_at),
+        (at(1), at(0))
+    );
+}
+
 fn left(seat: u8, reason: LeaveReason) -> MatchEvent {
     MatchEvent::PlayerLeft(PlayerLeft {
         seat: seat_(seat),

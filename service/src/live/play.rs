@@ -309,7 +309,7 @@ async fn decide_and_commit(
                 expected_version: version as i64,
                 events: decided.events,
             }],
-            work: work_row(app, &decided.last, cmd.seen, at),
+            work: work_after(app, &loaded, &decided.last, cmd.seen, at),
             answer,
             head: loaded.head,
         };
@@ -831,19 +831,19 @@ pub fn work_row(
             pending: None,
         });
     }
-    // Presence is watched in real-time play only: nobody is away in a correspondence game.
-    let watch = |s: Seat| {
-        !m.is_correspondence()
-            && matches!(m.seat(s).occupant, Occupant::Human { .. })
-            && m.seat(s).presence == Presence::Here
+    let seen_at = |s: Seat| {
+        if seen == Some(s) {
+            now
+        } else {
+            m.seat(s).acted_at
+        }
     };
-    let seen_at = |s: Seat| if seen == Some(s) { now } else { m.created_at };
     Some(WorkRow {
         match_id,
         version,
         pending: Some(Pending {
             state_due: state_due(m, app.play.return_seconds, now),
-            watch: [watch(Seat::ONE), watch(Seat::TWO)],
+            watch: watched(m),
             seen: [seen_at(Seat::ONE), seen_at(Seat::TWO)],
             strong_player: m.strong_solo_player().map(|p| p.as_uuid()),
             live_key: m
@@ -858,6 +858,62 @@ pub fn work_row(
                 .map(|p| p.as_uuid())
                 .collect(),
         }),
+    })
+}
+
+/// The work row a command taking the match from `before` to `after` writes: none when the row
+/// the match has still serves it ([`still_serves`]), as it does for most moves.
+fn work_after(
+    app: &LivePath,
+    before: &Loaded,
+    after: &Loaded,
+    seen: Option<Seat>,
+    at: OffsetDateTime,
+) -> Option<WorkRow> {
+    let row = work_row(app, after, seen, at)?;
+    (!still_serves(app, before, &row, at)).then_some(row)
+}
+
+/// Whether the work row that served the match in state `before` still serves it once `after`
+/// (the row its new state asks for) is its state, so that the command need not write it.
+///
+/// The workers read three things in a row: when the match is next due, whose presence to watch
+/// (and since when), and the fair-play guard of a ranked match. A row serves while the time it
+/// holds is no later than the match's next due time (a worker that comes early finds nothing to
+/// do and writes the row afresh: one visit per turn limit at most, instead of a write per move),
+/// and while its watch and guard are the match's. Its times seen may lag: the workers take a
+/// seat's last act from the match itself ([`domain::matches::SeatState::acted_at`]). By
+/// induction over the match's versions, whose commands commit in order, the row in the table
+/// always serves the match's last version: a command either leaves a row that served its
+/// `before` and serves its `after`, or writes `after`'s (an older write never replaces a newer
+/// row's timers).
+fn still_serves(app: &LivePath, before: &Loaded, after: &WorkRow, at: OffsetDateTime) -> bool {
+    let (Some(m), Some(next)) = (before.state.get(), after.pending.as_ref()) else {
+        return false;
+    };
+    // A guard published for the boundary changes with every move past the public opening.
+    if m.is_finished() || m.is_correspondence() || next.live_key.is_some() {
+        return false;
+    }
+    if watched(m) != next.watch || m.strong_solo_player().map(|p| p.as_uuid()) != next.strong_player
+    {
+        return false;
+    }
+    match (state_due(m, app.play.return_seconds, at), next.state_due) {
+        (None, None) => true,
+        (None, Some(_)) => false,
+        // The row's time is still ahead, and the match's next is no earlier.
+        (Some(was), next) => was > at && next.is_none_or(|d| d >= was),
+    }
+}
+
+/// The seats whose presence the workers watch: the humans at the table. Real-time play only:
+/// nobody is away in a correspondence game.
+fn watched(m: &Match) -> [bool; 2] {
+    Seat::BOTH.map(|s| {
+        !m.is_correspondence()
+            && matches!(m.seat(s).occupant, Occupant::Human { .. })
+            && m.seat(s).presence == Presence::Here
     })
 }
 
