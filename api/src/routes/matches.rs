@@ -10,7 +10,7 @@ use service::checks;
 use domain::cpu;
 use domain::games::GameId;
 use domain::ids::{MatchId, Seat};
-use domain::matches::{Action, LeaveReason, MovedBy, Presence, Settings, replay};
+use domain::matches::{Settings, replay};
 
 use crate::auth::Auth;
 use crate::error::ApiError;
@@ -20,7 +20,6 @@ use crate::state::ApiState;
 use service::Error;
 use service::answers::Body;
 use service::live::play;
-use service::metrics::Limit;
 use service::reasons::{Illegal, Invalid};
 use service::views::{EventView, OpeningJson, PlyJson};
 
@@ -112,19 +111,12 @@ pub async fn post_move(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> HttpResponse {
-    seated_command(app, auth, req, path, payload, |body, seat| {
+    seated_command(app, auth, req, path, payload, |body| {
         let m: MoveBody = input::json(body)?;
         if m.mv.len() > 8 {
             return Err(Error::IllegalMove(Illegal::NotAMove(m.mv)).into());
         }
-        Ok((
-            Action::PlayMove {
-                seat,
-                mv: m.mv,
-                by: MovedBy::Human,
-            },
-            m.expected_version,
-        ))
+        Ok((play::Asked::Move(m.mv), m.expected_version))
     })
     .await
 }
@@ -146,9 +138,9 @@ pub async fn resign(
     path: web::Path<String>,
     payload: web::Payload,
 ) -> HttpResponse {
-    seated_command(app, auth, req, path, payload, |body, seat| {
+    seated_command(app, auth, req, path, payload, |body| {
         let b: VersionBody = input::json(body)?;
-        Ok((Action::Resign { seat }, b.expected_version))
+        Ok((play::Asked::Resign, b.expected_version))
     })
     .await
 }
@@ -200,78 +192,33 @@ async fn presence_command(
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let b: VersionBody = input::json(&body)?;
         let id: MatchId = checks::id(&path)?;
-        let loaded = play::load(app, id).await?;
-        let seat = loaded.seat_required(auth.player)?;
-        let m = loaded.get()?;
-        if m.is_finished() {
-            return Err(Error::MatchFinished.into());
-        }
-        if let Some(expected) = b.expected_version
-            && expected != loaded.state.version()
-        {
-            return Err(Error::VersionConflict {
-                expected,
-                actual: loaded.state.version(),
-            }
-            .into());
-        }
-        let here = m.seat(seat).presence == Presence::Here;
-        let action = match (leaving, here) {
-            (true, true) => Action::Leave {
-                seat,
-                reason: LeaveReason::Left,
-            },
-            (false, false) => Action::Return { seat },
-            // Already in that state: nothing to write but presence.
-            _ => {
-                if !leaving {
-                    play::mark_seen(app, id, seat).await?;
-                }
-                return Ok((StatusCode::OK, Body::of(&loaded.view()?)?, false));
-            }
-        };
-        if leaving
-            && let Some(wait) = app
-                .play
-                .leave_wait(m.seat(seat).leaves, m.created_at, app.now())
-        {
-            app.metrics.refused(Limit::Leaves);
-            return Err(Error::RateLimited(wait).into());
-        }
-        let seen = (!leaving).then_some(seat);
-        let cmd =
-            play::MatchCommand::by_player(id, key, action, auth.player, b.expected_version, seen);
-        let done = play::execute(app, cmd).await?;
-        Ok((StatusCode::OK, Body::of(&done.own.view()?)?, done.stored))
+        let (view, stored) =
+            play::presence_command(app, auth.player, id, key, leaving, b.expected_version).await?;
+        Ok((StatusCode::OK, Body::of(&view)?, stored))
     })
     .await
 }
 
-/// The shape of a seated player's command: read the body, check the seat, decide and append,
-/// let the CPU answer, answer with the view right after the player's own command.
+/// The shape of a seated player's command: read the body, then the one use case
+/// ([`play::seated_command`]), answered with the view right after the player's own command.
 async fn seated_command<F>(
     app: web::Data<ApiState>,
     auth: Auth,
     req: HttpRequest,
     path: web::Path<String>,
     payload: web::Payload,
-    make: F,
+    asked: F,
 ) -> HttpResponse
 where
-    F: FnOnce(&[u8], Seat) -> Result<(Action, Option<u64>), ApiError>,
+    F: FnOnce(&[u8]) -> Result<(play::Asked, Option<u64>), ApiError>,
 {
     let (app, auth) = (&app, &auth);
     idempotency::command_keyed(app, auth, &req, payload, |key, body| async move {
         let id: MatchId = checks::id(&path)?;
-        let known = play::load_command(app, id).await?;
-        let seat = known.loaded.seat_required(auth.player)?;
-        let (action, expected) = make(&body, seat)?;
-        let cmd = play::MatchCommand::by_player(id, key, action, auth.player, expected, Some(seat));
-        let done = play::execute_on(app, cmd, Some(known)).await?;
-        let view = done.own.view()?;
-        // Level 5 answers in commands of its own, after this one.
-        play::run_cpu(app, done.last).await?;
-        Ok((StatusCode::OK, Body::of(&view)?, done.stored))
+        let (asked, expected) = asked(&body)?;
+        let (view, stored) =
+            play::seated_command(app, auth.player, id, key, asked, expected).await?;
+        Ok((StatusCode::OK, Body::of(&view)?, stored))
     })
     .await
 }

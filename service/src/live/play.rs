@@ -20,8 +20,8 @@ use domain::cpu;
 use domain::games::{AnyPosition, GameId};
 use domain::ids::{MatchId, PlayerId, Seat};
 use domain::matches::{
-    Action, Command, CreateMatch, FirstMoveRule, Match, MatchState, MovedBy, Occupant, Presence,
-    Settings, Stamped, decide, evolve, strong_solo_player,
+    Action, Command, CreateMatch, FirstMoveRule, LeaveReason, Match, MatchState, MovedBy, Occupant,
+    Presence, Settings, Stamped, decide, evolve, strong_solo_player,
 };
 use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
@@ -222,6 +222,96 @@ impl MatchCommand {
             answer: Answering::own(key.record),
         }
     }
+}
+
+/// What a seated player asks of their match (their seat is the one they hold).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    Move(String),
+    Resign,
+}
+
+/// A seated player's move or resignation on match `id`, as the request of `key`, at the
+/// version they chose it at (`expected`, if they say): decided and committed, then the CPU's
+/// searched replies (level 5) in commands of their own. Answers with the match right after the
+/// player's own command, and whether the request's answer was stored with it.
+pub async fn seated_command(
+    app: &LivePath,
+    player: PlayerId,
+    id: MatchId,
+    key: crate::answers::Key,
+    asked: Asked,
+    expected: Option<u64>,
+) -> Result<(MatchView, bool), Error> {
+    let known = load_command(app, id).await?;
+    let seat = known.loaded.seat_required(player)?;
+    let action = match asked {
+        Asked::Move(mv) => Action::PlayMove {
+            seat,
+            mv,
+            by: MovedBy::Human,
+        },
+        Asked::Resign => Action::Resign { seat },
+    };
+    let cmd = MatchCommand::by_player(id, key, action, player, expected, Some(seat));
+    let done = execute_on(app, cmd, Some(known)).await?;
+    let view = done.own.view()?;
+    run_cpu(app, done.last).await?;
+    Ok((view, done.stored))
+}
+
+/// A seated player leaving their match for a while (`leaving`) or coming back, as the request of
+/// `key`: a no-op answered with the match when they already are where they ask to be (a return
+/// then counts as being seen). Leaving on one's own is limited (`rate_limited`).
+pub async fn presence_command(
+    app: &LivePath,
+    player: PlayerId,
+    id: MatchId,
+    key: crate::answers::Key,
+    leaving: bool,
+    expected: Option<u64>,
+) -> Result<(MatchView, bool), Error> {
+    let loaded = load(app, id).await?;
+    let seat = loaded.seat_required(player)?;
+    let m = loaded.get()?;
+    if m.is_finished() {
+        return Err(Error::MatchFinished);
+    }
+    if let Some(expected) = expected
+        && expected != loaded.state.version()
+    {
+        return Err(Error::VersionConflict {
+            expected,
+            actual: loaded.state.version(),
+        });
+    }
+    let here = m.seat(seat).presence == Presence::Here;
+    let action = match (leaving, here) {
+        (true, true) => Action::Leave {
+            seat,
+            reason: LeaveReason::Left,
+        },
+        (false, false) => Action::Return { seat },
+        // Already in that state: nothing to write but presence.
+        _ => {
+            if !leaving {
+                mark_seen(app, id, seat).await?;
+            }
+            return Ok((loaded.view()?, false));
+        }
+    };
+    if leaving
+        && let Some(wait) = app
+            .play
+            .leave_wait(m.seat(seat).leaves, m.created_at, app.now())
+    {
+        app.metrics.refused(Limit::Leaves);
+        return Err(Error::RateLimited(wait));
+    }
+    let seen = (!leaving).then_some(seat);
+    let cmd = MatchCommand::by_player(id, key, action, player, expected, seen);
+    let done = execute(app, cmd).await?;
+    Ok((done.own.view()?, done.stored))
 }
 
 /// What a command did.
