@@ -80,8 +80,9 @@ async fn a_crash_before_the_commit_leaves_nothing_and_the_retry_goes_through() {
     let (status, body, replayed) = keyed_move(&app, &ada, &id, "4", "m1").await;
     assert_eq!((status, replayed), (StatusCode::OK, false), "{body:?}");
     assert_eq!(body["version"], 2);
-    // Bob's deadline is no earlier than the one the row holds: the row still serves, untouched.
-    assert_eq!(work_row(&app, &id).await, before.1);
+    // The failed batch dropped the match from the cache: the retry, on the match read again,
+    // does not know when the row brings the workers, and writes it with its events.
+    assert_eq!(work_row(&app, &id).await, Some((true, 2)));
     assert_eq!(stored_answers(&app).await, answers + 1);
 }
 
@@ -369,30 +370,27 @@ async fn moves_leave_a_row_that_still_serves_and_the_workers_come_early_and_fire
 }
 
 #[tokio::test]
-async fn players_who_keep_moving_stay_present_though_their_moves_leave_the_row_alone() {
+async fn a_player_who_moved_since_the_row_last_saw_them_is_not_marked_away() {
     let app = spawn_app().await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
-    // No turn limit: nothing is due, and every move leaves the creation's row (seen at the
-    // creation) as it is. Presence: away after 30 s without a sign.
+    // No turn limit; away after 30 s without a sign. Both move early: their moves leave the
+    // creation's row (which saw them at 0 s) as it is.
     let id = app
         .room_match_with(&ada, &bob, "four_in_a_row", json!({}))
         .await;
-    for (i, mv) in ["1", "2", "1", "2", "3", "4"].into_iter().enumerate() {
-        let p = if i % 2 == 0 { &ada } else { &bob };
-        app.advance(10).await;
-        assert_eq!(app.play(p, &id, mv).await.status, StatusCode::OK);
-    }
-    // Each has moved within the last 20 s. The row's times seen are older (the moves left it
-    // alone): the workers it brings take each player's last move from the match and mark
-    // nobody away.
-    // (Bob reads the events: a look at the match counts as being there.)
     app.advance(5).await;
+    assert_eq!(app.play(&ada, &id, "1").await.status, StatusCode::OK);
+    app.advance(5).await;
+    assert_eq!(app.play(&bob, &id, "2").await.status, StatusCode::OK);
+    assert_eq!(work_row(&app, &id).await, Some((false, 1)));
+    // At 31 s the row brings the workers; they take each player's last move from the match
+    // (5 s and 10 s) and mark nobody away. (Bob reads the events: a look counts as a sign.)
+    app.advance(21).await;
     let events = app.events(&bob, &id).await;
     let t = types(&events);
     assert!(!t.contains(&"player_left"), "{t:?}");
-    assert_eq!(t.len(), 7);
-    // Silent from here, Ada (last move at 50 s) is away at 80 s.
-    app.advance(20).await;
+    // Ada, to move and silent since 5 s, is away at 35 s.
+    app.advance(5).await;
     let events = app.events(&bob, &id).await;
     let left: Vec<&Value> = events
         .iter()
@@ -400,6 +398,25 @@ async fn players_who_keep_moving_stay_present_though_their_moves_leave_the_row_a
         .collect();
     assert_eq!(left.len(), 1, "{events:?}");
     assert_eq!(left[0]["data"], json!({"seat": 1, "reason": "absent"}));
+}
+
+#[tokio::test]
+async fn a_match_in_play_writes_its_row_again_before_it_would_bring_the_workers() {
+    // Presence aside: nobody is away within the test's 31 s.
+    let app = spawn_app_with(|c| c.core.play.presence_seconds = 300).await;
+    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
+    let id = timed_match(&app, &ada, &bob).await;
+    // At 10 s the row's deadline (30 s) is 20 s away: Ada's move leaves it.
+    app.advance(10).await;
+    assert_eq!(app.play(&ada, &id, "4").await.status, StatusCode::OK);
+    assert_eq!(work_row(&app, &id).await, Some((true, 1)));
+    // At 22 s it is 8 s away: Bob's move writes the row (Ada's deadline, 52 s).
+    app.advance(12).await;
+    assert_eq!(app.play(&bob, &id, "4").await.status, StatusCode::OK);
+    assert_eq!(work_row(&app, &id).await, Some((true, 3)));
+    // So at 31 s the workers have nothing to come for.
+    app.clock.advance(time::Duration::seconds(9));
+    assert_eq!(app.run_workers().await, 0);
 }
 
 #[tokio::test]

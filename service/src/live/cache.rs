@@ -20,6 +20,8 @@ pub struct Cached {
     pub names: Arc<Names>,
     /// The hash of the match's last event, when known.
     pub head: Option<eventlog::Hash>,
+    /// The work row this instance last wrote for the match, if it did.
+    pub row: Option<super::loaded::RowHint>,
 }
 
 /// At most `capacity` entries, in two generations: lookups promote an entry to the young one;
@@ -127,6 +129,7 @@ mod tests {
             state: MatchState::default(),
             names: Arc::new(Names::new()),
             head: None,
+            row: None,
         }
     }
 

@@ -72,6 +72,7 @@ impl Created {
             state,
             names: Default::default(),
             head: None,
+            row: None,
         }
     }
 }

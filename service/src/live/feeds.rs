@@ -179,6 +179,7 @@ async fn history(
         state: MatchState::default(),
         names: current.names.clone(),
         head: None,
+        row: None,
     };
     let mut frames = Vec::new();
     for e in events.iter().take_while(|e| e.version as u64 <= upto) {

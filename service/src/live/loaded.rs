@@ -21,6 +21,16 @@ pub struct Loaded {
     /// The hash of the match's event at `state.version()`, when known: a command on it then
     /// takes the log's fast path ([`eventlog::HeadAppend`]).
     pub head: Option<Hash>,
+    /// The work row this instance last wrote for the match, when it did: a hint of when the row
+    /// brings the workers, which a command uses to write it again before it does.
+    pub row: Option<RowHint>,
+}
+
+/// When a match's work row, as written, brings the workers: its due time and its times seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowHint {
+    pub due: Option<time::OffsetDateTime>,
+    pub seen: [time::OffsetDateTime; 2],
 }
 
 impl Loaded {
@@ -51,6 +61,16 @@ impl Loaded {
             self.state.version(),
             &self.names,
         ))
+    }
+}
+
+impl RowHint {
+    /// The hint of a row as it is written.
+    pub fn of(row: &crate::live::commit::Pending) -> RowHint {
+        RowHint {
+            due: row.state_due,
+            seen: row.seen,
+        }
     }
 }
 

@@ -32,7 +32,7 @@ use crate::error::{Error, unexpected};
 use crate::live::LivePath;
 use crate::live::cache::Cached;
 use crate::live::commit::{CommitError, Job, Pending, StoredAnswer, WorkRow};
-pub use crate::live::loaded::{Loaded, stamped};
+pub use crate::live::loaded::{Loaded, RowHint, stamped};
 use crate::metrics::Limit;
 use crate::reasons::Missing;
 use crate::views::MatchView;
@@ -60,6 +60,7 @@ fn remember(app: &LivePath, loaded: &Loaded) {
             state: loaded.state.clone(),
             names: loaded.names.clone(),
             head: loaded.head,
+            row: loaded.row,
         },
     );
 }
@@ -81,6 +82,7 @@ pub async fn load(app: &LivePath, id: MatchId) -> Result<Loaded, Error> {
         state,
         names: cached.names.clone(),
         head: newer.last().map(|e| e.hash).or(cached.head),
+        row: cached.row,
     };
     if !newer.is_empty() {
         remember(app, &loaded);
@@ -104,6 +106,7 @@ pub async fn load_command(app: &LivePath, id: MatchId) -> Result<Known, Error> {
                 state: c.state.clone(),
                 names: c.names.clone(),
                 head: c.head,
+                row: c.row,
             },
             cached: true,
         },
@@ -154,6 +157,7 @@ fn keep(
         state,
         names,
         head: events.last().map(|e| e.hash),
+        row: None,
     };
     remember(app, &loaded);
     (loaded, events)
@@ -392,6 +396,12 @@ async fn decide_and_commit(
         };
         let answer = stored_answer(cmd.answer.as_ref(), &decided, at)?;
         let stored = answer.is_some();
+        let work = work_after(app, &loaded, &decided.last, cmd.seen, at);
+        // The row as this command leaves it: as written, or as it was.
+        decided.last.row = match &work {
+            Some(w) => w.pending.as_ref().map(RowHint::of),
+            None => loaded.row,
+        };
         let job = Job {
             command_id: cmd.command_id,
             appends: vec![StreamAppend {
@@ -399,7 +409,7 @@ async fn decide_and_commit(
                 expected_version: version as i64,
                 events: decided.events,
             }],
-            work: work_after(app, &loaded, &decided.last, cmd.seen, at),
+            work,
             answer,
             head: loaded.head,
         };
@@ -599,6 +609,7 @@ async fn created(app: &LivePath, id: MatchId, create: &CreateMatch) -> Result<Lo
         state: MatchState::default(),
         names: Arc::new(crate::players::names(&client, &players).await?),
         head: None,
+        row: None,
     })
 }
 
@@ -639,6 +650,7 @@ async fn decide_with_cpu(
         state: state.clone(),
         names: loaded.names.clone(),
         head: None,
+        row: None,
     };
     for _ in 0..64 {
         let Some(m) = state.get() else { break };
@@ -666,6 +678,7 @@ async fn decide_with_cpu(
             state,
             names: loaded.names.clone(),
             head: None,
+            row: None,
         },
     })
 }
@@ -964,23 +977,42 @@ fn work_after(
     (!still_serves(app, before, &row, at)).then_some(row)
 }
 
+/// How far ahead a command writes again a row that would otherwise bring the workers: a row
+/// whose due time or whose times seen (with the presence limit) come within this long is
+/// written with the command, so that a match in play keeps the workers away.
+const ROW_AHEAD: Duration = Duration::seconds(10);
+
 /// Whether the work row that served the match in state `before` still serves it once `after`
 /// (the row its new state asks for) is its state, so that the command need not write it.
 ///
 /// The workers read three things in a row: when the match is next due, whose presence to watch
 /// (and since when), and the fair-play guard of a ranked match. A row serves while the time it
 /// holds is no later than the match's next due time (a worker that comes early finds nothing to
-/// do and writes the row afresh: one visit per turn limit at most, instead of a write per move),
-/// and while its watch and guard are the match's. Its times seen may lag: the workers take a
-/// seat's last act from the match itself ([`domain::matches::SeatState::acted_at`]). By
-/// induction over the match's versions, whose commands commit in order, the row in the table
-/// always serves the match's last version: a command either leaves a row that served its
-/// `before` and serves its `after`, or writes `after`'s (an older write never replaces a newer
-/// row's timers).
+/// do and writes the row afresh), and while its watch and guard are the match's. Its times seen
+/// may lag: the workers take a seat's last act from the match itself
+/// ([`domain::matches::SeatState::acted_at`]). By induction over the match's versions, whose
+/// commands commit in order, the row in the table always serves the match's last version: a
+/// command either leaves a row that served its `before` and serves its `after`, or writes
+/// `after`'s (an older write never replaces a newer row's timers).
+///
+/// Leaving a row that serves is safe but may bring the workers for nothing; so a row this
+/// instance did not write (no hint: another instance's, or one never written here) is written
+/// again, and so is one that would bring the workers within [`ROW_AHEAD`] (a match in play
+/// writes its row about once per turn limit or presence limit, not once per move).
 fn still_serves(app: &LivePath, before: &Loaded, after: &WorkRow, at: OffsetDateTime) -> bool {
-    let (Some(m), Some(next)) = (before.state.get(), after.pending.as_ref()) else {
+    let (Some(m), Some(next), Some(row)) = (before.state.get(), after.pending.as_ref(), before.row)
+    else {
         return false;
     };
+    let soon = at + ROW_AHEAD;
+    let presence = Duration::seconds(i64::from(app.play.presence_seconds));
+    if row.due.is_some_and(|d| d <= soon)
+        || Seat::BOTH
+            .into_iter()
+            .any(|s| next.watch[s.index()] && row.seen[s.index()] + presence <= soon)
+    {
+        return false;
+    }
     // A guard published for the boundary changes with every move past the public opening.
     if m.is_finished() || m.is_correspondence() || next.live_key.is_some() {
         return false;
