@@ -343,28 +343,33 @@ async fn a_keyed_move_on_a_cached_match_commits_its_answer_and_work_row_in_its_s
     assert_eq!(app.events(&first, &id).await.len(), 10);
 }
 
-#[tokio::test]
-async fn moves_leave_a_row_that_still_serves_and_the_workers_come_early_and_fire_on_time() {
-    // Presence aside: nobody is away within the test's 41 s.
+/// A timed match (30 s a turn, nobody away within a minute) in which Ada moved at 10 s: Bob's
+/// deadline (40 s) is later than the row's (Ada's, 30 s, 20 s away), so the move left the row as
+/// it was.
+async fn a_timed_match_moved_at_10_s() -> (TestApp, Player, String) {
     let app = spawn_app_with(|c| c.core.play.presence_seconds = 300).await;
     let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
     let id = timed_match(&app, &ada, &bob).await;
-    // Ada moves 10 s in: Bob's deadline (40 s) is later than the row's (Ada's, 30 s), so the
-    // move leaves the row as it is.
     app.advance(10).await;
     assert_eq!(app.play(&ada, &id, "4").await.status, StatusCode::OK);
     assert_eq!(work_row(&app, &id).await, Some((true, 1)));
+    (app, bob, id)
+}
+
+#[tokio::test]
+async fn moves_leave_a_row_that_still_serves_and_the_workers_come_early_and_fire_on_time() {
+    let (app, bob, id) = a_timed_match_moved_at_10_s().await;
     // At 31 s the workers come for the row's deadline, find Bob's turn still running, and write
     // the row the match asks for; nothing fires.
     app.advance(21).await;
     assert_eq!(work_row(&app, &id).await, Some((true, 2)));
     assert_eq!(
-        types(&app.events(&ada, &id).await),
+        types(&app.events(&bob, &id).await),
         ["match_created", "move_played"]
     );
     // At 41 s Bob's turn has run out.
     app.advance(10).await;
-    let events = app.events(&ada, &id).await;
+    let events = app.events(&bob, &id).await;
     assert_eq!(types(&events)[2..4], ["turn_timed_out", "move_played"]);
     assert_eq!(events[2]["data"], json!({"seat": 2}));
 }
@@ -402,14 +407,7 @@ async fn a_player_who_moved_since_the_row_last_saw_them_is_not_marked_away() {
 
 #[tokio::test]
 async fn a_match_in_play_writes_its_row_again_before_it_would_bring_the_workers() {
-    // Presence aside: nobody is away within the test's 31 s.
-    let app = spawn_app_with(|c| c.core.play.presence_seconds = 300).await;
-    let (ada, bob) = (app.player("Ada").await, app.player("Bob").await);
-    let id = timed_match(&app, &ada, &bob).await;
-    // At 10 s the row's deadline (30 s) is 20 s away: Ada's move leaves it.
-    app.advance(10).await;
-    assert_eq!(app.play(&ada, &id, "4").await.status, StatusCode::OK);
-    assert_eq!(work_row(&app, &id).await, Some((true, 1)));
+    let (app, bob, id) = a_timed_match_moved_at_10_s().await;
     // At 22 s it is 8 s away: Bob's move writes the row (Ada's deadline, 52 s).
     app.advance(12).await;
     assert_eq!(app.play(&bob, &id, "4").await.status, StatusCode::OK);
