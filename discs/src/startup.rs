@@ -368,7 +368,7 @@ async fn spawn_background(config: &ServeConfig, state: &AppState) -> Vec<JoinHan
         return background;
     }
     let interval = Duration::from_millis(config.core.worker_interval_ms);
-    background.push(tokio::spawn(workers::repair_then_run(
+    background.push(tokio::spawn(workers::repair_and_run(
         state.clone(),
         interval,
     )));

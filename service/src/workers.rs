@@ -7,8 +7,9 @@
 //! mid-work cannot make a timeout fire twice or the CPU move twice. Every minute it also
 //! purges what is kept only for a while (stored answers, idle rooms, old analyses).
 //!
-//! [`repair_work`] (at start-up, and `discs repair-work`) gives every active match whose row is
-//! missing or older than its last event its row back from the log (a correspondence game, which
+//! [`repair_work`] (at start-up, beside the loop, and `discs repair-work`) gives every active
+//! match whose row is missing, or older than its last event and no longer serving it, its row
+//! back from the log (a correspondence game, which
 //! has none, its due row), and drops the rows of finished matches (the work rows read first, then the open matches from
 //! `EventLog::open_streams`).
 
@@ -88,7 +89,26 @@ pub struct Repair {
     pub removed: usize,
 }
 
-/// Rebuilds every missing or stale work row from the log, and removes the rows of finished
+/// What the repair reads of a stored work row.
+struct Stored {
+    version: i64,
+    due: Option<time::OffsetDateTime>,
+    watch: [bool; 2],
+    live_key: Option<String>,
+}
+
+impl Stored {
+    /// Whether the row serves a match whose state asks for `next`: it brings the workers no
+    /// later than the match needs them, watches the same seats and publishes the same guard.
+    fn serves(&self, next: &crate::live::commit::Pending) -> bool {
+        self.watch == next.watch
+            && self.live_key.as_deref() == next.live_key.as_ref().map(|(k, _)| k.as_str())
+            && play::due_serves(self.due, next.state_due)
+    }
+}
+
+/// Rebuilds every missing work row, and every stale one (older than its match's last event and
+/// no longer serving it: see [`play::still_serves`]) from the log, and removes the rows of finished
 /// matches, so that no crash can strand a match without its deadlines. Safe while the server
 /// runs: a row is only ever replaced by one computed from a newer version.
 ///
@@ -96,14 +116,25 @@ pub struct Repair {
 /// open without a row (and gets one, computed from the log), never as a row without a match.
 pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
     let now = app.now();
-    let rows: HashMap<Uuid, i64> = {
+    let rows: HashMap<Uuid, Stored> = {
         let client = app.pool.get().await.map_err(unexpected)?;
         client
-            .query("SELECT match_id, version FROM match_work", &[])
+            .query(
+                "SELECT match_id, version, state_due, watch1, watch2, live_key FROM match_work",
+                &[],
+            )
             .await
             .map_err(unexpected)?
             .iter()
-            .map(|r| (r.get(0), r.get(1)))
+            .map(|r| {
+                let stored = Stored {
+                    version: r.get(1),
+                    due: r.get(2),
+                    watch: [r.get(3), r.get(4)],
+                    live_key: r.get(5),
+                };
+                (r.get(0), stored)
+            })
             .collect()
     };
     let open: HashMap<Uuid, i64> = app
@@ -124,10 +155,10 @@ pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
     let correspondence = crate::live::correspondence::open_ids(app).await?;
     let mut report = Repair::default();
     for (&id, &version) in &open {
-        let missing = match rows.get(&id) {
+        let (missing, stored) = match rows.get(&id) {
             None if correspondence.contains(&id) => continue,
-            None => true,
-            Some(&row) if row < version => false,
+            None => (true, None),
+            Some(row) if row.version < version => (false, Some(row)),
             Some(_) => continue,
         };
         let id = MatchId::from_uuid(id);
@@ -137,6 +168,13 @@ pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
         let Some(mut work) = play::work_row(app, &loaded, None, now) else {
             continue;
         };
+        // A row older than the match's last event is the rule (moves leave a row that serves
+        // alone: `play::still_serves`); only one that no longer serves is written again.
+        if let (Some(stored), Some(next)) = (stored, work.pending.as_ref())
+            && stored.serves(next)
+        {
+            continue;
+        }
         if let Some(p) = work.pending.as_mut() {
             // Nobody knows when the players were last seen: from now on.
             p.seen = [now, now];
@@ -187,18 +225,22 @@ async fn reseat(
     crate::standing::reseat_on(client, &players, loaded.id).await
 }
 
-/// Repairs the work rows (start-up), then runs the background loop.
-pub async fn repair_then_run(app: AppState, interval: StdDuration) {
-    match repair_work(&app).await {
-        Ok(r) if r == Repair::default() => {}
-        Ok(r) => tracing::info!(
-            created = r.created,
-            fixed = r.fixed,
-            removed = r.removed,
-            "repaired match work rows"
-        ),
-        Err(e) => tracing::warn!(error = %e, "the repair of match work rows failed"),
-    }
+/// Repairs the work rows (start-up) beside the background loop, which does not wait for it:
+/// the repair reads every match whose row is older than its last event.
+pub async fn repair_and_run(app: AppState, interval: StdDuration) {
+    let repairing = app.clone();
+    tokio::spawn(async move {
+        match repair_work(&repairing).await {
+            Ok(r) if r == Repair::default() => {}
+            Ok(r) => tracing::info!(
+                created = r.created,
+                fixed = r.fixed,
+                removed = r.removed,
+                "repaired match work rows"
+            ),
+            Err(e) => tracing::warn!(error = %e, "the repair of match work rows failed"),
+        }
+    });
     run_forever(app, interval).await;
 }
 

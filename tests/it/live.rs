@@ -155,9 +155,12 @@ async fn the_repair_recreates_missing_and_stale_work_rows_and_the_timeout_fires(
     let lost = timed_match(&app, &ada, &bob).await;
     let stale = timed_match(&app, &ada, &bob).await;
     let done = timed_match(&app, &ada, &bob).await;
-    for id in [&lost, &stale, &done] {
+    let serving = timed_match(&app, &ada, &bob).await;
+    for id in [&lost, &stale, &done, &serving] {
         assert_eq!(app.play(&ada, id, "4").await.status, StatusCode::OK);
     }
+    // Each move left its row (version 1) as it was: the row still serves.
+    assert_eq!(work_row(&app, &serving).await, Some((true, 1)));
     let resigned = app
         .post(&format!("/v1/matches/{done}/resign"), &bob.token, json!({}))
         .await;
@@ -203,6 +206,8 @@ async fn the_repair_recreates_missing_and_stale_work_rows_and_the_timeout_fires(
     assert_eq!(work_row(&app, &lost).await, Some((true, 2)));
     assert_eq!(work_row(&app, &stale).await, Some((true, 2)));
     assert_eq!(work_row(&app, &done).await, None);
+    // Older than its match's last event, and serving it: left alone.
+    assert_eq!(work_row(&app, &serving).await, Some((true, 1)));
     // Nothing left to repair.
     let again = service::workers::repair_work(&app.state)
         .await
@@ -210,7 +215,7 @@ async fn the_repair_recreates_missing_and_stale_work_rows_and_the_timeout_fires(
     assert_eq!(again, service::workers::Repair::default());
 
     app.advance(31).await;
-    for id in [&lost, &stale] {
+    for id in [&lost, &stale, &serving] {
         let events = app.events(&ada, id).await;
         let t = types(&events);
         assert!(t.contains(&"turn_timed_out"), "{t:?}");

@@ -1021,11 +1021,17 @@ fn still_serves(app: &LivePath, before: &Loaded, after: &WorkRow, at: OffsetDate
     {
         return false;
     }
-    match (state_due(m, app.play.return_seconds, at), next.state_due) {
-        (None, None) => true,
-        (None, Some(_)) => false,
-        // The row's time is still ahead, and the match's next is no earlier.
-        (Some(was), next) => was > at && next.is_none_or(|d| d >= was),
+    // The row's time is still ahead, and the match's next is no earlier.
+    let was = state_due(m, app.play.return_seconds, at);
+    was.is_none_or(|was| was > at) && due_serves(was, next.state_due)
+}
+
+/// Whether a row holding due time `held` serves a match whose next due time is `next`: it
+/// brings the workers no later than the match needs them.
+pub fn due_serves(held: Option<OffsetDateTime>, next: Option<OffsetDateTime>) -> bool {
+    match (held, next) {
+        (None, next) => next.is_none(),
+        (Some(held), next) => next.is_none_or(|d| d >= held),
     }
 }
 
