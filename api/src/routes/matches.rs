@@ -253,21 +253,8 @@ pub async fn proof(
     path: web::Path<String>,
     query: Result<web::Query<ProofQuery>, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    use service::history::{ProofError, match_proof};
-    use service::reasons::{Active, Clash, Missing};
     let query = query.map_err(input::query_error)?;
-    let (loaded, events) = play::open_finished_with_events(&app, auth.player, &path).await?;
-    if !loaded.get()?.is_finished() {
-        return Err(Error::MatchActive(Active::Proof).into());
-    }
-    let id: MatchId = checks::id(&path)?;
-    let proof = match_proof(&app, id.as_uuid(), &events, query.checkpoint)
-        .await
-        .map_err(|e| match e {
-            ProofError::NotYet => Error::Conflict(Clash::NotCheckpointed),
-            ProofError::NoCheckpoint => Error::NotFound(Missing::Checkpoint),
-            other => service::error::unexpected(other),
-        })?;
+    let proof = service::history::proof_for(&app, auth.player, &path, query.checkpoint).await?;
     Ok(HttpResponse::Ok().json(proof))
 }
 

@@ -46,7 +46,8 @@ pub mod verify;
 pub use folder::read_folder;
 pub use ledger::{closings, record_closing};
 pub use proofs::{
-    Consistency, MatchProof, ProofError, ProofEvent, consistency, match_proof, verify_match_proof,
+    Consistency, MatchProof, ProofError, ProofEvent, consistency, match_proof, proof_for,
+    verify_match_proof,
 };
 pub use publish::{
     SignError, checkpoint_committed, checkpoint_now, grow, grow_to_committed, publish, recorded,

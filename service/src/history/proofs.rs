@@ -130,6 +130,30 @@ pub enum ProofError {
 
 /// The proof of a finished match whose `events` were read from the log, against checkpoint
 /// `seq` (the latest one covering it when `None`).
+/// The proof of a finished match `raw_id` that `player` may read, against signed checkpoint `seq`
+/// (the latest by default): `match_active` while it is played, `not_checkpointed` until a
+/// signed checkpoint covers its end, `not_found` for a checkpoint that does not exist.
+pub async fn proof_for(
+    app: &crate::live::LivePath,
+    player: domain::ids::PlayerId,
+    raw_id: &str,
+    seq: Option<u64>,
+) -> Result<MatchProof, crate::Error> {
+    use crate::reasons::{Active, Clash, Missing};
+    let (loaded, events) =
+        crate::live::play::open_finished_with_events(app, player, raw_id).await?;
+    if !loaded.get()?.is_finished() {
+        return Err(crate::Error::MatchActive(Active::Proof));
+    }
+    match_proof(app, loaded.id.as_uuid(), &events, seq)
+        .await
+        .map_err(|e| match e {
+            ProofError::NotYet => crate::Error::Conflict(Clash::NotCheckpointed),
+            ProofError::NoCheckpoint => crate::Error::NotFound(Missing::Checkpoint),
+            other => crate::error::unexpected(other),
+        })
+}
+
 pub async fn match_proof(
     core: &Core,
     match_id: Uuid,
