@@ -27,6 +27,7 @@ use crate::error::Error;
 use crate::error::unexpected;
 use crate::live::LivePath;
 use crate::live::play::{self, Loaded, STAND_IN_LEVEL};
+use crate::live::work;
 use crate::state::AppState;
 
 /// How long a claimed match stays with the instance that claimed it.
@@ -103,12 +104,12 @@ impl Stored {
     fn serves(&self, next: &crate::live::commit::Pending) -> bool {
         self.watch == next.watch
             && self.live_key.as_deref() == next.live_key.as_ref().map(|(k, _)| k.as_str())
-            && play::due_serves(self.due, next.state_due)
+            && work::due_serves(self.due, next.state_due)
     }
 }
 
 /// Rebuilds every missing work row, and every stale one (older than its match's last event and
-/// no longer serving it: see [`play::still_serves`]) from the log, and removes the rows of finished
+/// no longer serving it: see `live::work::still_serves`) from the log, and removes the rows of finished
 /// matches, so that no crash can strand a match without its deadlines. Safe while the server
 /// runs: a row is only ever replaced by one computed from a newer version.
 ///
@@ -165,11 +166,11 @@ pub async fn repair_work(app: &LivePath) -> Result<Repair, Error> {
         let loaded = play::load_fresh(app, id).await?;
         // An open correspondence game without its due row gets it back.
         crate::live::correspondence::keep_due(app, &loaded).await?;
-        let Some(mut work) = play::work_row(app, &loaded, None, now) else {
+        let Some(mut work) = work::work_row(app, &loaded, None, now) else {
             continue;
         };
         // A row older than the match's last event is the rule (moves leave a row that serves
-        // alone: `play::still_serves`); only one that no longer serves is written again.
+        // alone: `work::still_serves`); only one that no longer serves is written again.
         if let (Some(stored), Some(next)) = (stored, work.pending.as_ref())
             && stored.serves(next)
         {
@@ -381,7 +382,7 @@ async fn work_on(
 async fn release(app: &LivePath, loaded: &Loaded, now: time::OffsetDateTime) -> Result<(), Error> {
     let mut client = app.pool.get().await.map_err(unexpected)?;
     let tx = client.transaction().await.map_err(unexpected)?;
-    if let Some(row) = play::work_row(app, loaded, None, now) {
+    if let Some(row) = work::work_row(app, loaded, None, now) {
         crate::live::commit::write_work(&tx, &[&row])
             .await
             .map_err(unexpected)?;

@@ -18,7 +18,6 @@ use crate::error::{Error, unexpected};
 use crate::live::LivePath;
 use crate::live::commit::{WorkRow, write_work};
 use crate::live::loaded::Loaded;
-use crate::live::play;
 
 /// A match decided for creation at `at`, not yet written.
 pub struct Created {
@@ -90,7 +89,7 @@ pub async fn write_beside(
     let (mut players, mut matches) = (Vec::new(), Vec::new());
     for c in created {
         crate::live::correspondence::open_on(tx, c.id, &c.create, c.at).await?;
-        work.extend(play::work_row(app, &c.loaded(), None, c.at));
+        work.extend(crate::live::work::work_row(app, &c.loaded(), None, c.at));
         if c.create.seats_players() {
             for p in c.create.players() {
                 players.push(p.as_uuid());

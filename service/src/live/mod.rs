@@ -3,7 +3,8 @@
 //! (`guards`), and the instance's one reader of the log feeding the projections and every
 //! open stream (`fanout`), the registry of open streams and the rights they hold to
 //! (`streams`), what each kind of stream sends (`feeds`), correspondence games' players and
-//! deadlines as rows (`correspondence`), a match created beside another command (`created`);
+//! deadlines as rows (`correspondence`), a match created beside another command (`created`),
+//! a match's work row and when a command writes it (`work`);
 //! [`LivePath`], the context its functions take.
 
 pub mod cache;
@@ -16,6 +17,7 @@ pub mod guards;
 pub mod loaded;
 pub mod play;
 pub mod streams;
+pub mod work;
 
 use std::ops::Deref;
 use std::sync::Arc;
