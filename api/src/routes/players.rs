@@ -257,6 +257,9 @@ pub async fn end_my_tokens(
                 false,
             ),
         };
+        // This instance refuses the ended tokens from its next request on, without waiting to
+        // hear its own notification (the others drop them when they hear it).
+        app.generations.forget_player(auth.player);
         let token = app
             .keys
             .issue(auth.player, auth.role, generation, app.now())?;
