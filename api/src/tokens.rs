@@ -95,11 +95,18 @@ impl Generations {
         }
     }
 
-    /// Drops `player`'s cached generation at once, on this instance (the others drop it when
-    /// they hear the change): the instance that ended a player's tokens refuses them from its
-    /// next request on.
-    pub fn forget_player(&self, player: PlayerId) {
+    /// What a change to `player`'s rights (their tokens ended, their account closed) means on
+    /// this instance, in one place: their cached generation dropped, their name dropped from the
+    /// match cache, their open streams checked against their rights now
+    /// (`service::live::streams::enforce`). The listener does it for each change it hears; the
+    /// instance that made the change does it at once, so that it refuses the ended tokens and
+    /// ends the streams from its next request on, without waiting to hear itself.
+    pub async fn changed(&self, live: &service::live::LivePath, player: PlayerId) {
         self.forget(&player.to_string());
+        live.cache.forget_player(player);
+        if let Err(e) = service::live::streams::enforce(live, player).await {
+            tracing::warn!(error = %e, "a player's streams were not checked");
+        }
     }
 
     fn forget_all(&self) {
@@ -124,25 +131,19 @@ impl Generations {
             match settings.connect(tokio_postgres::NoTls).await {
                 Ok((client, mut connection)) => {
                     let me = Arc::clone(&self);
-                    let names = Arc::clone(&cache);
                     let heard = live.clone();
                     let reader = tokio::spawn(async move {
                         let mut messages =
                             futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
                         while let Some(Ok(message)) = messages.next().await {
                             if let AsyncMessage::Notification(n) = message {
-                                me.forget(n.payload());
-                                // A closed account's name leaves the match cache too.
-                                if let Ok(player) = n.payload().parse::<uuid::Uuid>() {
-                                    let player = domain::ids::PlayerId::from_uuid(player);
-                                    names.forget_player(player);
-                                    // Awaited here: once `caught_up` answers, every
-                                    // change heard before it has been enforced.
-                                    if let Err(e) =
-                                        service::live::streams::enforce(&heard, player).await
-                                    {
-                                        tracing::warn!(error = %e, "a player's streams were not checked");
+                                // Awaited here: once `caught_up` answers, every change heard
+                                // before it has been applied.
+                                match n.payload().parse::<uuid::Uuid>() {
+                                    Ok(player) => {
+                                        me.changed(&heard, PlayerId::from_uuid(player)).await;
                                     }
+                                    Err(_) => me.forget(n.payload()),
                                 }
                             }
                         }

@@ -138,12 +138,9 @@ async fn erase(
     drop(name);
     players::next_generation(&tx, player, at).await?;
     tx.commit().await.map_err(unexpected)?;
-    app.cache.forget_player(player);
-    // This instance's streams of the player end, and its watched matches show the label, before
-    // the closing is answered (the others' when they hear of it).
-    if let Err(e) = crate::live::streams::enforce(app, player).await {
-        tracing::warn!(error = %e, "a closed player's streams were not checked");
-    }
+    // This instance's streams of the player end, its cached name goes and its watched matches
+    // show the label before the closing is answered: the caller applies the change here at once
+    // (`api::tokens::Generations::changed`), the other instances when they hear of it.
     Ok(Some(Closed {
         player,
         label,

@@ -280,6 +280,7 @@ pub async fn end_player_tokens(
             return Err(Invalid::OwnTokens.into());
         }
         let generation = service::players::end_tokens(app, player, app.now()).await?;
+        app.generations.changed(app, player).await;
         let ended = PlayerTokensEnded {
             player_id: player,
             generation,
@@ -301,7 +302,7 @@ pub async fn close_player(
         return Err(Invalid::OwnAccount.into());
     }
     let closed = service::closing::close(&app.challenges, &app.history, player, app.now()).await?;
-    app.generations.forget_player(player);
+    app.generations.changed(&app, player).await;
     tracing::info!(%player, admin = %auth.player, "an admin closed an account");
     Ok(HttpResponse::Ok().json(super::players::AccountClosed::of(&closed)))
 }

@@ -257,9 +257,7 @@ pub async fn end_my_tokens(
                 false,
             ),
         };
-        // This instance refuses the ended tokens from its next request on, without waiting to
-        // hear its own notification (the others drop them when they hear it).
-        app.generations.forget_player(auth.player);
+        app.generations.changed(app, auth.player).await;
         let token = app
             .keys
             .issue(auth.player, auth.role, generation, app.now())?;
@@ -354,7 +352,7 @@ pub async fn close(
     )?;
     let closed =
         service::closing::close(&app.challenges, &app.history, auth.player, app.now()).await?;
-    app.generations.forget_player(auth.player);
+    app.generations.changed(&app, auth.player).await;
     Ok(HttpResponse::Ok().json(AccountClosed::of(&closed)))
 }
 
