@@ -116,11 +116,9 @@ fn still_serves(app: &LivePath, before: &Loaded, after: &WorkRow, at: OffsetDate
         return false;
     }
     // A guard published for the boundary changes with every move past the public opening.
-    if m.is_finished() || m.is_correspondence() || next.live_key.is_some() {
-        return false;
-    }
-    if watched(m) != next.watch || m.strong_solo_player().map(|p| p.as_uuid()) != next.strong_player
-    {
+    // (A finished match or a correspondence game asks for no row: `after` has none to serve;
+    // the strong-solo player follows from the seats' occupants, which never change.)
+    if next.live_key.is_some() || watched(m) != next.watch {
         return false;
     }
     // The row's time is still ahead, and the match's next is no earlier.
@@ -137,13 +135,11 @@ pub fn due_serves(held: Option<OffsetDateTime>, next: Option<OffsetDateTime>) ->
     }
 }
 
-/// The seats whose presence the workers watch: the humans at the table. Real-time play only:
-/// nobody is away in a correspondence game.
+/// The seats whose presence the workers watch: the humans at the table (of a real-time match:
+/// a correspondence game has no work row, and nobody is away in it).
 fn watched(m: &Match) -> [bool; 2] {
     Seat::BOTH.map(|s| {
-        !m.is_correspondence()
-            && matches!(m.seat(s).occupant, Occupant::Human { .. })
-            && m.seat(s).presence == Presence::Here
+        matches!(m.seat(s).occupant, Occupant::Human { .. }) && m.seat(s).presence == Presence::Here
     })
 }
 
