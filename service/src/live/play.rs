@@ -1,6 +1,7 @@
-//! The command path of a match: take the state (cached, or read and folded), `decide`, let the
-//! CPU answer where its level answers at once, and commit the events, the match's work row and
-//! the request's stored answer together with the version it was all decided on.
+//! The command path of a match, through the one runner (`aggregates::run`, with a match's
+//! [`aggregates::Steps`]): take the state (cached, or read and folded), `decide`, let the CPU
+//! answer where its level answers at once, and commit the events, the match's work row and the
+//! request's stored answer together with the version it was all decided on.
 //!
 //! The CPU replies in the same command up to [`INLINE_CPU_LEVEL`]; level 5, which may search for
 //! a second, plays its moves as commands of their own ([`run_cpu`]), and every searched choice
@@ -24,13 +25,13 @@ use domain::matches::{
 };
 use eventlog::{AppendError, AppendOutcome, NewEvent, RecordedEvent, StreamAppend};
 
-use crate::aggregates;
+use crate::aggregates::{self, Appended};
 use crate::answers::{self, KeyRecord};
 use crate::checks;
 use crate::error::{Error, unexpected};
 use crate::live::LivePath;
 use crate::live::cache::Cached;
-use crate::live::commit::{CommitError, Job, StoredAnswer};
+use crate::live::commit::{CommitError, Job, StoredAnswer, WorkRow};
 pub use crate::live::loaded::{Loaded, RowHint, stamped};
 use crate::metrics::Limit;
 use crate::reasons::Missing;
@@ -358,54 +359,111 @@ async fn decide_and_commit(
     cmd: MatchCommand,
     known: Option<Known>,
 ) -> Result<Done, Error> {
-    let at = app.now();
-    let Known {
-        mut loaded,
-        mut cached,
-    } = match (&cmd.action, known) {
-        (Action::CreateMatch(create), _) => Known {
-            loaded: created(app, cmd.id, create).await?,
-            cached: false,
-        },
-        (_, Some(known)) if known.loaded.id == cmd.id => known,
-        _ => load_command(app, cmd.id).await?,
+    let first = match (&cmd.action, known) {
+        (Action::CreateMatch(create), _) => (created(app, cmd.id, create).await?, false),
+        (_, Some(known)) if known.loaded.id == cmd.id => (known.loaded, known.cached),
+        _ => {
+            let known = load_command(app, cmd.id).await?;
+            (known.loaded, known.cached)
+        }
     };
-    for attempt in 1.. {
+    let steps = Play {
+        app,
+        at: app.now(),
+        cmd: &cmd,
+    };
+    aggregates::run(&steps, cmd.id, Some(first)).await
+}
+
+/// A match command's steps through the runner (`aggregates::run`): the match from the cache
+/// (a guess) or the log, the command decided with the CPU's immediate replies, and the group
+/// commit with the match's work row and the request's stored answer.
+struct Play<'a> {
+    app: &'a LivePath,
+    cmd: &'a MatchCommand,
+    /// When the command is decided, whichever attempt writes it.
+    at: OffsetDateTime,
+}
+
+/// A match command decided: its events and states, with the rows that commit beside them.
+struct Decision {
+    decided: Decided,
+    work: Option<WorkRow>,
+    answer: Option<StoredAnswer>,
+}
+
+impl aggregates::Steps<MatchState> for Play<'_> {
+    type Found = Loaded;
+    type Decision = Decision;
+    type Done = Done;
+    type Turn = ();
+    /// A match's commands race other instances' (no turn is taken): a command given up after
+    /// five lost races is a `version_conflict` the client may retry.
+    const ATTEMPTS: usize = 5;
+
+    async fn turn(&self, _: MatchId) {}
+
+    async fn find(&self, id: MatchId, from_log: bool) -> Result<(Loaded, bool), Error> {
+        if from_log {
+            return Ok((load_fresh(self.app, id).await?, false));
+        }
+        let known = load_command(self.app, id).await?;
+        Ok((known.loaded, known.cached))
+    }
+
+    fn state(found: &Loaded) -> &MatchState {
+        &found.state
+    }
+
+    async fn decide(&self, loaded: &Loaded) -> Result<Decision, Error> {
+        let (app, cmd, at) = (self.app, self.cmd, self.at);
         let version = loaded.state.version();
-        if let Some(expected) = cmd.expected
+        let expected = match cmd.action {
+            // A creation that lost its race finds the match made.
+            Action::CreateMatch(_) => Some(0),
+            _ => cmd.expected,
+        };
+        if let Some(expected) = expected
             && expected != version
         {
-            if cached {
-                (loaded, cached) = (load_fresh(app, cmd.id).await?, false);
-                continue;
-            }
             return Err(Error::VersionConflict {
                 expected,
                 actual: version,
             });
         }
-        let mut decided = match decide_with_cpu(app, &loaded, &cmd.action, cmd.actor, at).await {
-            Ok(d) => d,
-            // A cached state is a guess: refuse only on what the log says.
-            Err(_) if cached => {
-                (loaded, cached) = (load_fresh(app, cmd.id).await?, false);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+        let mut decided = decide_with_cpu(app, loaded, &cmd.action, cmd.actor, at).await?;
         let answer = stored_answer(cmd.answer.as_ref(), &decided, at)?;
-        let stored = answer.is_some();
-        let work = crate::live::work::work_after(app, &loaded, &decided.last, cmd.seen, at);
+        let work = crate::live::work::work_after(app, loaded, &decided.last, cmd.seen, at);
         // The row as this command leaves it: as written, or as it was.
         decided.last.row = match &work {
             Some(w) => w.pending.as_ref().map(RowHint::of),
             None => loaded.row,
         };
+        Ok(Decision {
+            decided,
+            work,
+            answer,
+        })
+    }
+
+    async fn append(
+        &self,
+        id: MatchId,
+        loaded: &Loaded,
+        decision: Decision,
+    ) -> Result<Appended<Done>, Error> {
+        let (app, cmd) = (self.app, self.cmd);
+        let Decision {
+            mut decided,
+            work,
+            answer,
+        } = decision;
+        let stored = answer.is_some();
         let job = Job {
             command_id: cmd.command_id,
             appends: vec![StreamAppend {
-                stream: cmd.id.stream(),
-                expected_version: version as i64,
+                stream: id.stream(),
+                expected_version: loaded.state.version() as i64,
                 events: decided.events,
             }],
             work,
@@ -416,54 +474,51 @@ async fn decide_and_commit(
             Ok(AppendOutcome::Appended(written)) => {
                 decided.last.head = written.last().map(|e| e.hash);
                 remember(app, &decided.last);
-                app.live.committed(&app.log, cmd.id, &written);
+                app.live.committed(&app.log, id, &written);
                 if let Err(e) = crate::live::correspondence::keep_due(app, &decided.last).await {
                     // The row keeps the deadline before this command: an early wake-up of the
                     // workers' pass, which sets it right.
-                    tracing::warn!(match_id = %cmd.id, error = %e, "a correspondence deadline was not moved");
+                    tracing::warn!(match_id = %id, error = %e, "a correspondence deadline was not moved");
                 }
-                return Ok(Done {
+                Ok(Appended::Done(Done {
                     own: decided.own,
                     last: decided.last,
                     stored,
-                });
+                }))
             }
             // A retry of a command that went through: its outcome is the match as it is.
             Ok(AppendOutcome::AlreadyApplied(_)) => {
-                let now = load_fresh(app, cmd.id).await?;
-                return Ok(Done {
+                let now = load_fresh(app, id).await?;
+                Ok(Appended::Done(Done {
                     own: now.clone(),
                     last: now,
                     stored: false,
-                });
+                }))
             }
             Err(CommitError::Append(AppendError::Conflict { actual, .. })) => {
-                app.cache.forget(cmd.id);
-                if matches!(cmd.action, Action::CreateMatch(_)) || attempt >= 5 {
-                    return Err(Error::VersionConflict {
-                        expected: cmd.expected.unwrap_or(version),
-                        actual: actual as u64,
-                    });
-                }
-                if let Some(expected) = cmd.expected
-                    && !cached
-                {
-                    return Err(Error::VersionConflict {
-                        expected,
-                        actual: actual as u64,
-                    });
-                }
-                (loaded, cached) = (load_fresh(app, cmd.id).await?, false);
+                Ok(Appended::Conflict {
+                    actual: actual as u64,
+                })
             }
-            Err(CommitError::Append(AppendError::Retry)) if attempt < 5 => {}
+            Err(CommitError::Append(AppendError::Retry)) => Ok(Appended::Again),
             // The database out of reach: 503 with a retry hint, not an unexpected error.
             Err(e) if e.is_outage() => {
-                return Err(Error::Unavailable(format!("{:#}", anyhow::Error::new(e))));
+                Err(Error::Unavailable(format!("{:#}", anyhow::Error::new(e))))
             }
-            Err(e) => return Err(unexpected(e)),
+            Err(e) => Err(unexpected(e)),
         }
     }
-    unreachable!("the loop returns")
+
+    fn forget(&self, id: MatchId) {
+        self.app.cache.forget(id);
+    }
+
+    fn gave_up(&self, tried: u64, actual: u64) -> Error {
+        Error::VersionConflict {
+            expected: self.cmd.expected.unwrap_or(tried),
+            actual,
+        }
+    }
 }
 
 /// The answer a request stores with its command: the match right after the caller's command,
