@@ -234,9 +234,9 @@ pub trait Steps<A: Aggregate> {
     ) -> Result<Appended<Self::Done>, Error>;
     /// Forgets what the instance keeps of `id` (the log is ahead of it).
     fn forget(&self, id: A::Id);
-    /// The answer after [`Self::ATTEMPTS`] races lost, the last one at version `tried` to a
-    /// stream at `actual`.
-    fn gave_up(&self, tried: u64, actual: u64) -> Error;
+    /// The answer after [`Self::ATTEMPTS`] attempts, the last one a race lost at version
+    /// `tried` to a stream at `actual` (`lost`), or not written for a passing reason.
+    fn gave_up(&self, lost: Option<(u64, u64)>) -> Error;
 }
 
 /// What became of an append.
@@ -268,7 +268,7 @@ where
         Some(first) => first,
         None => steps.find(id, false).await?,
     };
-    let mut lost = (0, 0);
+    let mut lost = None;
     let mut attempts = 0;
     while attempts < S::ATTEMPTS {
         let decision = match steps.decide(&found).await {
@@ -283,14 +283,14 @@ where
         match steps.append(id, &found, decision).await? {
             Appended::Done(done) => return Ok(done),
             Appended::Conflict { actual } => {
-                lost = (A::version(S::state(&found)), actual);
+                lost = Some((A::version(S::state(&found)), actual));
                 steps.forget(id);
                 (found, guess) = steps.find(id, true).await?;
             }
-            Appended::Again => {}
+            Appended::Again => lost = None,
         }
     }
-    Err(steps.gave_up(lost.0, lost.1))
+    Err(steps.gave_up(lost))
 }
 
 /// The steps of every aggregate's command but a match's: the folds this instance keeps
@@ -385,7 +385,7 @@ where
         self.kept.forget(id);
     }
 
-    fn gave_up(&self, _tried: u64, _actual: u64) -> Error {
+    fn gave_up(&self, _: Option<(u64, u64)>) -> Error {
         Error::Unavailable(format!(
             "the {} changed too often under this command",
             A::KIND
@@ -490,6 +490,8 @@ mod tests {
         kept: RefCell<Option<u64>>,
         expected: Option<u64>,
         races: RefCell<usize>,
+        /// Appends to fail for a passing reason, before the others.
+        passing: RefCell<usize>,
         asked: RefCell<Vec<String>>,
     }
 
@@ -500,6 +502,7 @@ mod tests {
                 kept: RefCell::new(kept),
                 expected,
                 races: RefCell::new(races),
+                passing: RefCell::new(0),
                 asked: RefCell::default(),
             }
         }
@@ -551,6 +554,13 @@ mod tests {
         }
 
         async fn append(&self, _: u8, found: &u64, next: u64) -> Result<Appended<u64>, Error> {
+            if *self.passing.borrow() > 0 {
+                *self.passing.borrow_mut() -= 1;
+                self.asked
+                    .borrow_mut()
+                    .push(format!("not written at {found}"));
+                return Ok(Appended::Again);
+            }
             if *self.races.borrow() > 0 {
                 *self.races.borrow_mut() -= 1;
                 *self.log.borrow_mut() += 1;
@@ -573,10 +583,10 @@ mod tests {
             *self.kept.borrow_mut() = None;
         }
 
-        fn gave_up(&self, tried: u64, actual: u64) -> Error {
-            Error::VersionConflict {
-                expected: tried,
-                actual,
+        fn gave_up(&self, lost: Option<(u64, u64)>) -> Error {
+            match lost {
+                Some((expected, actual)) => Error::VersionConflict { expected, actual },
+                None => Error::Unavailable("not written".into()),
             }
         }
     }
@@ -641,5 +651,16 @@ mod tests {
                 .count(),
             <Memory as Steps<Counter>>::ATTEMPTS
         );
+    }
+
+    #[test]
+    fn an_append_not_written_for_a_passing_reason_is_decided_again_on_the_same_fold() {
+        let steps = Memory::new(2, Some(2), None, 0);
+        *steps.passing.borrow_mut() = 1;
+        assert_eq!(block_on(run(&steps, 7, None)).ok(), Some(3));
+        assert_eq!(steps.asked(), ["guess 2", "not written at 2", "appended 3"]);
+        *steps.passing.borrow_mut() = 5;
+        let given_up = block_on(run(&steps, 7, None));
+        assert!(matches!(given_up, Err(Error::Unavailable(_))));
     }
 }

@@ -398,7 +398,7 @@ impl aggregates::Steps<MatchState> for Play<'_> {
     type Done = Done;
     type Turn = ();
     /// A match's commands race other instances' (no turn is taken): a command given up after
-    /// five lost races is a `version_conflict` the client may retry.
+    /// five races lost is a `version_conflict` the client may retry.
     const ATTEMPTS: usize = 5;
 
     async fn turn(&self, _: MatchId) {}
@@ -513,10 +513,13 @@ impl aggregates::Steps<MatchState> for Play<'_> {
         self.app.cache.forget(id);
     }
 
-    fn gave_up(&self, tried: u64, actual: u64) -> Error {
-        Error::VersionConflict {
-            expected: self.cmd.expected.unwrap_or(tried),
-            actual,
+    fn gave_up(&self, lost: Option<(u64, u64)>) -> Error {
+        match lost {
+            Some((tried, actual)) => Error::VersionConflict {
+                expected: self.cmd.expected.unwrap_or(tried),
+                actual,
+            },
+            None => Error::Unavailable("the match's command could not be written".into()),
         }
     }
 }
