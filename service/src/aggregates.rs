@@ -204,7 +204,7 @@ where
 // future is `Send` follows from theirs.
 #[allow(async_fn_in_trait)]
 pub trait Steps<A: Aggregate> {
-    /// A fold with what the store keeps beside it.
+    /// A fold with what the instance keeps beside it.
     type Found;
     /// The command decided on a fold: its events and what commits with them.
     type Decision;
@@ -218,7 +218,7 @@ pub trait Steps<A: Aggregate> {
     /// Waits for this instance's turn to write the stream of `id`.
     async fn turn(&self, id: A::Id) -> Self::Turn;
     /// The fold of `id`: what the instance keeps, which may be a guess (`true`: the append's
-    /// expected version proves it), or, with `from_log`, the log's.
+    /// expected version proves it), or, with `from_log`, the log's (never a guess).
     async fn find(&self, id: A::Id, from_log: bool) -> Result<(Self::Found, bool), Error>;
     /// The fold inside what was found.
     fn state(found: &Self::Found) -> &A::State;
@@ -245,7 +245,8 @@ pub enum Appended<D> {
     Done(D),
     /// Lost to another writer: the stream is at `actual`.
     Conflict { actual: u64 },
-    /// Not written for a passing reason (a serialization failure): decided again on the same fold.
+    /// Not written for a passing reason (a twin of the command committed while its batch ran):
+    /// decided again on the same fold.
     Again,
 }
 
@@ -274,7 +275,7 @@ where
         let decision = match steps.decide(&found).await {
             Ok(decision) => decision,
             Err(_) if guess => {
-                (found, guess) = steps.find(id, true).await?;
+                (found, guess) = (steps.find(id, true).await?.0, false);
                 continue;
             }
             Err(e) => return Err(e),
@@ -285,7 +286,7 @@ where
             Appended::Conflict { actual } => {
                 lost = Some((A::version(S::state(&found)), actual));
                 steps.forget(id);
-                (found, guess) = steps.find(id, true).await?;
+                (found, guess) = (steps.find(id, true).await?.0, false);
             }
             Appended::Again => lost = None,
         }
