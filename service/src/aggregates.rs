@@ -12,7 +12,6 @@
 //! next pass (`live::created` makes their matches).
 
 use std::collections::HashMap;
-use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
 use deadpool_postgres::Transaction;
@@ -98,10 +97,7 @@ impl<A: Aggregate> Default for Kept<A> {
     }
 }
 
-impl<A: Aggregate> Kept<A>
-where
-    A::Id: Hash,
-{
+impl<A: Aggregate> Kept<A> {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<A::Id, A::State>> {
         self.folds.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -171,10 +167,7 @@ where
 
 /// The stream of `id` as the log has it now: the fold kept, caught up with the events after it
 /// (kept again), or read whole.
-pub async fn load<A: Aggregate>(core: &Core, kept: &Kept<A>, id: A::Id) -> Result<A::State, Error>
-where
-    A::Id: Hash,
-{
+pub async fn load<A: Aggregate>(core: &Core, kept: &Kept<A>, id: A::Id) -> Result<A::State, Error> {
     let held = kept.get(id);
     let after = held.as_ref().map_or(0, |s| A::version(s));
     let events = core
@@ -395,19 +388,13 @@ where
 }
 
 /// A writer's turn on a stream of this instance, ended when dropped.
-pub struct Turn<'a, A: Aggregate>
-where
-    A::Id: Hash,
-{
+pub struct Turn<'a, A: Aggregate> {
     kept: &'a Kept<A>,
     id: A::Id,
     turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
-impl<A: Aggregate> Drop for Turn<'_, A>
-where
-    A::Id: Hash,
-{
+impl<A: Aggregate> Drop for Turn<'_, A> {
     fn drop(&mut self) {
         if let Some(turn) = self.turn.take() {
             self.kept.release(self.id, turn);
@@ -429,7 +416,6 @@ pub async fn command<A, C>(
 ) -> Result<(A::State, C), Error>
 where
     A: Aggregate,
-    A::Id: Hash,
     Error: From<A::Error>,
 {
     let steps = Logged {

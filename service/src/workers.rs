@@ -9,8 +9,8 @@
 //!
 //! [`repair_work`] (at start-up, beside the loop, and `discs repair-work`) gives every active
 //! match whose row is missing, or older than its last event and no longer serving it, its row
-//! back from the log (a correspondence game, which
-//! has none, its due row), and drops the rows of finished matches (the work rows read first, then the open matches from
+//! back from the log (a correspondence game, which has none, its due row), and drops the rows of
+//! finished matches (the work rows read first, then the open matches from
 //! `EventLog::open_streams`).
 
 use std::collections::HashMap;
@@ -109,9 +109,9 @@ impl Stored {
 }
 
 /// Rebuilds every missing work row, and every stale one (older than its match's last event and
-/// no longer serving it: see `live::work::still_serves`) from the log, and removes the rows of finished
-/// matches, so that no crash can strand a match without its deadlines. Safe while the server
-/// runs: a row is only ever replaced by one computed from a newer version.
+/// no longer serving it: see `live::work::still_serves`) from the log, and removes the rows of
+/// finished matches, so that no crash can strand a match without its deadlines. Safe while the
+/// server runs: a row is only ever replaced by one computed from a newer version.
 ///
 /// The work rows are read before the log's open matches: a match created in between is seen
 /// open without a row (and gets one, computed from the log), never as a row without a match.

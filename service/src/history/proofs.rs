@@ -128,8 +128,6 @@ pub enum ProofError {
     Pool(#[from] deadpool_postgres::PoolError),
 }
 
-/// The proof of a finished match whose `events` were read from the log, against checkpoint
-/// `seq` (the latest one covering it when `None`).
 /// The proof of a finished match `raw_id` that `player` may read, against signed checkpoint `seq`
 /// (the latest by default): `match_active` while it is played, `not_checkpointed` until a
 /// signed checkpoint covers its end, `not_found` for a checkpoint that does not exist.
@@ -154,6 +152,8 @@ pub async fn proof_for(
         })
 }
 
+/// The proof of a finished match whose `events` were read from the log, against checkpoint
+/// `seq` (the latest one covering it when `None`).
 pub async fn match_proof(
     core: &Core,
     match_id: Uuid,
