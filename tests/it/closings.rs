@@ -205,7 +205,7 @@ async fn closing_an_account_resigns_its_correspondence_games_at_once() {
         assert_eq!(view["result"]["reason"], "resigned", "{view:?}");
         assert_eq!(view["result"]["winner_seat"], 2, "{view:?}");
     }
-    let frames = bobs.next(1).await;
+    let frames = bobs.next_past_starts(1, &[&waiting]).await;
     assert_eq!(crate::player_stream::kinds(&frames), ["match_ended"]);
     assert_eq!(frames[0].2["match_id"], json!(waiting));
     let res = app.get("/v1/players/me/inbox", &bob.token).await;

@@ -61,6 +61,28 @@ impl Frames {
         }
         out
     }
+
+    /// The next `n` frames but the start of any match in `begun` (matches that began before the
+    /// stream opened without `Last-Event-ID`): "from now" is the log's commit-safe place when
+    /// the stream opened, which a transaction still open anywhere on the cluster holds back, so
+    /// such a start may still come through the tail.
+    pub(crate) async fn next_past_starts(
+        &mut self,
+        n: usize,
+        begun: &[&str],
+    ) -> Vec<(String, String, Value)> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            for frame in self.next(1).await {
+                let started = frame.1 == "match_started"
+                    && begun.iter().any(|id| frame.2["match_id"] == json!(id));
+                if !started {
+                    out.push(frame);
+                }
+            }
+        }
+        out
+    }
 }
 
 pub(crate) fn kinds(frames: &[(String, String, Value)]) -> Vec<String> {
@@ -218,12 +240,12 @@ async fn a_stream_opened_fresh_tells_the_end_of_real_time_matches_begun_before_i
             .await;
         assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
     }
-    let frames = adas.next(2).await;
+    let frames = adas.next_past_starts(2, &[&solo, &room]).await;
     assert_eq!(kinds(&frames), ["match_ended", "match_ended"]);
     assert_eq!(frames[0].2["match_id"], json!(solo));
     assert_eq!(frames[1].2["match_id"], json!(room));
     assert_eq!(frames[1].2["result"]["reason"], "resigned");
-    let frames = bobs.next(1).await;
+    let frames = bobs.next_past_starts(1, &[&room]).await;
     assert_eq!(kinds(&frames), ["match_ended"]);
     assert_eq!(frames[0].2["match_id"], json!(room));
     // The seats went with the matches' work rows: nothing is followed that is over.

@@ -1640,11 +1640,13 @@ mod tests {
     /// it never loses.
     fn level_five_first_against(
         name: &str,
-        opponent: impl Fn(&FourInARow, u64) -> Option<Column>,
+        opponent: impl Fn(&FourInARow, u64) -> Option<Column> + Sync,
     ) -> (u32, u32) {
         let (mut wins, mut draws) = (0, 0);
-        for seed in 0..20 {
-            let (winner, moves) = play_out(|p, s| choose(p, 5, s), &opponent, seed);
+        let games = crate::search::on_every_core(20, |seed| {
+            play_out(|p, s| choose(p, 5, s), &opponent, seed)
+        });
+        for (seed, (winner, moves)) in games.into_iter().enumerate() {
             match winner {
                 Some(crate::games::Side::First) => wins += 1,
                 None => draws += 1,

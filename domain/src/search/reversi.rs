@@ -2293,18 +2293,15 @@ mod tests {
 
     #[test]
     fn level_5_beats_level_3_in_at_least_18_of_20_games() {
-        let mut wins = 0;
-        for game in 0..20u64 {
-            let diff = if game % 2 == 0 {
+        let diffs = crate::search::on_every_core(20, |game| {
+            if game % 2 == 0 {
                 play(5, 3, game)
             } else {
                 -play(3, 5, game)
-            };
-            if diff > 0 {
-                wins += 1;
             }
-        }
-        assert!(wins >= 18, "level 5 won {wins} of 20");
+        });
+        let wins = diffs.iter().filter(|&&diff| diff > 0).count();
+        assert!(wins >= 18, "level 5 won {wins} of 20: {diffs:?}");
     }
 
     #[test]
