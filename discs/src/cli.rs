@@ -60,7 +60,8 @@ enum Cmd {
         instance_password_file: Option<std::path::PathBuf>,
     },
     /// Rebuild projections from position 0 beside the live ones and switch when caught up
-    /// (all of them when no name is given): ratings, history, leaderboards, queue, explorer.
+    /// (all of them when no name is given): ratings, history, leaderboards, queue, explorer,
+    /// tournaments.
     Rebuild {
         projection: Option<String>,
         #[command(flatten)]

@@ -16,9 +16,9 @@ use domain::search::Limits;
 use domain::search::four_in_a_row::{Solver, choose};
 
 /// The sets, with the reference solver's published mean solve time (Pons' blog, part 12).
-/// Also the mean of connect-four-ai (no book) measured on this machine
-/// (`shared/research/engine-anchors-measured.md` §1: warm table for the four quick sets, cold for
-/// the two slow ones, L1_R3 over its first 50 lines).
+/// Also the mean of connect-four-ai (no book), measured on the project's 2-core machine (a warm
+/// table for the four quick sets, a cold one for the two slow ones, L1_R3 over its first 50
+/// lines).
 const SETS: [(&str, &str, Duration, &str); 6] = [
     (
         "Test_L3_R1",

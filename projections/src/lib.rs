@@ -55,7 +55,8 @@ pub enum Error {
     Hooked(Stage),
 }
 
-/// The projections, by name (`ratings`, `history`, `leaderboards`, `queue`, `explorer`).
+/// The projections, by name (`ratings`, `history`, `leaderboards`, `queue`, `explorer`,
+/// `tournaments`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Projection {
     Ratings,
