@@ -273,36 +273,55 @@ fn every_test_the_docs_point_to_exists() {
     );
 }
 
-/// Every text file of the repository (documents, code, scripts), for the search of citations:
-/// not `oracles/` (verbatim copies, whose README says what their one outside name means) nor
-/// `migrations/` (an applied file cannot change: refinery refuses a database whose file did).
-fn every_text_file(dir: &Path, out: &mut Vec<PathBuf>) {
-    const TEXT: [&str; 10] = [
-        "md", "rs", "js", "css", "html", "sh", "toml", "py", "lua", "yml",
-    ];
+/// Whether `.gitignore` ignores `path` (from the repository's root): what the drills, the
+/// tools and the builds leave in the clone. Its patterns are names, `/`-anchored paths and one
+/// `*` at either end, which is all this reads.
+fn ignored(patterns: &[String], path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    patterns.iter().any(|line| {
+        let pattern = line.trim_matches('/');
+        let candidate = if line.starts_with('/') { path } else { name };
+        match (pattern.strip_prefix('*'), pattern.strip_suffix('*')) {
+            (Some(suffix), _) => candidate.ends_with(suffix),
+            (_, Some(prefix)) => candidate.starts_with(prefix),
+            _ => candidate == pattern,
+        }
+    })
+}
+
+/// Every file of the repository under `dir` (`rel` from the root), for the search of citations:
+/// not `.git/` nor what `.gitignore` ignores, not `oracles/` (verbatim copies, whose README says
+/// what their one outside name means) nor `migrations/` (an applied file cannot change: refinery
+/// refuses a database whose file did).
+fn repository_files(dir: &Path, rel: &str, patterns: &[String], out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("a folder").flatten() {
-        let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() {
-            if !(name.starts_with('.')
-                || ["target", "migrations", "oracles"].contains(&name.as_str()))
-            {
-                every_text_file(&path, out);
-            }
-        } else if name == "Dockerfile"
-            || name
-                .rsplit_once('.')
-                .is_some_and(|(_, ext)| TEXT.contains(&ext))
-        {
-            out.push(path);
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        if [".git", "oracles", "migrations"].contains(&path.as_str()) || ignored(patterns, &path) {
+            continue;
+        }
+        if entry.path().is_dir() {
+            repository_files(&entry.path(), &path, patterns, out);
+        } else {
+            out.push(entry.path());
         }
     }
 }
 
 #[test]
 fn no_document_cites_one_outside_the_repository() {
+    let patterns: Vec<String> = read(&root().join(".gitignore"))
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(String::from)
+        .collect();
     let mut files = Vec::new();
-    every_text_file(&root(), &mut files);
+    repository_files(&root(), "", &patterns, &mut files);
     assert!(files.len() >= 200, "{}", files.len());
     // Spelled in two halves, so that this file does not cite them.
     let outside = [
@@ -314,6 +333,7 @@ fn no_document_cites_one_outside_the_repository() {
     .map(|[a, b]| format!("{a}{b}"));
     let mut citations = Vec::new();
     for file in files {
+        // What does not read as text (images, binaries) cites nothing.
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -343,4 +363,24 @@ fn the_readers_follow_githubs_anchors_and_skip_code() {
     assert_eq!(test_pointer(&spans[1]), Some(("tests/it/docs.rs", "slug")));
     assert!(repository_path("api/web/") && repository_path("routes/matches.rs"));
     assert!(!repository_path("/v1/games") && !repository_path("migrations/V<n>__<name>.sql"));
+    let patterns = [
+        "/target",
+        "/target-*",
+        "*.profraw",
+        ".schemathesis/",
+        "/deploy/local",
+    ]
+    .map(String::from);
+    for path in [
+        "target",
+        "target-x",
+        "a/b.profraw",
+        "api/.schemathesis",
+        "deploy/local",
+    ] {
+        assert!(ignored(&patterns, path), "{path}");
+    }
+    for path in ["tests/target", "deploy/docker", ".ci", "profraw.md"] {
+        assert!(!ignored(&patterns, path), "{path}");
+    }
 }
