@@ -26,7 +26,14 @@
 #  2. for 1, 8, 32 clients: wrk (bench/live-moves.lua) and pgbench (one-row INSERT) together;
 #  3. solo wrk runs at 1 and 8 clients (no pgbench): transactions, SQL statements and WAL syncs
 #     per move (wal_sync is cluster-wide, so only here);
-#  4. wrk at 8 clients with 0, then with STREAMS open event streams on one other match.
+#  4. pgbench alone at the same client counts as step 3;
+#  5. wrk at 8 clients with 0, then with STREAMS open event streams on one other match.
+# Steps 3 and 4 also say what one move and one INSERT cost the machine's CPU (user + system,
+# from /proc): the server's process, PostgreSQL's (every process of the cluster, and the
+# backends that exited during the run through the postmaster's children), the client (wrk or
+# pgbench) and the cores left idle, in microseconds of CPU per move or per INSERT; and the ratio
+# those costs predict for the paired runs if each side gets half of the busy cores (an INSERT's
+# busy CPU over a move's).
 # Per-move counts come from pg_stat_database / pg_stat_wal / pg_stat_statements read before and
 # after each run. Backends publish their statistics up to 10 s late when idle, so each reading
 # waits SETTLE seconds after the run, and the server's idle activity over the same time (its
@@ -182,7 +189,28 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 # per_move DELTA IDLE_RATE SECONDS MOVES: (DELTA - IDLE_RATE * SECONDS) / MOVES
 per_move() { awk -v d="$1" -v i="$2" -v s="$3" -v m="$4" 'BEGIN { if (m > 0) printf "%.2f", (d - i * s) / m; else print "n/a" }'; }
 
-# run CLIENTS WITH_PGBENCH(0|1): sets WRK (its live-moves line), TPS, XACT, WALS, STMTS.
+# CPU in clock ticks so far (user + system): `cpu_server`, the server's process; `cpu_postgres`,
+# every process named postgres with its reaped children (the backends that exited); `cpu_idle`,
+# the machine's idle and I/O-wait time over all cores (/proc/stat).
+HZ="$(getconf CLK_TCK)"
+cpu_server() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$server_pid/stat"; }
+cpu_postgres() {
+    local pids
+    pids="$(pgrep -x postgres | sed 's|.*|/proc/&/stat|')"
+    [[ -n "$pids" ]] || { echo 0; return; }
+    # shellcheck disable=SC2086 # one path per process
+    cat $pids 2>/dev/null | awk '{ sub(/^.*\) /, ""); t += $12 + $13 + $14 + $15 } END { print t + 0 }'
+}
+cpu_idle() { awk '$1 == "cpu" { print $5 + $6 }' /proc/stat; }
+# The CPU a command's `time` reported (TIMEFORMAT='%U %S', seconds) in clock ticks.
+timed_ticks() { awk -v hz="$HZ" '{ printf "%.0f", ($1 + $2) * hz }' "$1"; }
+# us_per TICKS COUNT: microseconds of CPU per item.
+us_per() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e6 / n; else print "n/a" }'; }
+TIMEFORMAT='%U %S'
+
+# run CLIENTS WITH_PGBENCH(0|1): sets WRK (its live-moves line), TPS, XACT, WALS, STMTS, and the
+# CPU per move of the run (CPU_SERVER, CPU_PG, CPU_CLIENT, CPU_IDLE: microseconds; meaningful
+# without pgbench only, since PostgreSQL's processes then serve the moves alone).
 run() {
     local c="$1" with_pgbench="$2" t=$(( $1 < 2 ? $1 : 2 ))
     local first=$(( next_slice * PER_RUN ))
@@ -196,8 +224,12 @@ run() {
             >"$workdir/pgbench.out" 2>&1 &
         pgbench_pid=$!
     fi
-    wrk -t"$t" -c"$c" -d"${SECONDS_PER_RUN}s" --timeout 30s -s bench/live-moves.lua "$BASE" \
-        -- "$DATA" "$first" "$PER_RUN" "$t" >"$workdir/wrk.out" 2>&1 || { cat "$workdir/wrk.out"; exit 1; }
+    local s0 p0 i0 s1 p1 i1
+    s0="$(cpu_server)" p0="$(cpu_postgres)" i0="$(cpu_idle)"
+    { time wrk -t"$t" -c"$c" -d"${SECONDS_PER_RUN}s" --timeout 30s -s bench/live-moves.lua "$BASE" \
+        -- "$DATA" "$first" "$PER_RUN" "$t" >"$workdir/wrk.out" 2>&1; } 2>"$workdir/wrk.time" \
+        || { cat "$workdir/wrk.out"; exit 1; }
+    s1="$(cpu_server)" p1="$(cpu_postgres)" i1="$(cpu_idle)"
     TPS="-"
     if (( with_pgbench )); then
         wait "$pgbench_pid" || { cat "$workdir/pgbench.out"; exit 1; }
@@ -220,8 +252,31 @@ run() {
     STMTS="$(per_move $(( sb - sa )) "$IDLE_S" "$secs" "$moves")"
     (( HAVE_PGSS )) || STMTS="-"
     (( ! with_pgbench )) || WALS="-"   # cluster-wide: pgbench's syncs would count
-    echo "  run clients=$c pgbench_tps=$TPS ${WRK#live-moves } xacts_per_move=$XACT statements_per_move=$STMTS wal_syncs_per_move=$WALS load=$(cut -d' ' -f1 /proc/loadavg)"
+    CPU_SERVER="$(us_per $(( s1 - s0 )) "$moves")" CPU_PG="$(us_per $(( p1 - p0 )) "$moves")"
+    CPU_CLIENT="$(us_per "$(timed_ticks "$workdir/wrk.time")" "$moves")"
+    CPU_IDLE="$(us_per $(( i1 - i0 )) "$moves")"
+    local cpu=" cpu_us_per_move=server:$CPU_SERVER,postgres:$CPU_PG,wrk:$CPU_CLIENT,idle:$CPU_IDLE"
+    (( ! with_pgbench )) || cpu=""   # PostgreSQL's processes serve pgbench too
+    echo "  run clients=$c pgbench_tps=$TPS ${WRK#live-moves } xacts_per_move=$XACT statements_per_move=$STMTS wal_syncs_per_move=$WALS${cpu} load=$(cut -d' ' -f1 /proc/loadavg)"
 }
+
+# run_pgbench CLIENTS: pgbench alone; sets TPS and its CPU per INSERT (CPU_PG, CPU_CLIENT,
+# CPU_IDLE: microseconds).
+run_pgbench() {
+    local c="$1" t=$(( $1 < 2 ? $1 : 2 )) p0 i0 p1 i1 inserts
+    p0="$(cpu_postgres)" i0="$(cpu_idle)"
+    { time pgbench -n -c "$c" -j "$t" -T "$SECONDS_PER_RUN" -f "$workdir/insert.sql" "$PGBENCH_URL" \
+        >"$workdir/pgbench.out" 2>&1; } 2>"$workdir/pgbench.time" || { cat "$workdir/pgbench.out"; exit 1; }
+    p1="$(cpu_postgres)" i1="$(cpu_idle)"
+    TPS="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$workdir/pgbench.out")"
+    inserts="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$workdir/pgbench.out")"
+    CPU_PG="$(us_per $(( p1 - p0 )) "$inserts")"
+    CPU_CLIENT="$(us_per "$(timed_ticks "$workdir/pgbench.time")" "$inserts")"
+    CPU_IDLE="$(us_per $(( i1 - i0 )) "$inserts")"
+    echo "  pgbench clients=$c tps=$TPS inserts=$inserts cpu_us_per_insert=postgres:$CPU_PG,pgbench:$CPU_CLIENT,idle:$CPU_IDLE load=$(cut -d' ' -f1 /proc/loadavg)"
+}
+# busy A B C: their sum (microseconds of busy CPU per item).
+busy() { awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { printf "%.0f", a + b + c }'; }
 
 # --- 1. moves next to pgbench -----------------------------------------------------------------
 echo "## HTTP moves (wrk, bench/live-moves.lua) and pgbench one-row INSERTs at the same time, ${SECONDS_PER_RUN}s each"
@@ -241,11 +296,13 @@ echo
 # --- 2. what a move costs the database, without pgbench ------------------------------------------
 echo "## Per move, wrk alone (${SECONDS_PER_RUN}s each; idle server activity subtracted)"
 ROWS=()
+declare -A MOVE_CPU
 for c in "${SOLO_CLIENTS[@]}"; do
     run "$c" 0
     ROWS+=("$(printf '| %d | %.0f | %s ms | %s ms | %s | %s | %s | %s |' "$c" \
         "$(field moves_per_s <<<"$WRK")" "$(field p50_ms <<<"$WRK")" "$(field p99_ms <<<"$WRK")" \
         "$(field non2xx <<<"$WRK")" "$XACT" "$STMTS" "$WALS")")
+    MOVE_CPU[$c]="$(field moves_per_s <<<"$WRK") $CPU_SERVER $CPU_PG $CPU_CLIENT $CPU_IDLE"
 done
 echo
 echo "| clients | HTTP moves/s | move p50 | move p99 | non-2xx | xacts/move | SQL statements/move | WAL syncs/move |"
@@ -259,7 +316,26 @@ if (( ! HAVE_PGSS )); then
 fi
 echo
 
-# --- 3. moves with event streams open on another match --------------------------------------------
+# --- 3. what an INSERT costs the machine, pgbench alone, and what a move costs it ------------
+if (( ${#SOLO_CLIENTS[@]} > 0 )); then
+echo "## pgbench alone (${SECONDS_PER_RUN}s each), and the CPU of one move and of one INSERT"
+ROWS=()
+for c in "${SOLO_CLIENTS[@]}"; do
+    run_pgbench "$c"
+    read -r rate server pg client idle <<<"${MOVE_CPU[$c]}"
+    move_busy="$(busy "$server" "$pg" "$client")" insert_busy="$(busy 0 "$CPU_PG" "$CPU_CLIENT")"
+    ROWS+=("$(printf '| %d | %.0f | %.0f | %s + %s + %s = %s (idle %s) | %s + %s = %s (idle %s) | %s |' "$c" \
+        "$rate" "$TPS" "$server" "$pg" "$client" "$move_busy" "$idle" \
+        "$CPU_PG" "$CPU_CLIENT" "$insert_busy" "$CPU_IDLE" "$(ratio "$insert_busy" "$move_busy")")")
+done
+echo
+echo "| clients | HTTP moves/s alone | pgbench INSERT tps alone | µs of CPU per move: server + PostgreSQL + wrk | per INSERT: PostgreSQL + pgbench | ratio the busy CPU predicts |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${ROWS[@]}"
+echo
+fi
+
+# --- 4. moves with event streams open on another match --------------------------------------------
 if [[ "$STREAMS" -gt 0 ]]; then
 echo "## wrk at 8 clients with 0 and $STREAMS open event streams (on one other match)"
 run 8 0
