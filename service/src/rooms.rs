@@ -215,8 +215,9 @@ pub async fn change_settings(
 }
 
 /// Starts a match (or a rematch) in a room, as command `command_id` of `player`; alone,
-/// against the CPU at `cpu_level` (default [`domain::cpu::DEFAULT_LEVEL`]). Not for a player
-/// an admin banned (`forbidden`), though they joined the room before the ban.
+/// against the CPU at `cpu_level` (default [`domain::cpu::DEFAULT_LEVEL`]). Not while either
+/// member is a player an admin banned (`forbidden`), though they joined the room before the
+/// ban: the caller, or the other member whom the match would seat.
 pub async fn start(
     app: &LivePath,
     player: PlayerId,
@@ -227,7 +228,9 @@ pub async fn start(
     let level = cpu_level.unwrap_or(domain::cpu::DEFAULT_LEVEL);
     checks::cpu_level(level)?;
     let room = of_member(app, raw_id, player).await?;
-    crate::standing::refuse_banned(app, player).await?;
+    for member in std::iter::once(room.host).chain(room.guest) {
+        crate::standing::refuse_banned(app, member).await?;
+    }
     if match_active(app, &room).await? {
         return Err(Error::MatchActive(Active::RoomPlaying));
     }

@@ -463,19 +463,18 @@ async fn a_ban_closes_the_ticket_pauses_the_entries_and_refuses_solo_and_room_st
         (solo.status, solo.code()),
         (StatusCode::FORBIDDEN, "forbidden")
     );
-    let start = app
-        .post(
-            &format!("/v1/rooms/{room_id}/matches"),
-            &ada.token,
-            json!({}),
-        )
-        .await;
-    assert_eq!(
-        (start.status, start.code()),
-        (StatusCode::FORBIDDEN, "forbidden"),
-        "{:?}",
-        start.body
-    );
+    // The room's match, by her or by the host, who would seat her.
+    let rooms_matches = format!("/v1/rooms/{room_id}/matches");
+    let start_by = async |p: &Player| app.post(&rooms_matches, &p.token, json!({})).await;
+    for (who, starter) in [("Ada", &ada), ("the host", &host)] {
+        let start = start_by(starter).await;
+        assert_eq!(
+            (start.status, start.code()),
+            (StatusCode::FORBIDDEN, "forbidden"),
+            "{who}: {:?}",
+            start.body
+        );
+    }
     let resume = app
         .post(
             &format!("/v1/tournaments/{id}/resume"),
@@ -508,6 +507,9 @@ async fn a_ban_closes_the_ticket_pauses_the_entries_and_refuses_solo_and_room_st
         )
         .await;
     assert_eq!(resume.status, StatusCode::OK, "{:?}", resume.body);
+    // And the host starts the room's match with her.
+    let by_host = start_by(&host).await;
+    assert_eq!(by_host.status, StatusCode::CREATED, "{:?}", by_host.body);
 }
 
 #[tokio::test]
