@@ -619,6 +619,19 @@ async fn a_live_ranked_position_and_all_that_can_follow_it_are_refused_to_everyo
     );
     let res = app.get(&job, &cy.token).await;
     assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+    // The same job under an Idempotency-Key of his.
+    let key = "5b0e2c1a-9f3d-4e7b-8a6c-1d2e3f4a5b6c";
+    let keyed = |body: serde_json::Value| {
+        app.send(
+            app.http
+                .post(format!("{}/v1/analysis/jobs", app.base))
+                .bearer_auth(&cy.token)
+                .header("idempotency-key", key)
+                .json(&body),
+        )
+    };
+    let first_keyed = keyed(four(ahead)).await;
+    assert_eq!(first_keyed.body["status"], "done", "{:?}", first_keyed.body);
     // Eight plies: the public opening (DISCS_PUBLIC_PLIES, 8 in Four in a Row by default).
     let record = "44533612";
     for (i, mv) in record.chars().enumerate() {
@@ -645,6 +658,17 @@ async fn a_live_ranked_position_and_all_that_can_follow_it_are_refused_to_everyo
     refused(&app.analyse(&dee, four(ahead), Some(50)).await);
     refused(&app.analyse(&dee, board(&mirrored(ahead)), Some(50)).await);
     refused(&app.get(&job, &cy.token).await);
+    // Once his stored answer is purged, the key with another, public position finds the keyed
+    // job: its answer is still withheld.
+    database::testing::raw_client(&app.db_url)
+        .await
+        .execute(
+            "DELETE FROM idempotency_keys WHERE player_id = $1::text::uuid",
+            &[&cy.id],
+        )
+        .await
+        .expect("the purge");
+    refused(&keyed(four("")).await);
     let res = app
         .get_in(
             "pt",

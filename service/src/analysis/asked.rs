@@ -154,7 +154,9 @@ pub async fn queue_job(
         return Err(AnalysisError::Finished.into());
     }
     boundary::guard(app, player, &pos, pos.ply()).await?;
-    jobs::queue(app, player, id, &pos).await
+    // The job found may be an older one under the same id (its stored answer purged), of
+    // another position: its answer goes through the boundary as a read of it would.
+    answerable(app, jobs::queue(app, player, id, &pos).await?).await
 }
 
 /// `player`'s job `id`. A job queued before a ranked match keeps running; its answer waits for
@@ -162,6 +164,12 @@ pub async fn queue_job(
 pub async fn job(app: &LivePath, player: PlayerId, id: JobId) -> Result<JobView, Error> {
     let job = jobs::own(app, player, id).await?;
     boundary::refuse_seated(app, player).await?;
+    answerable(app, job).await
+}
+
+/// A job as its player may see it: with an answer only while the position it searched can
+/// follow no live ranked match's (`in_ranked_match` otherwise), however the job is reached.
+async fn answerable(app: &LivePath, job: JobView) -> Result<JobView, Error> {
     if job.result.is_some()
         && let Some(pos) = domain::boundary::position_of_key(&job.key)
     {
