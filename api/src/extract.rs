@@ -26,8 +26,10 @@ impl FromRequest for Auth {
         let generations = ApiState::of(req).map(|s| Arc::clone(&s.generations));
         Box::pin(async move {
             let auth = checked?;
-            // Not revoked: issued at the player's current token generation (ours only).
-            if !auth.external && auth.generation < generations?.current(auth.player).await? {
+            // Not revoked: issued at the player's current token generation (ours), and the
+            // account not closed (an external issuer's token too).
+            let issued = (!auth.external).then_some(auth.generation);
+            if generations?.current(auth.player).await?.ended(issued) {
                 return Err(ApiError::Unauthorized(Unauthenticated::Revoked));
             }
             Ok(auth)

@@ -1,6 +1,7 @@
 //! Token revocation at the edge: every request's token carries the generation it was issued at
-//! (`gen`), and is refused once its player's generation (`service::players::token_generation`)
-//! is higher. The generations are cached per instance and the cache is kept true by PostgreSQL:
+//! (`gen`), and is refused once its player's generation is higher, or their account closed
+//! (an external issuer's token too, which carries no generation of ours:
+//! `service::players::token_rights`). The rights are cached per instance and the cache is kept true by PostgreSQL:
 //! a listener connection hears every change on `discs_tokens` as it commits and drops that
 //! player's entry, on every instance. While the listener is not connected (at start, after a
 //! lost connection), nothing is cached: every request reads the generation.
@@ -14,7 +15,7 @@ use futures_util::StreamExt;
 use tokio_postgres::AsyncMessage;
 
 use domain::ids::PlayerId;
-use service::players::{TOKENS_CHANNEL, token_generation};
+use service::players::{TOKENS_CHANNEL, TokenRights, token_rights};
 
 use crate::error::{ApiError, unexpected};
 
@@ -23,10 +24,10 @@ const MOST_CACHED: usize = 200_000;
 /// How long the listener waits before connecting again after a lost connection.
 const RECONNECT: Duration = Duration::from_secs(1);
 
-/// The players' token generations this instance has read, kept true by the listener.
+/// The players' token rights this instance has read, kept true by the listener.
 pub struct Generations {
     pool: deadpool_postgres::Pool,
-    cache: Mutex<HashMap<PlayerId, u32>>,
+    cache: Mutex<HashMap<PlayerId, TokenRights>>,
     /// Whether the listener is connected and listening: the cache is used only then.
     listening: AtomicBool,
     /// Counts the changes heard (and the listener's connections): a generation read while
@@ -48,25 +49,25 @@ impl Generations {
         })
     }
 
-    /// `player`'s current token generation: from the cache while the listener listens, else
-    /// from the database.
-    pub async fn current(&self, player: PlayerId) -> Result<u32, ApiError> {
+    /// `player`'s current token rights: from the cache while the listener listens, else from
+    /// the database.
+    pub async fn current(&self, player: PlayerId) -> Result<TokenRights, ApiError> {
         let listening = self.listening.load(Ordering::Acquire);
-        if listening && let Some(&g) = self.lock().get(&player) {
-            return Ok(g);
+        if listening && let Some(&rights) = self.lock().get(&player) {
+            return Ok(rights);
         }
         let before = self.heard.load(Ordering::Acquire);
         let client = self.pool.get().await.map_err(unexpected)?;
-        let generation = token_generation(&client, player).await?;
+        let rights = token_rights(&client, player).await?;
         drop(client);
         if listening && self.heard.load(Ordering::Acquire) == before {
             let mut cache = self.lock();
             if cache.len() >= MOST_CACHED {
                 cache.clear();
             }
-            cache.insert(player, generation);
+            cache.insert(player, rights);
         }
-        Ok(generation)
+        Ok(rights)
     }
 
     /// Waits until the listener has heard (and enforced on the streams) every change committed
@@ -81,7 +82,7 @@ impl Generations {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, u32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PlayerId, TokenRights>> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 

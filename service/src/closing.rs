@@ -5,6 +5,7 @@
 //! events stay, under [`players::closed_label`].
 
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 use domain::ids::PlayerId;
 
@@ -17,6 +18,7 @@ use crate::history::History;
 use crate::live::LivePath;
 use crate::players::{self, closed_label};
 use crate::reasons::Missing;
+use crate::tournaments::Tournaments;
 
 /// A closed account.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,9 +38,12 @@ pub struct Closed {
 /// label; no event changes, so every chain and checkpoint still verifies. Refused while the
 /// player holds a queue ticket (`already_queued`) or sits in an unfinished ranked match
 /// (`in_ranked_match`); `not_found` for an unknown or already closed account. Its open
-/// challenges, both ways, are withdrawn after it, and it resigns its open correspondence games.
+/// challenges, both ways, are withdrawn after it, it resigns its open correspondence games, and
+/// it withdraws from its tournaments that have not ended (which pair no closed account anyway:
+/// `standing::busy`).
 pub async fn close(
     app: &Challenges,
+    tournaments: &Tournaments,
     history: &History,
     player: PlayerId,
     at: OffsetDateTime,
@@ -74,6 +79,13 @@ pub async fn close(
     // (which still end any that this leaves open).
     if let Err(e) = crate::live::correspondence::resign_all(app, player).await {
         tracing::warn!(player = %player, error = %e, "a closed player's correspondence games stayed open");
+    }
+    // One closing per account: the withdrawals' ids derive from it, so a retry writes none twice.
+    let closing_id = Uuid::new_v5(&player.as_uuid(), b"closing");
+    if let Err(e) =
+        crate::tournaments::commands::withdraw_everywhere(tournaments, player, closing_id).await
+    {
+        tracing::warn!(player = %player, error = %e, "a closed player stayed entered in a tournament");
     }
     Ok(closed)
 }

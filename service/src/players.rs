@@ -174,6 +174,58 @@ pub async fn token_generation(client: &impl GenericClient, player: PlayerId) -> 
     Ok(row.map_or(0, |r| u32::try_from(r.get::<_, i32>(0)).unwrap_or(0)))
 }
 
+/// What a token of a player may still do ([`token_rights`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenRights {
+    /// The player's token generation: our tokens issued before it are ended.
+    pub generation: u32,
+    /// The account is closed: every token of it is ended, an external issuer's too.
+    pub closed: bool,
+}
+
+impl TokenRights {
+    /// Whether a token issued at `generation` (none: an external issuer's) is ended.
+    pub fn ended(&self, generation: Option<u32>) -> bool {
+        self.closed || generation.is_some_and(|g| g < self.generation)
+    }
+}
+
+/// `player`'s token rights: their generation ([`token_generation`]), and whether their account
+/// is closed (a player not stored yet is not).
+pub async fn token_rights(
+    client: &impl GenericClient,
+    player: PlayerId,
+) -> Result<TokenRights, Error> {
+    let row = client
+        .query_one(
+            "SELECT (SELECT generation FROM token_generations WHERE player_id = $1), \
+                    coalesce((SELECT closed_at IS NOT NULL FROM players WHERE player_id = $1), false)",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    let generation: Option<i32> = row.get(0);
+    Ok(TokenRights {
+        generation: generation.map_or(0, |g| u32::try_from(g).unwrap_or(0)),
+        closed: row.get(1),
+    })
+}
+
+/// Of `players`, those whose accounts are closed.
+pub async fn closed_among(
+    client: &impl GenericClient,
+    players: &[Uuid],
+) -> Result<Vec<PlayerId>, Error> {
+    let rows = client
+        .query(
+            "SELECT player_id FROM players WHERE player_id = ANY($1) AND closed_at IS NOT NULL",
+            &[&players],
+        )
+        .await
+        .map_err(unexpected)?;
+    Ok(rows.iter().map(|r| PlayerId::from_uuid(r.get(0))).collect())
+}
+
 /// Whether `player`'s account is closed (or was never opened).
 pub async fn closed(client: &impl GenericClient, player: PlayerId) -> Result<bool, Error> {
     let row = client

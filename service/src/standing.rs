@@ -218,7 +218,8 @@ pub async fn seated_in(
 }
 
 /// Of `players`, those who may not be paired now: seated in a live ranked match other than
-/// the matches of `except` (the pairing's own tournament's games), banned, or declared bots.
+/// the matches of `except` (the pairing's own tournament's games), banned, declared bots, or
+/// closed accounts (whom nobody will play for again).
 pub async fn busy(
     client: &impl GenericClient,
     players: &[Uuid],
@@ -239,7 +240,9 @@ pub async fn busy(
         )
         .await
         .map_err(unexpected)?;
-    Ok(rows.iter().map(|r| PlayerId::from_uuid(r.get(0))).collect())
+    let mut busy: HashSet<PlayerId> = rows.iter().map(|r| PlayerId::from_uuid(r.get(0))).collect();
+    busy.extend(crate::players::closed_among(client, players).await?);
+    Ok(busy)
 }
 
 /// Seats `players` in the live ranked match `match_id` again (a repaired work row), leaving any

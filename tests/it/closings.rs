@@ -1,13 +1,22 @@
 //! Closing an account whatever its name: other players' keyed retries answer their first bytes
 //! (the erased name aside), and every start of the server afterwards serves; its games over days
-//! end at once. A keyed retry is the first answer byte for byte, errors included.
+//! end at once, and its tournaments pair it no more. A keyed retry is the first answer byte for
+//! byte, errors included.
 
 use reqwest::StatusCode;
 use serde_json::json;
+use time::Duration;
 
 use discs::startup::Application;
+use domain::ids::PlayerId;
+use domain::tournaments::EntrantStatus;
 
 use crate::helpers::{Player, TestApp, chance, config, spawn_app};
+use crate::tournaments::at;
+
+fn id_of(p: &Player) -> PlayerId {
+    p.id.parse().expect("an id")
+}
 
 /// An answer as sent: status, content type and body bytes.
 #[derive(Debug, PartialEq)]
@@ -210,4 +219,50 @@ async fn closing_an_account_resigns_its_correspondence_games_at_once() {
     assert_eq!(frames[0].2["match_id"], json!(waiting));
     let res = app.get("/v1/players/me/inbox", &bob.token).await;
     assert_eq!(res.body["their_turn"], json!([]), "{:?}", res.body);
+}
+
+#[tokio::test]
+async fn a_closed_account_leaves_its_tournaments_and_the_organiser_pairs_it_nowhere() {
+    let app = spawn_app().await;
+    let admin = app.admin("Arbiter").await;
+    let mut players = Vec::new();
+    for name in ["Ana", "Bia", "Caio", "Duda", "Eva"] {
+        players.push(app.player(name).await);
+    }
+    let now = app.state.now();
+    let created = app
+        .tournament(
+            &admin,
+            json!({"game": "four_in_a_row", "format": "arena", "name": "Closings",
+                   "starts_at": at(now + Duration::minutes(5)), "minutes": 30}),
+        )
+        .await;
+    let id = created["tournament_id"].as_str().expect("an id").to_owned();
+    for p in &players {
+        assert_eq!(app.join(p, &id).await.status, StatusCode::OK);
+    }
+    // Ana closes her account: the closing withdraws her.
+    close(&app, &players[0]).await;
+    let t = app.folded(&id).await;
+    assert_eq!(
+        t.entrant(id_of(&players[0])).expect("joined").status,
+        EntrantStatus::Withdrawn
+    );
+    // Duda's closing committed but its follow-up did not happen (the instance stopped): her
+    // entry is still open, and the organiser leaves her out all the same.
+    let client = database::testing::raw_client(&app.db_url).await;
+    client
+        .execute(
+            "UPDATE players SET closed_at = now() WHERE player_id = $1::text::uuid",
+            &[&players[3].id],
+        )
+        .await
+        .expect("the closing");
+    app.clock.advance(Duration::minutes(5));
+    // Bia, Caio and Eva: one pairing, one of them waits.
+    assert_eq!(app.organise().await.pairings, 1);
+    let t = app.folded(&id).await;
+    for (name, closed) in [("Ana", &players[0]), ("Duda", &players[3])] {
+        assert_eq!(t.games_of(id_of(closed)).count(), 0, "{name} is paired");
+    }
 }

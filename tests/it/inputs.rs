@@ -3,7 +3,7 @@
 //! otherwise valid value, each date-time parameter the ends of the time range; the answer is a
 //! 422 problem in both languages, never a 5xx, and nothing is stored. Then issue 51's
 //! reproductions: the names reserved for the CPU and the closed accounts, piled marks, a NUL in
-//! an admin's reason.
+//! an admin's reason. And every body over the limit, refused alike.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -549,6 +549,36 @@ async fn every_string_of_every_body_refuses_controls_direction_changes_and_invis
         }
     }
     assert!(walked.contains("signUp") && walked.contains("decideOnPlayer"));
+}
+
+#[tokio::test]
+async fn every_body_over_the_limit_is_refused_413_and_nothing_is_stored() {
+    let app = spawn_app().await;
+    let calls = calls(&app).await;
+    let (_, ops) = operations(&app).await;
+    let before = stored(&app).await;
+    let mut walked = 0;
+    for (method, id, op) in &ops {
+        if op["requestBody"].is_null() {
+            continue;
+        }
+        let call = calls
+            .get(id.as_str())
+            .unwrap_or_else(|| panic!("{id}: a new operation with a body: give it a call here"));
+        // A valid body, with one field more that takes it past the limit.
+        let mut body = call.bodies.first().cloned().unwrap_or_else(|| json!({}));
+        body["padding"] = json!("x".repeat(api::input::MAX_BODY));
+        let res = send(&app, method, call, "en", Some(&body), &[]).await;
+        assert_eq!(
+            (res.status, res.code()),
+            (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            "{id}: {:?}",
+            res.body
+        );
+        walked += 1;
+    }
+    assert!(walked >= 20, "{walked} operations with a body");
+    assert_eq!(stored(&app).await, before, "nothing stored");
 }
 
 /// Instants no timestamp takes: past 9999 or before year 1 in UTC, signed or long years, no

@@ -371,6 +371,37 @@ async fn an_external_issuers_es256_tokens_are_accepted_when_its_key_is_configure
     let plain = crate::helpers::spawn_on(&db.url, crate::helpers::config(&db.url)).await;
     let res = plain.get(&format!("/v1/players/{}", ada.id), &token).await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+
+    // Once her account is closed, the issuer's tokens end with it: no request, no queue.
+    let admin = app.admin("Arbiter").await;
+    let closed = app
+        .post(
+            &format!("/v1/admin/players/{}/close", ada.id),
+            &admin.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(closed.status, StatusCode::OK, "{:?}", closed.body);
+    let fresh = external_token(&claims("https://id.example", "discs"));
+    for res in [
+        app.get(&format!("/v1/players/{}", ada.id), &fresh).await,
+        app.post("/v1/queue", &fresh, json!({"game": "four_in_a_row"}))
+            .await,
+    ] {
+        assert_eq!(
+            (res.status, res.code()),
+            (StatusCode::UNAUTHORIZED, "unauthorized"),
+            "{:?}",
+            res.body
+        );
+    }
+    // Another player's external tokens still serve.
+    let bob = app.player("Bob").await;
+    let bobs = external_token(
+        &json!({"sub": bob.id, "iat": now, "exp": now + 600, "iss": "https://id.example", "aud": "discs"}),
+    );
+    let res = app.get(&format!("/v1/players/{}", bob.id), &bobs).await;
+    assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
 }
 
 #[tokio::test]

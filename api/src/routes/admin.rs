@@ -301,7 +301,14 @@ pub async fn close_player(
     if player == auth.player {
         return Err(Invalid::OwnAccount.into());
     }
-    let closed = service::closing::close(&app.challenges, &app.history, player, app.now()).await?;
+    let closed = service::closing::close(
+        &app.challenges,
+        &app.tournaments,
+        &app.history,
+        player,
+        app.now(),
+    )
+    .await?;
     app.generations.changed(&app, player).await;
     tracing::info!(%player, admin = %auth.player, "an admin closed an account");
     Ok(HttpResponse::Ok().json(super::players::AccountClosed::of(&closed)))

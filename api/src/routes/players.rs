@@ -244,7 +244,12 @@ pub async fn end_my_tokens(
         if auth.external {
             return Err(Error::Forbidden(Refused::ExternalRefresh).into());
         }
-        if auth.generation < app.generations.current(auth.player).await? {
+        if app
+            .generations
+            .current(auth.player)
+            .await?
+            .ended(Some(auth.generation))
+        {
             return Err(ApiError::Unauthorized(Unauthenticated::Revoked));
         }
         let (generation, stored) = match &key.record {
@@ -337,10 +342,10 @@ pub async fn ask_closing(app: web::Data<ApiState>, auth: Auth) -> Result<HttpRes
 pub async fn close(
     app: web::Data<ApiState>,
     auth: Auth,
-    body: web::Bytes,
+    payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     app.limiter.check(&auth.player)?;
-    let body = input::json::<CloseBody>(&body)?;
+    let body = input::json::<CloseBody>(&input::body(payload).await?)?;
     if auth.external {
         return Err(Error::Forbidden(Refused::ExternalRefresh).into());
     }
@@ -350,8 +355,14 @@ pub async fn close(
         auth.generation,
         app.now(),
     )?;
-    let closed =
-        service::closing::close(&app.challenges, &app.history, auth.player, app.now()).await?;
+    let closed = service::closing::close(
+        &app.challenges,
+        &app.tournaments,
+        &app.history,
+        auth.player,
+        app.now(),
+    )
+    .await?;
     app.generations.changed(&app, auth.player).await;
     Ok(HttpResponse::Ok().json(AccountClosed::of(&closed)))
 }

@@ -32,7 +32,11 @@ impl Rights {
     /// Whether a stream opened with a token of `generation` (none: an external issuer's) may
     /// go on.
     pub fn allow(&self, generation: Option<u32>) -> Result<(), Ended> {
-        if self.closed || generation.is_some_and(|g| g < self.generation) {
+        let tokens = crate::players::TokenRights {
+            generation: self.generation,
+            closed: self.closed,
+        };
+        if tokens.ended(generation) {
             Err(Ended::Revoked)
         } else if self.banned {
             Err(Ended::Banned)

@@ -280,22 +280,55 @@ pub async fn resume(
 }
 
 /// Pauses `player` in every tournament of theirs that has not ended and where they are
-/// joined (an admin's ban or bot declaration, as command `command_id` of `admin`): each tournament's pause is a
-/// command of its own, decided and appended as any other, its id derived from `command_id`, so
-/// a retry pauses nothing twice. How many it paused.
+/// joined (an admin's ban or bot declaration, as command `command_id` of `admin`). How many it
+/// paused.
 pub async fn pause_everywhere(
     app: &Tournaments,
     player: PlayerId,
     admin: PlayerId,
     command_id: Uuid,
 ) -> Result<usize, Error> {
-    let mut paused = 0;
+    let pause = || (Command::Pause { player_id: player }, SeatChange::None);
+    in_each_entered(app, player, admin, command_id, pause).await
+}
+
+/// Withdraws `player` from each tournament of theirs that has not ended (their account is
+/// closed: nobody will play for them again), as their command `command_id`; how many
+/// withdrawals were recorded. The organiser pairs no closed account anyway
+/// ([`crate::standing::busy`]): a withdrawal this misses (the instance stops) leaves the entry
+/// unpaired.
+pub async fn withdraw_everywhere(
+    app: &Tournaments,
+    player: PlayerId,
+    command_id: Uuid,
+) -> Result<usize, Error> {
+    let withdraw = || {
+        (
+            Command::Withdraw { player_id: player },
+            SeatChange::Free(player),
+        )
+    };
+    in_each_entered(app, player, player, command_id, withdraw).await
+}
+
+/// Gives `command` (with what it changes beside the log) as `actor` in each tournament that
+/// `player` entered: each is a command of its own, decided and appended as any other, its id
+/// derived from `command_id` and the tournament's, so that a retry writes nothing twice. A
+/// tournament where it no longer applies (done already, withdrawn, removed, or ended
+/// meanwhile) is passed over. How many took it.
+async fn in_each_entered(
+    app: &Tournaments,
+    player: PlayerId,
+    actor: PlayerId,
+    command_id: Uuid,
+    command: impl Fn() -> (Command, SeatChange),
+) -> Result<usize, Error> {
+    let mut took = 0;
     for id in entered(app, player).await? {
-        let command = Command::Pause { player_id: player };
-        let pause_id = Uuid::new_v5(&command_id, id.as_uuid().as_bytes());
-        match run(app, id, command, Some(admin), pause_id, SeatChange::None).await {
-            Ok(_) => paused += 1,
-            // Paused already, withdrawn, removed, or the tournament ended meanwhile.
+        let (command, seat) = command();
+        let each_id = Uuid::new_v5(&command_id, id.as_uuid().as_bytes());
+        match run(app, id, command, Some(actor), each_id, seat).await {
+            Ok(_) => took += 1,
             Err(Error::Tournament(
                 TournamentError::AlreadyPaused
                 | TournamentError::AlreadyWithdrawn
@@ -308,7 +341,7 @@ pub async fn pause_everywhere(
             Err(e) => return Err(e),
         }
     }
-    Ok(paused)
+    Ok(took)
 }
 
 /// Notes that `player` follows tournament `id` now (a heartbeat, an open stream, a read of the
