@@ -246,6 +246,64 @@ async fn state_changing_calls_beyond_the_rate_limit_get_429_with_retry_after() {
     );
 }
 
+/// Every operation of the served document that changes state (not `GET`) and needs a token,
+/// called with a spent bucket, is refused 429 before it does anything: an admin's for the
+/// admin's routes, a player's for the others, every id in the path a fresh one.
+#[tokio::test]
+async fn every_state_changing_operation_takes_the_callers_rate_bucket() {
+    let (app, _db) = three_calls_app().await;
+    let (ada, admin) = (app.player("Ada").await, app.admin("Arbiter").await);
+    for p in [&ada, &admin] {
+        for _ in 0..3 {
+            let res = app.get(&format!("/v1/players/{}", p.id), &p.token).await;
+            assert_eq!(res.status, StatusCode::OK, "{:?}", res.body);
+        }
+    }
+    let doc = app
+        .send(app.http.get(format!("{}/openapi.json", app.base)))
+        .await
+        .body;
+    let mut called = 0;
+    for (path, methods) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in methods.as_object().expect("methods") {
+            if method == "get" || op["security"].is_null() {
+                continue;
+            }
+            let token = if path.starts_with("/v1/admin/") {
+                &admin.token
+            } else {
+                &ada.token
+            };
+            let url: String = path
+                .split('/')
+                .map(|part| match part.starts_with('{') {
+                    true => uuid::Uuid::new_v4().to_string(),
+                    false => part.to_owned(),
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            let method =
+                reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).expect("a method");
+            let res = app
+                .send(
+                    app.http
+                        .request(method.clone(), format!("{}{url}", app.base))
+                        .bearer_auth(token)
+                        .json(&json!({})),
+                )
+                .await;
+            assert_eq!(
+                (res.status, res.code()),
+                (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+                "{method} {path}: {:?}",
+                res.body
+            );
+            called += 1;
+        }
+    }
+    assert!(called >= 30, "{called} operations");
+}
+
 #[tokio::test]
 async fn authenticated_reads_take_the_players_rate_bucket_too() {
     let (app, _db) = three_calls_app().await;

@@ -196,6 +196,7 @@ pub async fn start_rebuild(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.player)?;
     auth.require_admin()?;
     let p = projection(&path)?;
     let id = audits::start_rebuild(&app.projections, p).await?;
@@ -296,6 +297,7 @@ pub async fn close_player(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.player)?;
     auth.require_admin()?;
     let player: PlayerId = checks::id(&path)?;
     if player == auth.player {

@@ -174,6 +174,7 @@ pub async fn heartbeat(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.player)?;
     let loaded = play::open(&app, auth.player, &path).await?;
     loaded.seat_required(auth.player)?;
     Ok(HttpResponse::Ok().json(loaded.view()?))

@@ -303,6 +303,7 @@ pub async fn heartbeat(
     auth: Auth,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    app.limiter.check(&auth.player)?;
     let id: TournamentId = checks::id(&path)?;
     let t = tournaments::load(&app.tournaments, id).await?;
     if t.entrant(auth.player).is_none() {
