@@ -30,6 +30,8 @@ pub mod tournaments;
 pub struct RouteDoc {
     pub method: &'static str,
     pub path: &'static str,
+    /// The handler as the table names it (`matches::play`), for the tests that read its source.
+    pub handler: &'static str,
     /// What clients call the operation (`playMove`): unique, and stable, since generated
     /// clients name their functions by it.
     pub operation_id: &'static str,
@@ -61,6 +63,7 @@ macro_rules! routes {
             vec![$( RouteDoc {
                 method: stringify!($method),
                 path: $path,
+                handler: stringify!($handler),
                 operation_id: stringify!($id),
                 tag: Tag::$tag,
                 summary: $summary,
@@ -341,9 +344,16 @@ routes! {
 
 /// The routes that honour an `Idempotency-Key` (their handlers go through
 /// `idempotency::command*`, or the sign-up's own keyed path): the only ones the document
-/// offers it on.
-pub const KEYED: [(&str, &str); 19] = [
+/// offers it on (`the_document_offers_an_idempotency_key_only_where_it_is_honoured` reads the
+/// handlers' source against this list).
+pub const KEYED: [(&str, &str); 27] = [
     ("post", "/v1/players"),
+    ("post", "/v1/tokens/revoke"),
+    ("put", "/v1/players/me/challenge-settings"),
+    ("post", "/v1/challenges"),
+    ("post", "/v1/challenges/{id}/accept"),
+    ("post", "/v1/challenges/{id}/decline"),
+    ("post", "/v1/challenges/{id}/cancel"),
     ("post", "/v1/queue"),
     ("post", "/v1/rooms"),
     ("patch", "/v1/rooms/{room_id}"),
@@ -362,6 +372,8 @@ pub const KEYED: [(&str, &str); 19] = [
     ("post", "/v1/tournaments/{id}/pause"),
     ("post", "/v1/tournaments/{id}/resume"),
     ("post", "/v1/admin/tournaments/{id}/removals"),
+    ("post", "/v1/admin/players/{id}/decisions"),
+    ("post", "/v1/admin/players/{id}/tokens/revoke"),
 ];
 
 async fn openapi(_: ByAddress) -> HttpResponse {
