@@ -287,8 +287,9 @@ impl Replicas {
         }
     }
 
-    /// Runs `read` on a replica in the rotation whose checkpoint of `projection` has reached
-    /// the primary's (so it shows at least what the primary would), else on the primary. The
+    /// Runs `read` on a replica in the rotation whose checkpoint of `projection` and closed
+    /// accounts have reached the primary's (so it shows at least what the primary would), else
+    /// on the primary. The
     /// check and the read run on one replica connection, the read after the check: its
     /// snapshot holds all the check saw. Any failure on the replica sends the read to the
     /// primary.
@@ -310,7 +311,8 @@ impl Replicas {
         read(primary).await
     }
 
-    /// A replica in the rotation whose checkpoint of `projection` is at least the primary's.
+    /// A replica in the rotation whose checkpoint of `projection` and count of closed accounts
+    /// are at least the primary's.
     async fn caught_up(&self, primary: &EventLog, projection: Projection) -> Option<&Replica> {
         let Some(node) = self.pick() else {
             self.count(Route::NoReplica);
@@ -321,7 +323,7 @@ impl Replicas {
             checkpoint(&node.log, projection)
         );
         match (ours, theirs) {
-            (Ok(ours), Ok(theirs)) if theirs >= ours => Some(node),
+            (Ok(ours), Ok(theirs)) if theirs.0 >= ours.0 && theirs.1 >= ours.1 => Some(node),
             (Ok(_), Ok(_)) => {
                 self.count(Route::Behind);
                 None
@@ -343,7 +345,7 @@ impl Replicas {
         &self,
         stream: &str,
         finished: impl Fn(&[RecordedEvent]) -> Option<U>,
-    ) -> Option<(&Replica, Vec<RecordedEvent>, U)> {
+    ) -> Option<(Vec<RecordedEvent>, U)> {
         let Some(node) = self.pick() else {
             self.count(Route::NoReplica);
             return None;
@@ -352,7 +354,7 @@ impl Replicas {
             Ok(events) => match finished(&events) {
                 Some(folded) => {
                     self.count(Route::Replica);
-                    Some((node, events, folded))
+                    Some((events, folded))
                 }
                 None => {
                     self.count(Route::Behind);
@@ -386,11 +388,24 @@ impl Replicas {
 }
 
 /// A projection's checkpoint, `(tx, position)` in the log's order.
-async fn checkpoint(log: &EventLog, projection: Projection) -> Result<(i64, i64), Error> {
+/// Where a copy of the database stands for a read of `projection`: the projection's checkpoint,
+/// and how many accounts are closed (a closing writes no event, yet a read must not show a name
+/// the primary has erased).
+async fn checkpoint(log: &EventLog, projection: Projection) -> Result<((i64, i64), i64), Error> {
     let client = log.pool().get().await.map_err(crate::error::unexpected)?;
-    projections::queries::position_of(&client, projection)
+    let position = projections::queries::position_of(&client, projection)
         .await
-        .map_err(crate::error::unexpected)
+        .map_err(crate::error::unexpected)?;
+    // A count that only grows (a closed account never opens again), so a copy that counts as
+    // many holds every closing the primary does.
+    let closings = client
+        .query_one(
+            "SELECT count(*) FROM players WHERE closed_at IS NOT NULL",
+            &[],
+        )
+        .await
+        .map_err(crate::error::unexpected)?;
+    Ok((position, closings.get(0)))
 }
 
 #[cfg(test)]

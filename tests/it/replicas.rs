@@ -360,6 +360,71 @@ async fn reads_go_to_a_standby_that_holds_what_the_primary_shows_and_see_a_move_
     drop((app, plain, before));
 }
 
+/// A closing writes no event: a standby that lacks it holds the closed account's name. A
+/// finished match read there takes its players' names from the primary, and a projection read
+/// goes to the primary until the standby holds as many closed accounts.
+#[tokio::test]
+async fn a_closing_the_standby_lacks_shows_no_erased_name() {
+    let (servers, private, server, url) = primary("closings").await;
+    let base = servers.0.clone();
+    let before = spawn_on(&url, config(&url)).await;
+    let (ada, bob) = (before.player("Ada").await, before.player("Bob").await);
+    let (old, first, second) = before.ranked_with(&ada, &bob, "four_in_a_row").await;
+    before.finish_four(&old, &first, &second, true).await;
+    before.project().await;
+    let standby = Standby::of(&private, &base.join("standby"), "1h").await;
+    let standby_url = database_on(&server, standby.port);
+    let app = spawn_on(&url, reading_from(&url, &standby_url)).await;
+    let replicas = app.state.replicas.clone().expect("a replica configured");
+    replicas.measure(&app.state.pool).await;
+    assert!(replicas.nodes()[0].in_rotation());
+    let history = format!("/v1/players/{}/matches", bob.id);
+    let read = app.get(&history, &bob.token).await;
+    assert_eq!(read.status, StatusCode::OK, "{:?}", read.body);
+    assert!(read.body.to_string().contains("\"Ada\""), "{:?}", read.body);
+    assert_eq!(replicas.routed(Route::Replica), 1);
+
+    // Ada closes her account through the instance that reads from the standby.
+    let asked = app
+        .post("/v1/players/me/closing", &ada.token, serde_json::json!({}))
+        .await;
+    let closed = app
+        .post(
+            "/v1/players/me/close",
+            &ada.token,
+            serde_json::json!({"confirmation": asked.body["confirmation"]}),
+        )
+        .await;
+    assert_eq!(closed.status, StatusCode::OK, "{:?}", closed.body);
+    let label = closed.body["label"].as_str().expect("a label").to_owned();
+
+    // The finished match comes from the standby, its names from the primary.
+    let events = app
+        .get(&format!("/v1/matches/{old}/events"), &bob.token)
+        .await;
+    assert_eq!(events.status, StatusCode::OK, "{:?}", events.body);
+    assert_eq!(replicas.routed(Route::Replica), 2);
+    let view = app.get(&format!("/v1/matches/{old}"), &bob.token).await;
+    let names: Vec<&str> = view.body["seats"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&label.as_str()) && !names.contains(&"Ada"),
+        "{names:?}"
+    );
+    // Bob's history: the standby lacks the closing, so the primary answers, with the label.
+    let read = app.get(&history, &bob.token).await;
+    assert_eq!(read.status, StatusCode::OK, "{:?}", read.body);
+    let text = read.body.to_string();
+    assert!(text.contains(&label) && !text.contains("\"Ada\""), "{text}");
+    assert_eq!(replicas.routed(Route::Behind), 1);
+    assert_eq!(replicas.routed(Route::Replica), 2);
+    drop((app, before, standby));
+}
+
 /// PostgreSQL shows a commit on the primary before the synchronous standby has it when the
 /// commit does not wait for it (a cancelled wait, a postmaster killed mid-wait, or, as here,
 /// `synchronous_commit = local`). Such a commit is lost if the standby is promoted, so the log

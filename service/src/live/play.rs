@@ -1019,11 +1019,12 @@ pub async fn open_finished_with_events(
             let state = aggregates::fold::<MatchState>(MatchState::default(), events).ok()?;
             state.get()?.is_finished().then_some(state)
         };
-        if let Some((node, events, state)) = replicas.finished_stream(&id.stream(), finished).await
-        {
+        if let Some((events, state)) = replicas.finished_stream(&id.stream(), finished).await {
+            // The names from the primary: a closing writes no event, so the replica's copy
+            // of a finished match may still hold a name the primary has erased.
             let names = match app.cache.get(id) {
                 Some(c) => Ok(c.names.clone()),
-                None => replica_names(node, &state).await.map(Arc::new),
+                None => seated_names(app, &state).await.map(Arc::new),
             };
             if let Ok(names) = names {
                 return Ok(keep(app, id, state, names, events));
@@ -1033,13 +1034,13 @@ pub async fn open_finished_with_events(
     open_with_events(app, player, raw_id).await
 }
 
-/// The seated players' names, read on a replica.
-async fn replica_names(
-    node: &crate::replicas::Replica,
+/// The seated players' names, read on the primary.
+async fn seated_names(
+    app: &LivePath,
     state: &MatchState,
 ) -> Result<HashMap<PlayerId, String>, Error> {
     let m = state.get().ok_or(Error::NotFound(Missing::Match))?;
     let players: Vec<PlayerId> = m.seats.iter().filter_map(|s| s.player_id()).collect();
-    let client = node.log().pool().get().await.map_err(unexpected)?;
+    let client = app.pool.get().await.map_err(unexpected)?;
     crate::players::names(&client, &players).await
 }
