@@ -52,18 +52,7 @@ pub async fn close(
     if players::closed(&client, player).await? {
         return Err(Error::NotFound(Missing::Player));
     }
-    let queued = client
-        .query_opt(
-            "SELECT 1 FROM queue_slots WHERE player_id = $1 AND ticket_id IS NOT NULL",
-            &[&player.as_uuid()],
-        )
-        .await
-        .map_err(unexpected)?;
     drop(client);
-    if queued.is_some() {
-        return Err(Error::AlreadyQueued);
-    }
-    crate::analysis::boundary::refuse_seated(app, player).await?;
     let closed = erase(app, player, at)
         .await?
         .ok_or(Error::NotFound(Missing::Player))?;
@@ -90,6 +79,29 @@ pub async fn close(
     Ok(closed)
 }
 
+/// `already_queued` while `player` holds a queue ticket, `in_ranked_match` while they sit in an
+/// unfinished ranked match (the ticket read first: a wave that seats them clears it in the
+/// same commit).
+async fn refuse_queued_or_seated(
+    tx: &impl deadpool_postgres::GenericClient,
+    player: PlayerId,
+) -> Result<(), Error> {
+    let queued = tx
+        .query_opt(
+            "SELECT 1 FROM queue_slots WHERE player_id = $1 AND ticket_id IS NOT NULL",
+            &[&player.as_uuid()],
+        )
+        .await
+        .map_err(unexpected)?;
+    if queued.is_some() {
+        return Err(Error::AlreadyQueued);
+    }
+    if crate::standing::seated_in(tx, player).await?.is_some() {
+        return Err(Error::InRankedMatch);
+    }
+    Ok(())
+}
+
 /// The erasure itself (see [`close`]); `None` when the account is unknown or already closed.
 async fn erase(
     app: &LivePath,
@@ -109,6 +121,11 @@ async fn erase(
     let Some(name) = name.map(|r| r.get::<_, String>(0)) else {
         return Ok(None);
     };
+    // Under the player's standing lock, which a ticket's opening, a rated acceptance and a
+    // tournament step take before they read closings (`standing::lock`): one that committed
+    // first is seen here, and any later one sees the closing.
+    crate::standing::lock(&tx, &[player.as_uuid()]).await?;
+    refuse_queued_or_seated(&tx, player).await?;
     tx.execute(
         "UPDATE players SET name = $2, closed_at = $3 WHERE player_id = $1",
         &[&player.as_uuid(), &label, &at],

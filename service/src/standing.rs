@@ -22,7 +22,7 @@ use domain::standing::{Decision, Standing};
 use crate::aggregates;
 use crate::core::Core;
 use crate::error::{Error, unexpected};
-use crate::reasons::Refused;
+use crate::reasons::{Missing, Refused};
 
 /// The stream of a player's standing.
 pub fn stream(player: PlayerId) -> String {
@@ -82,6 +82,14 @@ async fn refuse_on(client: &impl GenericClient, player: PlayerId) -> Result<(), 
     match (row.get(0), row.get(1)) {
         (true, _) => Err(Error::Forbidden(Refused::Banned)),
         (false, true) => Err(Error::Forbidden(Refused::Bot)),
+        // A closing that committed while the caller's token was checked: no one plays for them.
+        (false, false)
+            if !crate::players::closed_among(client, &[player.as_uuid()])
+                .await?
+                .is_empty() =>
+        {
+            Err(Error::NotFound(Missing::Player))
+        }
         (false, false) => Ok(()),
     }
 }
@@ -155,10 +163,12 @@ pub async fn record_on(
 
 /// Takes the standing lock of each of `players` (sorted, so that two holders of several never
 /// wait on each other in a cycle) until `tx` ends. A ban takes its player's before it marks
-/// them; a tournament step takes its players' before it reads their bans
-/// ([`banned_under_lock`]): either the ban commits first and the step sees it, or the step
-/// commits first and the ban follows the pairing.
-async fn lock(tx: &impl GenericClient, players: &[Uuid]) -> Result<(), Error> {
+/// them, and a closing before it erases them; a ticket's opening, a rated acceptance and a
+/// tournament step take their players' before they read bans and closings
+/// ([`banned_under_lock`], [`refuse_outside_human_play_on`]): either the ban or the closing
+/// commits first and the other sees it, or the other commits first and the ban follows it (the
+/// closing refuses a player it left queued or seated).
+pub async fn lock(tx: &impl GenericClient, players: &[Uuid]) -> Result<(), Error> {
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended('standing:' || p::text, 0)) \
            FROM (SELECT DISTINCT p FROM unnest($1::uuid[]) AS p ORDER BY p) AS sorted",

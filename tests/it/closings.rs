@@ -11,7 +11,7 @@ use discs::startup::Application;
 use domain::ids::PlayerId;
 use domain::tournaments::EntrantStatus;
 
-use crate::helpers::{Player, TestApp, chance, config, spawn_app};
+use crate::helpers::{Player, TestApp, chance, config, spawn_app, waiting_for_locks};
 use crate::tournaments::at;
 
 fn id_of(p: &Player) -> PlayerId {
@@ -265,4 +265,62 @@ async fn a_closed_account_leaves_its_tournaments_and_the_organiser_pairs_it_nowh
     for (name, closed) in [("Ana", &players[0]), ("Duda", &players[3])] {
         assert_eq!(t.games_of(id_of(closed)).count(), 0, "{name} is paired");
     }
+}
+
+#[tokio::test]
+async fn a_ticket_opened_while_the_closing_commits_is_refused_and_the_closing_stands() {
+    let app = spawn_app().await;
+    let ada = app.player("Ada").await;
+    let asked = app
+        .post("/v1/players/me/closing", &ada.token, json!({}))
+        .await;
+    // Ada's standing lock, held here: her closing, then her ticket's opening, queue for it.
+    let holder = database::testing::raw_client(&app.db_url).await;
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('standing:' || '{}'::uuid::text, 0))",
+            ada.id
+        ))
+        .await
+        .expect("the lock taken");
+    let answered = std::cell::Cell::new(false);
+    let close = async {
+        let res = app
+            .post(
+                "/v1/players/me/close",
+                &ada.token,
+                json!({"confirmation": asked.body["confirmation"]}),
+            )
+            .await;
+        answered.set(true);
+        res
+    };
+    let meanwhile = async {
+        waiting_for_locks(&app.db_url, "locktype = 'advisory'", 1, || answered.get()).await;
+        // Her token still serves: the closing has not committed.
+        let open = app.post("/v1/queue", &ada.token, json!({"game": "reversi"}));
+        let release = async {
+            waiting_for_locks(&app.db_url, "locktype = 'advisory'", 2, || answered.get()).await;
+            holder.batch_execute("COMMIT").await.expect("let go");
+        };
+        tokio::join!(open, release).0
+    };
+    let (closed, opened) = tokio::join!(close, meanwhile);
+    assert_eq!(closed.status, StatusCode::OK, "{:?}", closed.body);
+    assert_eq!(
+        (opened.status, opened.code()),
+        (StatusCode::NOT_FOUND, "not_found"),
+        "{:?}",
+        opened.body
+    );
+    let client = database::testing::raw_client(&app.db_url).await;
+    let tickets: i64 = client
+        .query_one(
+            "SELECT count(*) FROM queue_slots WHERE player_id = $1::text::uuid AND ticket_id IS NOT NULL",
+            &[&ada.id],
+        )
+        .await
+        .expect("the slots read")
+        .get(0);
+    assert_eq!(tickets, 0);
 }

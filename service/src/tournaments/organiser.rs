@@ -469,13 +469,15 @@ async fn write(
         Err(e) => return Err(unexpected(e)),
     };
     tracing::debug!(tournament = %id, events = events.len(), "tournament step appended");
-    // A player banned since the pass read its players fails the whole step (the ban and this
-    // read take the player's standing lock: no ban commits between them and this commit).
+    // A player banned or closed since the pass read its players fails the whole step (the ban,
+    // the closing and this read take the player's standing lock: none commits between them and
+    // this commit).
     if !crate::standing::banned_under_lock(&tx, &paired)
         .await?
         .is_empty()
+        || !crate::players::closed_among(&tx, &paired).await?.is_empty()
     {
-        tracing::info!(tournament = %id, "tournament step lost: a player was banned meanwhile");
+        tracing::info!(tournament = %id, "tournament step lost: a player was banned or closed meanwhile");
         app.folds.kept.forget(id);
         return Ok(false);
     }
