@@ -48,11 +48,6 @@ pub async fn close(
     player: PlayerId,
     at: OffsetDateTime,
 ) -> Result<Closed, Error> {
-    let client = app.pool.get().await.map_err(unexpected)?;
-    if players::closed(&client, player).await? {
-        return Err(Error::NotFound(Missing::Player));
-    }
-    drop(client);
     let closed = erase(app, player, at)
         .await?
         .ok_or(Error::NotFound(Missing::Player))?;

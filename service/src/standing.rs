@@ -80,17 +80,18 @@ async fn refuse_on(client: &impl GenericClient, player: PlayerId) -> Result<(), 
         .await
         .map_err(unexpected)?;
     match (row.get(0), row.get(1)) {
-        (true, _) => Err(Error::Forbidden(Refused::Banned)),
-        (false, true) => Err(Error::Forbidden(Refused::Bot)),
-        // A closing that committed while the caller's token was checked: no one plays for them.
-        (false, false)
-            if !crate::players::closed_among(client, &[player.as_uuid()])
-                .await?
-                .is_empty() =>
-        {
-            Err(Error::NotFound(Missing::Player))
-        }
-        (false, false) => Ok(()),
+        (true, _) => return Err(Error::Forbidden(Refused::Banned)),
+        (false, true) => return Err(Error::Forbidden(Refused::Bot)),
+        (false, false) => {}
+    }
+    // A closing that committed after the caller's token was checked: nobody plays for them.
+    if crate::players::closed_among(client, &[player.as_uuid()])
+        .await?
+        .is_empty()
+    {
+        Ok(())
+    } else {
+        Err(Error::NotFound(Missing::Player))
     }
 }
 

@@ -17,26 +17,22 @@ use domain::ids::PlayerId;
 
 use crate::error::{Error, unexpected};
 use crate::live::LivePath;
+use crate::players::TokenRights;
 
 /// What a stream's player may do now, read once per check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rights {
-    /// The player's token generation: tokens issued before it are revoked.
-    pub generation: u32,
+    /// Their tokens' generation, and whether the account is closed (or unknown: nothing of
+    /// theirs streams).
+    pub tokens: TokenRights,
     pub banned: bool,
-    /// Closed (or unknown): nothing of theirs streams.
-    pub closed: bool,
 }
 
 impl Rights {
     /// Whether a stream opened with a token of `generation` (none: an external issuer's) may
     /// go on.
     pub fn allow(&self, generation: Option<u32>) -> Result<(), Ended> {
-        let tokens = crate::players::TokenRights {
-            generation: self.generation,
-            closed: self.closed,
-        };
-        if tokens.ended(generation) {
+        if self.tokens.ended(generation) {
             Err(Ended::Revoked)
         } else if self.banned {
             Err(Ended::Banned)
@@ -58,9 +54,11 @@ pub enum Ended {
 /// `player`'s rights as the database has them.
 pub async fn rights(client: &impl GenericClient, player: PlayerId) -> Result<Rights, Error> {
     Ok(Rights {
-        generation: crate::players::token_generation(client, player).await?,
+        tokens: TokenRights {
+            generation: crate::players::token_generation(client, player).await?,
+            closed: crate::players::closed(client, player).await?,
+        },
         banned: crate::standing::banned(client, player).await?,
-        closed: crate::players::closed(client, player).await?,
     })
 }
 
@@ -234,7 +232,7 @@ impl Registry {
 pub async fn enforce(app: &LivePath, player: PlayerId) -> Result<(), Error> {
     let client = app.pool.get().await.map_err(unexpected)?;
     let now = rights(&client, player).await?;
-    let label = if now.closed {
+    let label = if now.tokens.closed {
         crate::players::name(&client, player).await.ok()
     } else {
         None
@@ -257,9 +255,11 @@ mod tests {
     }
 
     const FINE: Rights = Rights {
-        generation: 3,
+        tokens: TokenRights {
+            generation: 3,
+            closed: false,
+        },
         banned: false,
-        closed: false,
     };
 
     #[test]
@@ -304,7 +304,10 @@ mod tests {
         assert_eq!(current.ended().await, Ended::Banned);
         assert_eq!(external.ended().await, Ended::Banned);
         let closed = Rights {
-            closed: true,
+            tokens: TokenRights {
+                closed: true,
+                ..FINE.tokens
+            },
             ..FINE
         };
         assert_eq!(r.end(player(2), closed), 1);
