@@ -289,9 +289,8 @@ impl Replicas {
 
     /// Runs `read` on a replica in the rotation whose checkpoint of `projection` and closed
     /// accounts have reached the primary's (so it shows at least what the primary would), else
-    /// on the primary. The
-    /// check and the read run on one replica connection, the read after the check: its
-    /// snapshot holds all the check saw. Any failure on the replica sends the read to the
+    /// on the primary. The check and the read run on one replica connection, the read after the
+    /// check: its snapshot holds all the check saw. Any failure on the replica sends the read to the
     /// primary.
     pub async fn read<T>(
         &self,
@@ -323,7 +322,7 @@ impl Replicas {
             checkpoint(&node.log, projection)
         );
         match (ours, theirs) {
-            (Ok(ours), Ok(theirs)) if theirs.0 >= ours.0 && theirs.1 >= ours.1 => Some(node),
+            (Ok(ours), Ok(theirs)) if theirs.holds(&ours) => Some(node),
             (Ok(_), Ok(_)) => {
                 self.count(Route::Behind);
                 None
@@ -387,17 +386,29 @@ impl Replicas {
     }
 }
 
-/// A projection's checkpoint, `(tx, position)` in the log's order.
-/// Where a copy of the database stands for a read of `projection`: the projection's checkpoint,
-/// and how many accounts are closed (a closing writes no event, yet a read must not show a name
-/// the primary has erased).
-async fn checkpoint(log: &EventLog, projection: Projection) -> Result<((i64, i64), i64), Error> {
+/// Where a copy of the database stands for a read of a projection.
+struct Stand {
+    /// The projection's checkpoint, `(tx, position)` in the log's order.
+    checkpoint: (i64, i64),
+    /// How many accounts are closed: a closing writes no event, yet a read must not show a
+    /// name the primary has erased. The count only grows (a closed account never opens again),
+    /// so a copy that counts as many holds every closing the primary does.
+    closings: i64,
+}
+
+impl Stand {
+    /// Whether a copy standing here shows at least what one standing at `primary` does.
+    fn holds(&self, primary: &Stand) -> bool {
+        self.checkpoint >= primary.checkpoint && self.closings >= primary.closings
+    }
+}
+
+/// Where the copy behind `log` stands for a read of `projection`.
+async fn checkpoint(log: &EventLog, projection: Projection) -> Result<Stand, Error> {
     let client = log.pool().get().await.map_err(crate::error::unexpected)?;
-    let position = projections::queries::position_of(&client, projection)
+    let checkpoint = projections::queries::position_of(&client, projection)
         .await
         .map_err(crate::error::unexpected)?;
-    // A count that only grows (a closed account never opens again), so a copy that counts as
-    // many holds every closing the primary does.
     let closings = client
         .query_one(
             "SELECT count(*) FROM players WHERE closed_at IS NOT NULL",
@@ -405,7 +416,10 @@ async fn checkpoint(log: &EventLog, projection: Projection) -> Result<((i64, i64
         )
         .await
         .map_err(crate::error::unexpected)?;
-    Ok((position, closings.get(0)))
+    Ok(Stand {
+        checkpoint,
+        closings: closings.get(0),
+    })
 }
 
 #[cfg(test)]

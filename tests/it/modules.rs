@@ -10,7 +10,7 @@ use crate::ownership::{CRATES, root, rust_files};
 
 /// The source of a Rust file with its comments, string and char literals blanked out (their
 /// text can name no module).
-fn code_only(source: &str) -> String {
+pub(crate) fn code_only(source: &str) -> String {
     let chars: Vec<char> = source.chars().collect();
     let mut out = String::with_capacity(source.len());
     let mut i = 0;

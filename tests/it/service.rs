@@ -224,33 +224,31 @@ async fn the_document_offers_an_idempotency_key_only_where_it_is_honoured() {
 }
 
 /// Whether handler `name` of `api/src/routes/{module}.rs`, or a function of that file it calls
-/// (however deep), names `what` outside its comments.
+/// (however deep), names `what` in its code (comments and strings left out).
 fn handler_goes_through(module: &str, name: &str, what: &str) -> bool {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../api/src/routes/");
-    let source = std::fs::read_to_string(format!("{dir}{module}.rs")).expect("the routes' source");
-    // Each function of the file, by name: its lines up to the next function, comments left out.
+    let file = crate::ownership::root()
+        .join("api/src/routes")
+        .join(format!("{module}.rs"));
+    let source = std::fs::read_to_string(file).expect("the routes' source");
+    // Each function of the file, by name: its code up to the next function.
     let mut functions: Vec<(String, String)> = Vec::new();
-    for line in source.lines() {
+    for line in crate::modules::code_only(&source).lines() {
         let code = line.trim_start();
-        if code.starts_with("//") {
-            continue;
-        }
         let head = ["pub async fn ", "async fn ", "pub fn ", "fn "]
             .iter()
             .find_map(|start| code.strip_prefix(start));
-        match head {
-            Some(rest) => {
+        match (head, functions.last_mut()) {
+            (Some(rest), _) => {
                 let end = rest
                     .find(|c: char| !(c.is_alphanumeric() || c == '_'))
                     .unwrap_or(rest.len());
                 functions.push((rest[..end].to_owned(), String::new()));
             }
-            None => {
-                if let Some((_, body)) = functions.last_mut() {
-                    body.push_str(code);
-                    body.push('\n');
-                }
+            (None, Some((_, body))) => {
+                body.push_str(code);
+                body.push('\n');
             }
+            (None, None) => {}
         }
     }
     let mut seen = vec![name.to_owned()];
