@@ -22,9 +22,9 @@ bin="target/$([ "$profile" = dev ] && echo debug || echo "$profile")"
 export DISCS_BIN="${DISCS_BIN:-$PWD/$bin/discs}"
 if [ -z "${DISCS_DRILL_NO_BUILD:-}" ]; then
     if [ "$profile" = dev ]; then
-        # As `cargo test` builds (its features, the dev-dependencies' included): after the tests
-        # only the bench's binaries are compiled, not the server a second time.
-        cargo build -q --workspace --bins --tests
+        # As `cargo test` builds (its profile and features, the dev-dependencies' included):
+        # after the tests only the bench's binaries are compiled, not the server a second time.
+        cargo build -q --profile test --workspace --bins --tests
     else
         cargo build --profile "$profile" -q -p discs -p bench --bin discs --bin failover-drill
     fi

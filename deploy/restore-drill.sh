@@ -29,9 +29,9 @@ export DISCS_BIN="$discs"
 trap '$cluster stop >/dev/null 2>&1 || true' EXIT
 if [ -z "${DISCS_DRILL_NO_BUILD:-}" ]; then
     if [ "$profile" = dev ]; then
-        # As `cargo test` builds (its features, the dev-dependencies' included): after the tests
-        # only the bench's binaries are compiled, not the server a second time.
-        cargo build -q --workspace --bins --tests
+        # As `cargo test` builds (its profile and features, the dev-dependencies' included):
+        # after the tests only the bench's binaries are compiled, not the server a second time.
+        cargo build -q --profile test --workspace --bins --tests
     else
         cargo build --profile "$profile" -q -p discs -p bench --bin discs --bin restore-drill
     fi
