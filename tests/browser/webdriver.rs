@@ -72,7 +72,19 @@ fn shared() -> &'static Shared {
             .process_group(0)
             .spawn()
             .map_err(|e| format!("chromedriver starts: {e}"))?;
-        // Started first, so that ChromeDriver never outlives this process, whatever fails next.
+        let stdout = driver.stdout.take().ok_or("piped stdout")?;
+        let (port_tx, port_rx) = mpsc::channel();
+        // Reads its output to the end, so that it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("started successfully on port ").nth(1) {
+                    let _ = port_tx.send(rest.trim_end_matches('.').trim().to_owned());
+                }
+            }
+        });
+        let port = port_rx
+            .recv_timeout(WAIT)
+            .map_err(|_| "chromedriver says on which port it listens".to_owned())?;
         let watchdog = Command::new("sh")
             .args([
                 "-c",
@@ -87,19 +99,6 @@ fn shared() -> &'static Shared {
             .stdin
             .take()
             .ok_or("the watchdog's input")?;
-        let stdout = driver.stdout.take().ok_or("piped stdout")?;
-        let (port_tx, port_rx) = mpsc::channel();
-        // Reads its output to the end, so that it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("started successfully on port ").nth(1) {
-                    let _ = port_tx.send(rest.trim_end_matches('.').trim().to_owned());
-                }
-            }
-        });
-        let port = port_rx
-            .recv_timeout(WAIT)
-            .map_err(|_| "chromedriver says on which port it listens".to_owned())?;
         Ok(Shared {
             base: format!("http://127.0.0.1:{port}"),
             idle: Mutex::new(Vec::new()),
