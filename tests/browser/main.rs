@@ -236,7 +236,7 @@ where
         std::panic::resume_unwind(panic);
     }
     for s in site.sessions.all() {
-        site.driver.release(&s, &site.base).await;
+        s.close().await;
     }
 }
 

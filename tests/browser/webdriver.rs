@@ -1,15 +1,14 @@
-//! A small W3C WebDriver client over `reqwest`: one ChromeDriver per test process, headless
-//! Chromium windows kept from test to test, and the handful of commands the browser tests need.
-//! Waiting is done in the page: a script resolves when its condition holds, checked again on
-//! every change of the page.
+//! A small W3C WebDriver client over `reqwest`: ChromeDriver started on a free port, headless
+//! Chromium sessions, and the handful of commands the browser tests need. Waiting is done in the
+//! page: a script resolves when its condition holds, checked again on every change of the page.
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
-use std::process::{ChildStdin, Command, Stdio};
-use std::sync::{Mutex, OnceLock, mpsc};
+use std::process::Stdio;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
 
 /// How long a condition may take to hold before the test fails (a CI machine is slow).
 const WAIT: Duration = Duration::from_secs(60);
@@ -20,6 +19,13 @@ const ATTEMPT: Duration = Duration::from_secs(3);
 
 /// The W3C element reference key.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A running ChromeDriver, killed when dropped.
+pub struct Driver {
+    child: Child,
+    base: String,
+    http: reqwest::Client,
+}
 
 /// Installs Debian's Chromium and ChromeDriver when they are missing and this process may
 /// (root with apt-get), as `.ci/run` does; once per test binary.
@@ -46,101 +52,40 @@ fn ensure_installed() -> Result<(), String> {
         .clone()
 }
 
-/// The process's ChromeDriver and its idle windows. A Chromium costs about a CPU-second to
-/// start, so a test's windows go back here when it passes, emptied of what the test's site
-/// stored, and the next test asking for the same languages takes one. (Each test's site has
-/// a port, hence an origin, of its own; the web client keeps nothing in cookies.)
-struct Shared {
-    base: String,
-    /// Idle windows: their languages and their session's address.
-    idle: Mutex<Vec<(String, String)>>,
-    /// The write end of the watchdog's input: closed when this process ends, however it ends.
-    _watchdog: ChildStdin,
-}
-
-/// Starts ChromeDriver in a process group of its own (the Chromiums it starts join it) and a
-/// watchdog that kills that group once this process is gone.
-fn shared() -> &'static Shared {
-    static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
-    let started = SHARED.get_or_init(|| {
-        ensure_installed()?;
-        let mut driver = Command::new("/usr/bin/chromedriver")
+impl Driver {
+    /// Starts ChromeDriver on a free port and waits for its "started" line.
+    pub async fn start() -> Driver {
+        ensure_installed().expect("Chromium and ChromeDriver");
+        let mut child = Command::new("/usr/bin/chromedriver")
             .arg("--port=0")
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .process_group(0)
+            .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("chromedriver starts: {e}"))?;
-        let stdout = driver.stdout.take().ok_or("piped stdout")?;
-        let (port_tx, port_rx) = mpsc::channel();
-        // Reads its output to the end, so that it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("started successfully on port ").nth(1) {
-                    let _ = port_tx.send(rest.trim_end_matches('.').trim().to_owned());
-                }
+            .expect("chromedriver starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let port = loop {
+            let line = lines
+                .next_line()
+                .await
+                .expect("chromedriver's output")
+                .expect("chromedriver says on which port it listens");
+            if let Some(rest) = line.split("started successfully on port ").nth(1) {
+                break rest.trim_end_matches('.').trim().to_owned();
             }
-        });
-        let port = port_rx
-            .recv_timeout(WAIT)
-            .map_err(|_| "chromedriver says on which port it listens".to_owned())?;
-        let watchdog = Command::new("sh")
-            .args([
-                "-c",
-                "read _ignored; kill -9 \"-$0\"",
-                &driver.id().to_string(),
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("the watchdog starts: {e}"))?
-            .stdin
-            .take()
-            .ok_or("the watchdog's input")?;
-        Ok(Shared {
-            base: format!("http://127.0.0.1:{port}"),
-            idle: Mutex::new(Vec::new()),
-            _watchdog: watchdog,
-        })
-    });
-    started.as_ref().expect("ChromeDriver")
-}
-
-/// A test's way to the process's ChromeDriver (with an HTTP client of the test's own runtime).
-pub struct Driver {
-    base: String,
-    http: reqwest::Client,
-}
-
-impl Driver {
-    /// The process's ChromeDriver, started by the first test that asks.
-    pub async fn start() -> Driver {
-        let base = tokio::task::spawn_blocking(|| shared().base.clone())
-            .await
-            .expect("joined");
+        };
+        // Keep reading its output so that it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Driver {
-            base,
+            child,
+            base: format!("http://127.0.0.1:{port}"),
             http: reqwest::Client::new(),
         }
     }
 
-    /// A headless Chromium whose `Accept-Language` is `languages` (e.g. `"pt-BR,pt"`): an idle
-    /// one if there is one, else a new one.
+    /// A new headless Chromium whose `Accept-Language` is `languages` (e.g. `"pt-BR,pt"`).
     pub async fn session(&self, languages: &str) -> Session {
-        let idle = {
-            let mut idle = shared().idle.lock().expect("not poisoned");
-            let found = idle.iter().position(|(l, _)| l == languages);
-            found.map(|i| idle.swap_remove(i).1)
-        };
-        if let Some(base) = idle {
-            return Session {
-                base,
-                languages: languages.to_owned(),
-                http: self.http.clone(),
-            };
-        }
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "timeouts": {"script": WAIT.as_millis() as u64, "pageLoad": WAIT.as_millis() as u64},
@@ -165,39 +110,14 @@ impl Driver {
             .unwrap_or_else(|| panic!("a session: {res}"));
         Session {
             base: format!("{}/session/{id}", self.base),
-            languages: languages.to_owned(),
             http: self.http.clone(),
         }
     }
+}
 
-    /// Gives a passed test's window back for the next test: what `origin` stored (storage of
-    /// every kind, its cache) is cleared and the window shows a blank page. A window that does
-    /// not do all of that is closed instead.
-    pub async fn release(&self, s: &Session, origin: &str) {
-        let steps = [
-            (
-                "/goog/cdp/execute",
-                json!({"cmd": "Storage.clearDataForOrigin",
-                "params": {"origin": origin, "storageTypes": "all"}}),
-            ),
-            (
-                "/goog/cdp/execute",
-                json!({"cmd": "Network.clearBrowserCache", "params": {}}),
-            ),
-            ("/url", json!({"url": "about:blank"})),
-        ];
-        for (path, body) in steps {
-            let res = answer(self.http.post(format!("{}{path}", s.base)).json(&body)).await;
-            if res["value"]["error"].is_string() {
-                s.close().await;
-                return;
-            }
-        }
-        shared()
-            .idle
-            .lock()
-            .expect("not poisoned")
-            .push((s.languages.clone(), s.base.clone()));
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
     }
 }
 
@@ -205,7 +125,6 @@ impl Driver {
 #[derive(Clone)]
 pub struct Session {
     base: String,
-    languages: String,
     http: reqwest::Client,
 }
 
