@@ -477,3 +477,75 @@ fn the_route_reader_sees_what_a_route_must_not_name() {
         vec![(1, ".pool"), (2, "projections::"), (3, ".log")]
     );
 }
+
+/// Whether a doc comment's code block opening with this fence's tag is a doc test (rustdoc runs
+/// an untagged block, or one tagged `rust` or with a doc test's attribute).
+fn is_doc_test(tag: &str) -> bool {
+    tag.split(',').map(str::trim).all(|word| {
+        word.is_empty()
+            || word == "rust"
+            || word.starts_with("edition")
+            || [
+                "ignore",
+                "no_run",
+                "should_panic",
+                "compile_fail",
+                "test_harness",
+            ]
+            .contains(&word)
+    })
+}
+
+/// `cargo test` runs no doc tests (`doctest = false` in every library) and builds no unit-test
+/// harness for the projections' library, the `discs` binary or the `tests` crate's library
+/// (`test = false`): a test written there would never run, so none may be.
+#[test]
+fn no_test_is_written_where_cargo_test_does_not_look() {
+    let root = root();
+    let mut files = Vec::new();
+    for krate in CRATES {
+        rust_files(&root.join(krate).join("src"), &mut files);
+    }
+    files.push(root.join("tests").join("lib.rs"));
+    let without_harness = [
+        root.join("projections").join("src"),
+        root.join("discs").join("src").join("main.rs"),
+        root.join("tests").join("lib.rs"),
+    ];
+    let mut found = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).expect("a readable file");
+        let name = file
+            .strip_prefix(&root)
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        let mut in_block = false;
+        for (n, line) in source.lines().enumerate() {
+            let line = line.trim_start();
+            let Some(doc) = line
+                .strip_prefix("//!")
+                .or_else(|| line.strip_prefix("///"))
+            else {
+                continue;
+            };
+            if let Some(tag) = doc.trim().strip_prefix("```") {
+                if !in_block && is_doc_test(tag) {
+                    found.push(format!("{name}:{}: a doc test", n + 1));
+                }
+                in_block = !in_block;
+            }
+        }
+        if without_harness.iter().any(|place| file.starts_with(place)) {
+            let code = code_only(&source);
+            if ["#[cfg(test)]", "#[test]", "#[tokio::test"]
+                .iter()
+                .any(|mark| code.contains(mark))
+            {
+                found.push(format!("{name}: a unit test where no harness is built"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    assert!(is_doc_test("") && is_doc_test("rust,no_run") && !is_doc_test("text"));
+}
